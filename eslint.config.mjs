@@ -1,0 +1,16 @@
+// Lint rules: typescript-eslint's recommended set; Prettier owns formatting.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bin/**', '*.js', '*.mjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-console': ['error', { allow: [] }],
+    },
+  },
+  { files: ['**/*.spec.ts', 'test/**', 'bench/**', 'scripts/**', 'apps/**/cli/**'], rules: { 'no-console': 'off' } },
+);

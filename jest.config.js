@@ -1,0 +1,15 @@
+// Unit specs live beside the code; end-to-end specs (real Redis, real HTTP) live in test/.
+const moduleNameMapper = {
+  '^@countersign/(contracts|authorization|platform)$': '<rootDir>/libs/$1/src',
+};
+const transform = {
+  '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }],
+};
+const common = { rootDir: __dirname, moduleFileExtensions: ['ts', 'js', 'json'], moduleNameMapper, transform, testEnvironment: 'node' };
+
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts'] },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'], testTimeout: 60000 },
+  ],
+};

@@ -1,0 +1,38 @@
+// What the pipeline says about one call. `content` is always what the model is told.
+import type { Tier } from '@countersign/contracts';
+
+interface Base {
+  callId: string;
+  toolName: string;
+  content: string;
+}
+
+export type DeniedBy = 'rbac' | 'guard' | 'person' | 'policy' | 'expired' | 'no_route';
+
+export interface FingerprintMismatch {
+  /** Readable form of the parked call (tool name ␟ canonical JSON). */
+  expected: string;
+  /** Readable form of what the approver was shown, when the decision says. */
+  shown?: string;
+  decisionFingerprint: string;
+}
+
+export type ToolCallOutcome =
+  | (Base & { kind: 'executed'; result: unknown; approvedBy: 'auto' | 'person' | 'policy' })
+  | (Base & { kind: 'denied'; by: DeniedBy; approvers?: readonly string[] })
+  | (Base & { kind: 'skipped'; plugin: string })
+  | (Base & {
+      kind: 'pending_confirmation';
+      args: unknown;
+      tier: Tier;
+      fingerprint: string;
+      definitionHash: string;
+      mismatch?: FingerprintMismatch;
+      /** Why a confirmation handler did not decide, when it failed. */
+      handlerFallback?: string;
+    })
+  | (Base & { kind: 'manual_required'; args: unknown; fingerprint: string; definitionHash: string })
+  | (Base & { kind: 'aborted'; plugin: string; reason: string })
+  | (Base & { kind: 'error'; message: string });
+
+export type ToolCallOutcomeKind = ToolCallOutcome['kind'];

@@ -1,0 +1,268 @@
+// The one function the worker calls for every tool call:
+// registry → arguments → RBAC → before-callbacks → tier/confirmation → execute → after-callbacks.
+import type { Tier } from '@countersign/contracts';
+import type { AccessControl } from './access-control';
+import { mapWithConcurrency } from './concurrency';
+import { type ConfirmationHandler, consultHandler, DEFAULT_CONFIRMATION_TIMEOUT_MS } from './confirmation-handler';
+import { ConfirmationPolicy } from './confirmation-policy';
+import { type DecisionBook, refusalMessage } from './decisions';
+import { fingerprint, printableReadableForm } from './fingerprint';
+import type { ToolPlugin } from './plugins';
+import type { CallerContext, ToolCall } from './tool';
+import type { ToolCallOutcome } from './tool-call-outcome';
+import type { RegisteredTool, ToolRegistry } from './tool-registry';
+
+export interface PipelineOptions {
+  registry: ToolRegistry;
+  /** Omit only where every registered tool is open to every user. */
+  accessControl?: AccessControl;
+  /** @defaultValue a policy that adds nothing to the tools' declared tiers */
+  policy?: ConfirmationPolicy;
+  confirmationHandler?: ConfirmationHandler;
+  /** @defaultValue 5000 */
+  confirmationTimeoutMs?: number;
+  /** Run in order for every call. @defaultValue [] */
+  plugins?: readonly ToolPlugin[];
+  /** Calls of one turn run at most this many at a time. @defaultValue 4 */
+  maxConcurrentTools?: number;
+}
+
+export interface EvaluateContext extends CallerContext {
+  /** Decisions known for this run, keyed by call ID. */
+  decisions?: DecisionBook;
+}
+
+/** A call that passed every check and may execute now. */
+export interface ReadyCall {
+  kind: 'ready';
+  callId: string;
+  toolName: string;
+  tool: RegisteredTool;
+  args: unknown;
+  tier: Tier;
+  approvedBy: 'auto' | 'person' | 'policy';
+}
+
+export type RefusedOrWaiting = Exclude<ToolCallOutcome, { kind: 'executed' }>;
+export type Authorization = ReadyCall | RefusedOrWaiting;
+
+export const DEFAULT_MAX_CONCURRENT_TOOLS = 4;
+
+export class ToolCallPipeline {
+  private readonly policy: ConfirmationPolicy;
+  private readonly plugins: readonly ToolPlugin[];
+  readonly maxConcurrentTools: number;
+
+  constructor(private readonly options: PipelineOptions) {
+    this.policy = options.policy ?? new ConfirmationPolicy();
+    this.plugins = options.plugins ?? [];
+    this.maxConcurrentTools = options.maxConcurrentTools ?? DEFAULT_MAX_CONCURRENT_TOOLS;
+  }
+
+  get registry(): ToolRegistry {
+    return this.options.registry;
+  }
+
+  /** The whole pipeline for one call. Never throws. */
+  async evaluate(call: ToolCall, ctx: EvaluateContext): Promise<ToolCallOutcome> {
+    const authorization = await this.authorize(call, ctx);
+    return authorization.kind === 'ready' ? this.execute(authorization, ctx) : authorization;
+  }
+
+  /** Every call of one model turn, at most `maxConcurrentTools` at a time; outcomes keep the call order. */
+  async evaluateTurn(calls: readonly ToolCall[], ctx: EvaluateContext): Promise<ToolCallOutcome[]> {
+    let abortedBy: { plugin: string; reason: string } | undefined;
+    return mapWithConcurrency(calls, this.maxConcurrentTools, async (call) => {
+      if (abortedBy) return abortedOutcome(call.id, call.name, abortedBy.plugin, abortedBy.reason);
+      const outcome = await this.evaluate(call, ctx);
+      if (outcome.kind === 'aborted') abortedBy ??= { plugin: outcome.plugin, reason: outcome.reason };
+      return outcome;
+    });
+  }
+
+  /**
+   * Every check up to (not including) execution. The worker calls this on its own when it must claim
+   * the call in Redis between deciding and running it.
+   */
+  async authorize(call: ToolCall, ctx: EvaluateContext): Promise<Authorization> {
+    const tool = this.options.registry.get(call.name);
+    if (!tool) {
+      return errorOutcome(call, `Unknown tool "${call.name}": it is not registered for this agent, so nothing ran.`);
+    }
+
+    const parsed = tool.definition.args.safeParse(call.args);
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+      return errorOutcome(call, `Invalid arguments for tool "${call.name}": ${problems}. Nothing ran.`);
+    }
+    const args = parsed.data;
+
+    const access = this.options.accessControl?.check(ctx.userId, call.name);
+    if (access && !access.allowed) {
+      return { kind: 'denied', by: 'rbac', callId: call.id, toolName: call.name, content: access.reason };
+    }
+
+    const tier = this.policy.effectiveTier(call.name, tool.tier);
+    const guard = await this.runBeforeCallbacks(call, args, tier, ctx);
+    if (guard) return guard;
+
+    if (tier === 'auto') return ready(call, tool, args, tier, 'auto');
+    const print = fingerprint(call.name, args);
+    if (tier === 'manual_only') {
+      return {
+        kind: 'manual_required',
+        callId: call.id,
+        toolName: call.name,
+        args,
+        fingerprint: print,
+        definitionHash: tool.definitionHash,
+        content:
+          `Tool "${call.name}" must be done by a person: it is manual-only and was not executed. ` +
+          'Approvers have been told that a manual step is due.',
+      };
+    }
+    return this.confirm(call, tool, args, print, ctx);
+  }
+
+  /** Runs an authorized call and its after-callbacks. Never throws. */
+  async execute(readyCall: ReadyCall, ctx: CallerContext): Promise<ToolCallOutcome> {
+    const { callId, toolName, tool, args, tier } = readyCall;
+    let result: unknown;
+    try {
+      result = await tool.definition.handler(args, { ...ctx, callId });
+    } catch (error) {
+      return { kind: 'error', callId, toolName, message: errorText(error), content: `Tool "${toolName}" failed: ${errorText(error)}` };
+    }
+    for (const plugin of this.plugins) {
+      if (!plugin.afterTool) continue;
+      try {
+        const replaced = await plugin.afterTool({ ...ctx, callId, toolName, args, tier, result });
+        if (replaced && 'result' in replaced) result = replaced.result;
+      } catch {
+        // The tool already ran; a failing after-callback must not hide its result.
+      }
+    }
+    return { kind: 'executed', callId, toolName, result, content: toContent(result), approvedBy: readyCall.approvedBy };
+  }
+
+  private async confirm(
+    call: ToolCall,
+    tool: RegisteredTool,
+    args: unknown,
+    print: string,
+    ctx: EvaluateContext,
+  ): Promise<Authorization> {
+    const pending = (extra: object = {}): Authorization => ({
+      kind: 'pending_confirmation',
+      callId: call.id,
+      toolName: call.name,
+      args,
+      tier: 'confirm',
+      fingerprint: print,
+      definitionHash: tool.definitionHash,
+      content: `Tool "${call.name}" is waiting for approval.`,
+      ...extra,
+    });
+
+    const decision = ctx.decisions?.get(call.id);
+    if (decision) {
+      if (decision.fingerprint !== print) {
+        return pending({
+          mismatch: {
+            expected: printableReadableForm(call.name, args),
+            shown: decision.shown ? printableReadableForm(decision.shown.toolName, decision.shown.args) : undefined,
+            decisionFingerprint: decision.fingerprint,
+          },
+        });
+      }
+      if (decision.decision === 'approve') return ready(call, tool, args, 'confirm', 'person');
+      const by = decision.decidedBy === 'person' || decision.decidedBy === undefined ? 'person' : decision.decidedBy;
+      return { kind: 'denied', by, callId: call.id, toolName: call.name, content: refusalMessage(decision), approvers: decision.approvers };
+    }
+
+    if (!this.options.confirmationHandler) return pending();
+    const verdict = await consultHandler(
+      this.options.confirmationHandler,
+      { ...ctx, callId: call.id, toolName: call.name, args, fingerprint: print },
+      this.options.confirmationTimeoutMs ?? DEFAULT_CONFIRMATION_TIMEOUT_MS,
+    );
+    if (verdict.decision === 'approve') return ready(call, tool, args, 'confirm', 'policy');
+    if (verdict.decision === 'deny') {
+      return {
+        kind: 'denied',
+        by: 'policy',
+        callId: call.id,
+        toolName: call.name,
+        content: refusalMessage({ decidedBy: 'policy', reason: verdict.reason }),
+      };
+    }
+    return pending(verdict.fallback ? { handlerFallback: verdict.fallback } : {});
+  }
+
+  private async runBeforeCallbacks(
+    call: ToolCall,
+    args: unknown,
+    tier: Tier,
+    ctx: EvaluateContext,
+  ): Promise<RefusedOrWaiting | undefined> {
+    for (const plugin of this.plugins) {
+      if (!plugin.beforeTool) continue;
+      let verdict;
+      try {
+        verdict = await plugin.beforeTool({ ...callerOf(ctx), callId: call.id, toolName: call.name, args, tier });
+      } catch (error) {
+        return {
+          kind: 'denied',
+          by: 'guard',
+          callId: call.id,
+          toolName: call.name,
+          content: `Tool "${call.name}" was refused: guard "${plugin.name}" failed (${errorText(error)}), so it did not run.`,
+        };
+      }
+      if (!verdict || verdict.action === 'allow') continue;
+      if (verdict.action === 'skip') {
+        return { kind: 'skipped', plugin: plugin.name, callId: call.id, toolName: call.name, content: verdict.content };
+      }
+      if (verdict.action === 'abort') return abortedOutcome(call.id, call.name, plugin.name, verdict.reason);
+      return {
+        kind: 'denied',
+        by: 'guard',
+        callId: call.id,
+        toolName: call.name,
+        content: `Tool "${call.name}" was refused: guard "${plugin.name}" returned an unknown verdict.`,
+      };
+    }
+    return undefined;
+  }
+}
+
+function ready(call: ToolCall, tool: RegisteredTool, args: unknown, tier: Tier, approvedBy: ReadyCall['approvedBy']): ReadyCall {
+  return { kind: 'ready', callId: call.id, toolName: call.name, tool, args, tier, approvedBy };
+}
+
+function callerOf(ctx: EvaluateContext): CallerContext {
+  return { runId: ctx.runId, agent: ctx.agent, userId: ctx.userId, scopes: ctx.scopes };
+}
+
+function errorOutcome(call: ToolCall, message: string): RefusedOrWaiting {
+  return { kind: 'error', callId: call.id, toolName: call.name, message, content: message };
+}
+
+function abortedOutcome(callId: string, toolName: string, plugin: string, reason: string): RefusedOrWaiting {
+  return { kind: 'aborted', callId, toolName, plugin, reason, content: `Run aborted by "${plugin}": ${reason}` };
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** What the model reads for a result: strings as they are, anything else as JSON. */
+export function toContent(result: unknown): string {
+  if (typeof result === 'string') return result;
+  if (result === undefined) return '';
+  try {
+    return JSON.stringify(result);
+  } catch {
+    return String(result);
+  }
+}

@@ -1,0 +1,33 @@
+// A tool as the policy engine knows it: name, description, argument schema, tier and handler.
+import type { z } from 'zod';
+import type { Tier } from '@countersign/contracts';
+
+/** What a handler or callback may know about the call it is part of. */
+export interface CallerContext {
+  runId: string;
+  agent: string;
+  userId: string;
+  /** Scopes granted to the caller (e.g. `admin`); visible to callbacks. */
+  scopes: readonly string[];
+}
+
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  args: S;
+  /** @defaultValue `'auto'` */
+  tier?: Tier;
+  handler: (args: z.output<S>, ctx: CallerContext & { callId: string }) => unknown | Promise<unknown>;
+}
+
+/** A call the model asked for. `args` is untrusted until the tool's schema has parsed it. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  args: unknown;
+}
+
+/** Helper that keeps the handler's argument type tied to the schema. */
+export function defineTool<S extends z.ZodType>(tool: ToolDefinition<S>): ToolDefinition<S> {
+  return tool;
+}

@@ -1,0 +1,30 @@
+// `approval-requests`: one message per call that waits for a person (or a manual-step notice).
+import { z } from 'zod';
+import { IdSchema, IsoDateSchema, Sha256HexSchema, TierSchema, ToolArgsSchema, ToolNameSchema } from './common.schema';
+
+export const ApprovalRequestReasonSchema = z.enum([
+  'confirmation_required',
+  'manual_step', // manual_only: nothing to approve, a person must act
+  'interrupted', // a worker died while running the approved call; asked again
+  'definition_changed', // the tool changed between parking and resuming; asked again
+]);
+export type ApprovalRequestReason = z.infer<typeof ApprovalRequestReasonSchema>;
+
+export const ApprovalRequestSchema = z.object({
+  callId: IdSchema,
+  runId: IdSchema,
+  agent: IdSchema,
+  requester: IdSchema,
+  toolName: ToolNameSchema,
+  toolDescription: z.string().max(2_000).default(''),
+  args: ToolArgsSchema,
+  tier: TierSchema,
+  fingerprint: Sha256HexSchema,
+  /** Hash of the tool's name, argument schema and tier when the call was parked. */
+  toolDefinitionHash: Sha256HexSchema,
+  reason: ApprovalRequestReasonSchema.default('confirmation_required'),
+  /** 0 for the first request of a call, +1 each time it is asked again. */
+  attempt: z.number().int().min(0).max(100).default(0),
+  requestedAt: IsoDateSchema,
+});
+export type ApprovalRequest = z.infer<typeof ApprovalRequestSchema>;

@@ -1,0 +1,78 @@
+// Approval service HTTP views and the audit log.
+import { z } from 'zod';
+import { ApprovalRequestSchema } from './approval-request.schema';
+import { DecidedBySchema, DecisionValueSchema } from './decision.schema';
+import { IdSchema, IsoDateSchema } from './common.schema';
+
+export const ApprovalStatusSchema = z.enum(['pending', 'decided', 'expired', 'notice']);
+export type ApprovalStatus = z.infer<typeof ApprovalStatusSchema>;
+
+export const ApprovalListQuerySchema = z.object({
+  status: z.enum(['pending', 'decided', 'expired']).optional(),
+});
+
+export const ApprovalVoteSchema = z.object({
+  approver: IdSchema,
+  decision: DecisionValueSchema,
+  reason: z.string().optional(),
+  channel: z.enum(['slack', 'email', 'web', 'api', 'cli']),
+  at: IsoDateSchema,
+});
+
+export const ApprovalViewSchema = z.object({
+  request: ApprovalRequestSchema,
+  status: ApprovalStatusSchema,
+  groups: z.array(IdSchema),
+  quorum: z.number().int().min(1),
+  expiresAt: IsoDateSchema,
+  votes: z.array(ApprovalVoteSchema),
+  outcome: z
+    .object({
+      decision: DecisionValueSchema,
+      decidedBy: DecidedBySchema,
+      approvers: z.array(IdSchema),
+      reason: z.string().optional(),
+      decidedAt: IsoDateSchema,
+    })
+    .optional(),
+  trustSuggestion: z.string().optional(),
+});
+export type ApprovalView = z.infer<typeof ApprovalViewSchema>;
+
+export const AuditEventType = [
+  'request.created',
+  'request.notice',
+  'notification.sent',
+  'notification.failed',
+  'decision.recorded',
+  'decision.published',
+  'decision.rejected',
+  'decision.received',
+  'decision.ignored',
+  'run.parked',
+  'run.resumed',
+  'tool.executed',
+  'tool.denied',
+  'tool.interrupted',
+] as const;
+export const AuditEventTypeSchema = z.enum(AuditEventType);
+
+export const AuditQuerySchema = z.object({
+  runId: IdSchema.optional(),
+  callId: IdSchema.optional(),
+  limit: z.coerce.number().int().min(1).max(10_000).default(1_000),
+});
+
+export const AuditEntrySchema = z.object({
+  id: z.string(),
+  type: AuditEventTypeSchema,
+  at: IsoDateSchema,
+  service: z.string(),
+  runId: IdSchema.optional(),
+  callId: IdSchema.optional(),
+  actor: z.string().optional(),
+  detail: z.record(z.string(), z.unknown()).default({}),
+  prevHash: z.string(),
+  hash: z.string(),
+});
+export type AuditEntry = z.infer<typeof AuditEntrySchema>;

@@ -1,0 +1,95 @@
+// Runs: the agent worker's HTTP bodies, its `agent-runs` job and its server-sent events.
+import { z } from 'zod';
+import { IdSchema, Sha256HexSchema, TierSchema, ToolArgsSchema, ToolNameSchema } from './common.schema';
+
+export const ScriptedToolCallSchema = z.object({
+  id: IdSchema.optional(),
+  name: ToolNameSchema,
+  args: ToolArgsSchema.default({}),
+});
+
+/** One turn of a scripted model: either tool calls or a final text. */
+export const ScriptTurnSchema = z.union([
+  z.object({ toolCalls: z.array(ScriptedToolCallSchema).min(1).max(64) }).strict(),
+  z.object({ text: z.string().max(100_000) }).strict(),
+]);
+export type ScriptTurn = z.infer<typeof ScriptTurnSchema>;
+
+export const StartRunBodySchema = z.object({
+  agent: IdSchema,
+  userId: IdSchema,
+  input: z.string().min(1).max(100_000),
+  sessionId: IdSchema.optional(),
+  script: z.array(ScriptTurnSchema).max(200).optional(),
+});
+export type StartRunBody = z.infer<typeof StartRunBodySchema>;
+
+export const StartRunResponseSchema = z.object({ runId: IdSchema });
+
+/** A run started through the `agent-runs` queue; the HTTP body plus the ID the caller chose. */
+export const StartRunJobSchema = StartRunBodySchema.extend({
+  runId: IdSchema,
+  scopes: z.array(z.string().max(64)).max(32).default([]),
+});
+export type StartRunJob = z.infer<typeof StartRunJobSchema>;
+
+export const RunStatusSchema = z.enum(['queued', 'running', 'awaiting_confirmation', 'completed', 'failed']);
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+
+export const PendingCallSchema = z.object({
+  callId: IdSchema,
+  toolName: ToolNameSchema,
+  args: ToolArgsSchema,
+  tier: TierSchema,
+  fingerprint: Sha256HexSchema,
+});
+export type PendingCall = z.infer<typeof PendingCallSchema>;
+
+/** A chat message as the model sees it (OpenAI-compatible shape). */
+export const ChatMessageSchema = z.discriminatedUnion('role', [
+  z.object({ role: z.literal('system'), content: z.string() }),
+  z.object({ role: z.literal('user'), content: z.string() }),
+  z.object({
+    role: z.literal('assistant'),
+    content: z.string().nullable(),
+    toolCalls: z.array(z.object({ id: IdSchema, name: ToolNameSchema, args: ToolArgsSchema })).optional(),
+  }),
+  z.object({ role: z.literal('tool'), toolCallId: IdSchema, name: ToolNameSchema, content: z.string() }),
+]);
+export type ChatMessage = z.infer<typeof ChatMessageSchema>;
+
+export const RunViewSchema = z.object({
+  runId: IdSchema,
+  agent: IdSchema,
+  userId: IdSchema,
+  status: RunStatusSchema,
+  pending: z.array(PendingCallSchema),
+  messages: z.array(ChatMessageSchema),
+  result: z.string().optional(),
+  error: z.string().optional(),
+});
+export type RunView = z.infer<typeof RunViewSchema>;
+
+export const RunEventName = {
+  ToolConfirmation: 'tool_confirmation',
+  ToolResult: 'tool_result',
+  Text: 'text',
+  Status: 'status',
+  Done: 'done',
+} as const;
+
+export const RunEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal(RunEventName.ToolConfirmation), runId: IdSchema, call: PendingCallSchema }),
+  z.object({
+    type: z.literal(RunEventName.ToolResult),
+    runId: IdSchema,
+    callId: IdSchema,
+    toolName: ToolNameSchema,
+    outcome: z.string(),
+    content: z.string(),
+  }),
+  z.object({ type: z.literal(RunEventName.Text), runId: IdSchema, text: z.string() }),
+  z.object({ type: z.literal(RunEventName.Status), runId: IdSchema, status: RunStatusSchema }),
+  z.object({ type: z.literal(RunEventName.Done), runId: IdSchema, status: RunStatusSchema, result: z.string().optional() }),
+]);
+export type RunEvent = z.infer<typeof RunEventSchema>;

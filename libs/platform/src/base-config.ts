@@ -1,0 +1,36 @@
+// Environment shared by both services. Each app extends this schema; nothing else reads process.env.
+import { z } from 'zod';
+import { DEFAULT_QUEUE_PREFIX } from '@countersign/contracts';
+
+export const BaseEnvSchema = z.object({
+  REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  /** Set to a comma-separated list of host:port to talk to a Redis Cluster instead. */
+  REDIS_CLUSTER_NODES: z.string().optional(),
+  /** BullMQ queue prefix; keep the braces (a Redis Cluster hash tag). */
+  QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),
+  /** Prefix of every other Redis key (run state, approvals, audit). */
+  KEY_PREFIX: z
+    .string()
+    .min(1)
+    .regex(/^[A-Za-z0-9_.-]+$/)
+    .default('countersign'),
+  /** HMAC secret shared by the approval service (signs decisions) and the workers (verify them). */
+  DECISION_SIGNING_SECRET: z.string().min(16, 'must be at least 16 characters'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+export type BaseEnv = z.infer<typeof BaseEnvSchema>;
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = this.constructor.name;
+  }
+}
+
+/** Parses the environment; the error names every bad variable and says what it must be. */
+export function loadEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.output<S> {
+  const parsed = schema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`);
+  throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+}

@@ -1,0 +1,7 @@
+// @countersign/platform: the plumbing both services share (config, Redis, logs, audit log, validation).
+export * from './base-config';
+export * from './redis';
+export * from './logger';
+export * from './lua';
+export * from './audit-log';
+export * from './zod-validation.pipe';

@@ -1,0 +1,52 @@
+// Test isolation on a shared Redis: every test file gets its own key and queue prefix and removes its keys.
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export interface TestPrefixes {
+  /** KEY_PREFIX for the services. */
+  keyPrefix: string;
+  /** QUEUE_PREFIX for the services (a Redis Cluster hash tag, as in production). */
+  queuePrefix: string;
+}
+
+export function uniquePrefixes(label = 'test'): TestPrefixes {
+  const id = `cstest-${label}-${randomBytes(4).toString('hex')}`;
+  return { keyPrefix: id, queuePrefix: `{${id}}` };
+}
+
+/** Deletes every key the prefixes own. Never FLUSHALL: the server is shared. */
+export async function deletePrefixedKeys(prefixes: TestPrefixes, url = TEST_REDIS_URL): Promise<number> {
+  const redis = new Redis(url);
+  let deleted = 0;
+  try {
+    for (const pattern of [`*${prefixes.keyPrefix}*`]) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length) deleted += await redis.unlink(...keys);
+      } while (cursor !== '0');
+    }
+  } finally {
+    redis.disconnect();
+  }
+  return deleted;
+}
+
+/** Polls `probe` until it returns a truthy value (or throws after `timeoutMs`). For state, not for timing. */
+export async function waitFor<T>(probe: () => Promise<T> | T, what: string, timeoutMs = 15_000, everyMs = 25): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value) return value as NonNullable<T>;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
