@@ -9,7 +9,7 @@ export default tseslint.config(
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-console': ['error', { allow: [] }],
+      'no-console': 'error',
     },
   },
   { files: ['**/*.spec.ts', 'test/**', 'bench/**', 'scripts/**', 'apps/**/cli/**'], rules: { 'no-console': 'off' } },

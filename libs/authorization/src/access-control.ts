@@ -43,7 +43,11 @@ export class AccessControl {
     const roles = [...(this.userRoles.get(userId) ?? [])].map((r) => this.roles.get(r)!);
     const grants = (set: Set<string>) => set.has(permission) || set.has(ALL_TOOLS_PERMISSION);
     if (roles.some((r) => grants(r.deny))) {
-      return { allowed: false, permission, reason: `Permission "${permission}" is denied to user "${userId}" by role.` };
+      return {
+        allowed: false,
+        permission,
+        reason: `Permission "${permission}" is denied to user "${userId}" by role.`,
+      };
     }
     if (roles.some((r) => grants(r.allow))) return { allowed: true };
     return { allowed: false, permission, reason: `User "${userId}" lacks permission "${permission}".` };

@@ -4,7 +4,8 @@ export async function mapWithConcurrency<T, R>(
   limit: number,
   fn: (item: T, index: number) => Promise<R>,
 ): Promise<R[]> {
-  if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`concurrency limit must be a positive integer, got ${limit}`);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new RangeError(`concurrency limit must be a positive integer, got ${limit}`);
   const results = new Array<R>(items.length);
   let next = 0;
   const lane = async () => {

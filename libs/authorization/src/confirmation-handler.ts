@@ -1,7 +1,8 @@
 // A ConfirmationHandler decides a confirm-tier call by policy (e.g. approve all in staging) or asks a person.
 import type { CallerContext } from './tool';
 
-export type HandlerVerdict = { decision: 'approve' } | { decision: 'deny'; reason?: string } | { decision: 'ask' };
+export type HandlerVerdict =
+  { decision: 'approve' } | { decision: 'deny'; reason?: string } | { decision: 'ask' };
 
 export interface ConfirmationRequest extends CallerContext {
   callId: string;
@@ -30,11 +31,16 @@ export async function consultHandler(
   });
   try {
     const verdict = await Promise.race([Promise.resolve().then(() => handler(request)), deadline]);
-    if (verdict === 'timeout') return { decision: 'ask', fallback: `confirmation handler timed out after ${timeoutMs} ms` };
-    if (verdict?.decision === 'approve' || verdict?.decision === 'deny' || verdict?.decision === 'ask') return verdict;
+    if (verdict === 'timeout')
+      return { decision: 'ask', fallback: `confirmation handler timed out after ${timeoutMs} ms` };
+    if (verdict?.decision === 'approve' || verdict?.decision === 'deny' || verdict?.decision === 'ask')
+      return verdict;
     return { decision: 'ask', fallback: 'confirmation handler returned no verdict' };
   } catch (error) {
-    return { decision: 'ask', fallback: `confirmation handler threw: ${(error as Error)?.message ?? String(error)}` };
+    return {
+      decision: 'ask',
+      fallback: `confirmation handler threw: ${(error as Error)?.message ?? String(error)}`,
+    };
   } finally {
     clearTimeout(timer);
   }

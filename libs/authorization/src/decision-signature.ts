@@ -8,7 +8,10 @@ export function signPayload(payload: Record<string, unknown>, secret: string): s
   return createHmac('sha256', secret).update(canonicalJson(fields), 'utf8').digest('hex');
 }
 
-export function withSignature<T extends Record<string, unknown>>(payload: T, secret: string): T & { signature: string } {
+export function withSignature<T extends Record<string, unknown>>(
+  payload: T,
+  secret: string,
+): T & { signature: string } {
   return { ...payload, signature: signPayload(payload, secret) };
 }
 

@@ -11,9 +11,7 @@ export interface BeforeToolContext extends CallerContext {
 }
 
 export type BeforeToolVerdict =
-  | { action: 'allow' }
-  | { action: 'skip'; content: string }
-  | { action: 'abort'; reason: string };
+  { action: 'allow' } | { action: 'skip'; content: string } | { action: 'abort'; reason: string };
 
 export interface AfterToolContext extends BeforeToolContext {
   result: unknown;

@@ -3,7 +3,11 @@
 import type { Tier } from '@countersign/contracts';
 import type { AccessControl } from './access-control';
 import { mapWithConcurrency } from './concurrency';
-import { type ConfirmationHandler, consultHandler, DEFAULT_CONFIRMATION_TIMEOUT_MS } from './confirmation-handler';
+import {
+  type ConfirmationHandler,
+  consultHandler,
+  DEFAULT_CONFIRMATION_TIMEOUT_MS,
+} from './confirmation-handler';
 import { ConfirmationPolicy } from './confirmation-policy';
 import { type DecisionBook, refusalMessage } from './decisions';
 import { fingerprint, printableReadableForm } from './fingerprint';
@@ -72,7 +76,15 @@ export class ToolCallPipeline {
   /** Every call of one model turn, at most `maxConcurrentTools` at a time; outcomes keep the call order. */
   async evaluateTurn(calls: readonly ToolCall[], ctx: EvaluateContext): Promise<ToolCallOutcome[]> {
     let abortedBy: { plugin: string; reason: string } | undefined;
-    return mapWithConcurrency(calls, this.maxConcurrentTools, async (call) => {
+    const repeated = repeatedCallIds(calls);
+    return mapWithConcurrency(calls, this.maxConcurrentTools, async (call, index) => {
+      // A decision authorizes one call: a second call under the same ID must not ride on it.
+      if (repeated.has(index)) {
+        return errorOutcome(
+          call,
+          `Tool call ID "${call.id}" was used by an earlier call in this turn, so nothing ran.`,
+        );
+      }
       if (abortedBy) return abortedOutcome(call.id, call.name, abortedBy.plugin, abortedBy.reason);
       const outcome = await this.evaluate(call, ctx);
       if (outcome.kind === 'aborted') abortedBy ??= { plugin: outcome.plugin, reason: outcome.reason };
@@ -87,15 +99,15 @@ export class ToolCallPipeline {
   async authorize(call: ToolCall, ctx: EvaluateContext): Promise<Authorization> {
     const tool = this.options.registry.get(call.name);
     if (!tool) {
-      return errorOutcome(call, `Unknown tool "${call.name}": it is not registered for this agent, so nothing ran.`);
+      return errorOutcome(
+        call,
+        `Unknown tool "${call.name}": it is not registered for this agent, so nothing ran.`,
+      );
     }
 
-    const parsed = tool.definition.args.safeParse(call.args);
-    if (!parsed.success) {
-      const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-      return errorOutcome(call, `Invalid arguments for tool "${call.name}": ${problems}. Nothing ran.`);
-    }
-    const args = parsed.data;
+    const parsed = parseArguments(call, tool);
+    if (!parsed.ok) return parsed.outcome;
+    const args = parsed.args;
 
     const access = this.options.accessControl?.check(ctx.userId, call.name);
     if (access && !access.allowed) {
@@ -107,7 +119,16 @@ export class ToolCallPipeline {
     if (guard) return guard;
 
     if (tier === 'auto') return ready(call, tool, args, tier, 'auto');
-    const print = fingerprint(call.name, args);
+    let print: string;
+    try {
+      print = fingerprint(call.name, args);
+    } catch (error) {
+      // e.g. a schema transform that yields a value JSON cannot carry: nothing can be approved, so nothing runs.
+      return errorOutcome(
+        call,
+        `Arguments for tool "${call.name}" have no JSON form (${errorText(error)}). Nothing ran.`,
+      );
+    }
     if (tier === 'manual_only') {
       return {
         kind: 'manual_required',
@@ -129,20 +150,33 @@ export class ToolCallPipeline {
     const { callId, toolName, tool, args, tier } = readyCall;
     let result: unknown;
     try {
-      result = await tool.definition.handler(args, { ...ctx, callId });
+      result = await tool.definition.handler(args, { ...callerOf(ctx), callId });
     } catch (error) {
-      return { kind: 'error', callId, toolName, message: errorText(error), content: `Tool "${toolName}" failed: ${errorText(error)}` };
+      return {
+        kind: 'error',
+        callId,
+        toolName,
+        message: errorText(error),
+        content: `Tool "${toolName}" failed: ${errorText(error)}`,
+      };
     }
     for (const plugin of this.plugins) {
       if (!plugin.afterTool) continue;
       try {
-        const replaced = await plugin.afterTool({ ...ctx, callId, toolName, args, tier, result });
+        const replaced = await plugin.afterTool({ ...callerOf(ctx), callId, toolName, args, tier, result });
         if (replaced && 'result' in replaced) result = replaced.result;
       } catch {
         // The tool already ran; a failing after-callback must not hide its result.
       }
     }
-    return { kind: 'executed', callId, toolName, result, content: toContent(result), approvedBy: readyCall.approvedBy };
+    return {
+      kind: 'executed',
+      callId,
+      toolName,
+      result,
+      content: toContent(result),
+      approvedBy: readyCall.approvedBy,
+    };
   }
 
   private async confirm(
@@ -170,14 +204,24 @@ export class ToolCallPipeline {
         return pending({
           mismatch: {
             expected: printableReadableForm(call.name, args),
-            shown: decision.shown ? printableReadableForm(decision.shown.toolName, decision.shown.args) : undefined,
+            shown: decision.shown
+              ? printableReadableForm(decision.shown.toolName, decision.shown.args)
+              : undefined,
             decisionFingerprint: decision.fingerprint,
           },
         });
       }
       if (decision.decision === 'approve') return ready(call, tool, args, 'confirm', 'person');
-      const by = decision.decidedBy === 'person' || decision.decidedBy === undefined ? 'person' : decision.decidedBy;
-      return { kind: 'denied', by, callId: call.id, toolName: call.name, content: refusalMessage(decision), approvers: decision.approvers };
+      const by =
+        decision.decidedBy === 'person' || decision.decidedBy === undefined ? 'person' : decision.decidedBy;
+      return {
+        kind: 'denied',
+        by,
+        callId: call.id,
+        toolName: call.name,
+        content: refusalMessage(decision),
+        approvers: decision.approvers,
+      };
     }
 
     if (!this.options.confirmationHandler) return pending();
@@ -209,7 +253,13 @@ export class ToolCallPipeline {
       if (!plugin.beforeTool) continue;
       let verdict;
       try {
-        verdict = await plugin.beforeTool({ ...callerOf(ctx), callId: call.id, toolName: call.name, args, tier });
+        verdict = await plugin.beforeTool({
+          ...callerOf(ctx),
+          callId: call.id,
+          toolName: call.name,
+          args,
+          tier,
+        });
       } catch (error) {
         return {
           kind: 'denied',
@@ -221,7 +271,13 @@ export class ToolCallPipeline {
       }
       if (!verdict || verdict.action === 'allow') continue;
       if (verdict.action === 'skip') {
-        return { kind: 'skipped', plugin: plugin.name, callId: call.id, toolName: call.name, content: verdict.content };
+        return {
+          kind: 'skipped',
+          plugin: plugin.name,
+          callId: call.id,
+          toolName: call.name,
+          content: verdict.content,
+        };
       }
       if (verdict.action === 'abort') return abortedOutcome(call.id, call.name, plugin.name, verdict.reason);
       return {
@@ -236,12 +292,50 @@ export class ToolCallPipeline {
   }
 }
 
-function ready(call: ToolCall, tool: RegisteredTool, args: unknown, tier: Tier, approvedBy: ReadyCall['approvedBy']): ReadyCall {
+function ready(
+  call: ToolCall,
+  tool: RegisteredTool,
+  args: unknown,
+  tier: Tier,
+  approvedBy: ReadyCall['approvedBy'],
+): ReadyCall {
   return { kind: 'ready', callId: call.id, toolName: call.name, tool, args, tier, approvedBy };
 }
 
-function callerOf(ctx: EvaluateContext): CallerContext {
+/** Only the caller's identity: handlers and callbacks never see the run's decisions. */
+function callerOf(ctx: CallerContext): CallerContext {
   return { runId: ctx.runId, agent: ctx.agent, userId: ctx.userId, scopes: ctx.scopes };
+}
+
+/** Schema-checks the model's arguments. A schema that throws (e.g. in a refinement) is an error result too. */
+function parseArguments(
+  call: ToolCall,
+  tool: RegisteredTool,
+): { ok: true; args: unknown } | { ok: false; outcome: RefusedOrWaiting } {
+  let parsed;
+  try {
+    parsed = tool.definition.args.safeParse(call.args);
+  } catch (error) {
+    const message = `Arguments for tool "${call.name}" could not be checked: ${errorText(error)}. Nothing ran.`;
+    return { ok: false, outcome: errorOutcome(call, message) };
+  }
+  if (parsed.success) return { ok: true, args: parsed.data };
+  const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+  return {
+    ok: false,
+    outcome: errorOutcome(call, `Invalid arguments for tool "${call.name}": ${problems}. Nothing ran.`),
+  };
+}
+
+/** Indexes of calls whose ID an earlier call of the same turn already used. */
+function repeatedCallIds(calls: readonly ToolCall[]): Set<number> {
+  const seen = new Set<string>();
+  const repeated = new Set<number>();
+  calls.forEach((call, index) => {
+    if (seen.has(call.id)) repeated.add(index);
+    seen.add(call.id);
+  });
+  return repeated;
 }
 
 function errorOutcome(call: ToolCall, message: string): RefusedOrWaiting {
@@ -249,7 +343,14 @@ function errorOutcome(call: ToolCall, message: string): RefusedOrWaiting {
 }
 
 function abortedOutcome(callId: string, toolName: string, plugin: string, reason: string): RefusedOrWaiting {
-  return { kind: 'aborted', callId, toolName, plugin, reason, content: `Run aborted by "${plugin}": ${reason}` };
+  return {
+    kind: 'aborted',
+    callId,
+    toolName,
+    plugin,
+    reason,
+    content: `Run aborted by "${plugin}": ${reason}`,
+  };
 }
 
 function errorText(error: unknown): string {

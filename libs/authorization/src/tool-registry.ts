@@ -24,7 +24,9 @@ export class ToolRegistry {
   register(definition: ToolDefinition): this {
     if (this.tools.has(definition.name)) throw new Error(`tool "${definition.name}" is already registered`);
     const tier = definition.tier ?? 'auto';
-    const jsonSchema = z.toJSONSchema(definition.args) as Record<string, unknown>;
+    // The model writes the input side of the schema: a field with a default is optional to it, and a
+    // transform is described by what it accepts (zod's default, `output`, would reject transforms).
+    const jsonSchema = z.toJSONSchema(definition.args, { io: 'input' }) as Record<string, unknown>;
     const definitionHash = createHash('sha256')
       .update(canonicalJson({ name: definition.name, tier, schema: jsonSchema }))
       .digest('hex');

@@ -1,0 +1,63 @@
+import { createHmac } from 'node:crypto';
+import { signPayload, verifyPayloadSignature, withSignature } from './decision-signature';
+
+const secret = 'test-secret';
+const decision = {
+  callId: 'call-1',
+  runId: 'run-1',
+  decision: 'approve',
+  decidedBy: 'person',
+  approvers: ['bob'],
+  fingerprint: 'a'.repeat(64),
+  shown: { toolName: 'restart_service', args: { service: 'api' } },
+  attempt: 0,
+  decidedAt: '2025-01-01T00:00:00.000Z',
+};
+
+describe('decision signature', () => {
+  it('verifies a payload it signed', () => {
+    expect(verifyPayloadSignature(withSignature(decision, secret), secret)).toBe(true);
+  });
+
+  it('is HMAC-SHA256 over the canonical JSON of every field but the signature', () => {
+    const canonical =
+      '{"approvers":["bob"],"attempt":0,"callId":"call-1","decidedAt":"2025-01-01T00:00:00.000Z","decidedBy":"person",' +
+      `"decision":"approve","fingerprint":"${'a'.repeat(64)}","runId":"run-1",` +
+      '"shown":{"args":{"service":"api"},"toolName":"restart_service"}}';
+    const expected = createHmac('sha256', secret).update(canonical, 'utf8').digest('hex');
+    expect(signPayload(decision, secret)).toBe(expected);
+    expect(signPayload({ ...decision, signature: 'ignored' }, secret)).toBe(expected);
+  });
+
+  it('does not depend on field order', () => {
+    const reordered = Object.fromEntries(Object.entries(decision).reverse());
+    expect(signPayload(reordered, secret)).toBe(signPayload(decision, secret));
+  });
+
+  describe('rejects a tampered payload', () => {
+    const signed = withSignature(decision, secret);
+    it.each([
+      ['decision flipped', { ...signed, decision: 'deny' }],
+      ['call ID changed', { ...signed, callId: 'call-2' }],
+      ['fingerprint changed', { ...signed, fingerprint: 'b'.repeat(64) }],
+      ['shown args changed', { ...signed, shown: { toolName: 'restart_service', args: { service: 'db' } } }],
+      ['field added', { ...signed, reason: 'sneaky' }],
+      ['approver removed', { ...signed, approvers: [] }],
+    ])('%s', (_case, tampered) => {
+      expect(verifyPayloadSignature(tampered, secret)).toBe(false);
+    });
+  });
+
+  describe('rejects a forged or missing signature', () => {
+    it.each([
+      ['no signature', { ...decision }],
+      ['signed with another secret', withSignature(decision, 'other-secret')],
+      ['signature not hex', { ...decision, signature: 'z'.repeat(64) }],
+      ['signature too short', { ...decision, signature: 'ab' }],
+      ['signature uppercase', { ...decision, signature: signPayload(decision, secret).toUpperCase() }],
+      ['signature not a string', { ...decision, signature: 42 }],
+    ])('%s', (_case, payload) => {
+      expect(verifyPayloadSignature(payload, secret)).toBe(false);
+    });
+  });
+});
