@@ -707,6 +707,7 @@ describe('ToolCallPipeline', () => {
           scopes: ['admin'],
         }),
       );
+      expect(handler.mock.calls[0][0]).not.toHaveProperty('decisions');
     });
   });
 

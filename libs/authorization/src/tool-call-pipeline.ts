@@ -5,13 +5,14 @@ import type { AccessControl } from './access-control';
 import { mapWithConcurrency } from './concurrency';
 import {
   type ConfirmationHandler,
+  type ConfirmationRequest,
   consultHandler,
   DEFAULT_CONFIRMATION_TIMEOUT_MS,
 } from './confirmation-handler';
 import { ConfirmationPolicy } from './confirmation-policy';
 import { type DecisionBook, refusalMessage } from './decisions';
 import { fingerprint, printableReadableForm } from './fingerprint';
-import type { ToolPlugin } from './plugins';
+import type { AfterToolContext, BeforeToolContext, ToolPlugin } from './plugins';
 import type { CallerContext, ToolCall } from './tool';
 import type { ToolCallOutcome } from './tool-call-outcome';
 import type { RegisteredTool, ToolRegistry } from './tool-registry';
@@ -147,10 +148,10 @@ export class ToolCallPipeline {
 
   /** Runs an authorized call and its after-callbacks. Never throws. */
   async execute(readyCall: ReadyCall, ctx: CallerContext): Promise<ToolCallOutcome> {
-    const { callId, toolName, tool, args, tier } = readyCall;
+    const { callId, toolName, tool, args } = readyCall;
     let result: unknown;
     try {
-      result = await tool.definition.handler(args, { ...callerOf(ctx), callId });
+      result = await tool.definition.handler(args, callContext(ctx, callId));
     } catch (error) {
       return {
         kind: 'error',
@@ -163,7 +164,7 @@ export class ToolCallPipeline {
     for (const plugin of this.plugins) {
       if (!plugin.afterTool) continue;
       try {
-        const replaced = await plugin.afterTool({ ...callerOf(ctx), callId, toolName, args, tier, result });
+        const replaced = await plugin.afterTool(afterContext(ctx, readyCall, result));
         if (replaced && 'result' in replaced) result = replaced.result;
       } catch {
         // The tool already ran; a failing after-callback must not hide its result.
@@ -227,7 +228,7 @@ export class ToolCallPipeline {
     if (!this.options.confirmationHandler) return pending();
     const verdict = await consultHandler(
       this.options.confirmationHandler,
-      { ...ctx, callId: call.id, toolName: call.name, args, fingerprint: print },
+      confirmationRequest(ctx, call, args, print),
       this.options.confirmationTimeoutMs ?? DEFAULT_CONFIRMATION_TIMEOUT_MS,
     );
     if (verdict.decision === 'approve') return ready(call, tool, args, 'confirm', 'policy');
@@ -253,13 +254,7 @@ export class ToolCallPipeline {
       if (!plugin.beforeTool) continue;
       let verdict;
       try {
-        verdict = await plugin.beforeTool({
-          ...callerOf(ctx),
-          callId: call.id,
-          toolName: call.name,
-          args,
-          tier,
-        });
+        verdict = await plugin.beforeTool(toolContext(ctx, call.id, call.name, args, tier));
       } catch (error) {
         return {
           kind: 'denied',
@@ -302,9 +297,64 @@ function ready(
   return { kind: 'ready', callId: call.id, toolName: call.name, tool, args, tier, approvedBy };
 }
 
-/** Only the caller's identity: handlers and callbacks never see the run's decisions. */
-function callerOf(ctx: CallerContext): CallerContext {
-  return { runId: ctx.runId, agent: ctx.agent, userId: ctx.userId, scopes: ctx.scopes };
+// The contexts below are built field by field, never by spreading `ctx`: only the caller's identity
+// reaches handlers and callbacks (never the run's decisions), and object spread costs about 1 µs per
+// call on Node 20, a fifth of the per-call budget (see bench/policy.bench.ts).
+
+function callContext(ctx: CallerContext, callId: string): CallerContext & { callId: string } {
+  return { runId: ctx.runId, agent: ctx.agent, userId: ctx.userId, scopes: ctx.scopes, callId };
+}
+
+function toolContext(
+  ctx: CallerContext,
+  callId: string,
+  toolName: string,
+  args: unknown,
+  tier: Tier,
+): BeforeToolContext {
+  return {
+    runId: ctx.runId,
+    agent: ctx.agent,
+    userId: ctx.userId,
+    scopes: ctx.scopes,
+    callId,
+    toolName,
+    args,
+    tier,
+  };
+}
+
+function afterContext(ctx: CallerContext, call: ReadyCall, result: unknown): AfterToolContext {
+  const { callId, toolName, args, tier } = call;
+  return {
+    runId: ctx.runId,
+    agent: ctx.agent,
+    userId: ctx.userId,
+    scopes: ctx.scopes,
+    callId,
+    toolName,
+    args,
+    tier,
+    result,
+  };
+}
+
+function confirmationRequest(
+  ctx: CallerContext,
+  call: ToolCall,
+  args: unknown,
+  print: string,
+): ConfirmationRequest {
+  return {
+    runId: ctx.runId,
+    agent: ctx.agent,
+    userId: ctx.userId,
+    scopes: ctx.scopes,
+    callId: call.id,
+    toolName: call.name,
+    args,
+    fingerprint: print,
+  };
 }
 
 /** Schema-checks the model's arguments. A schema that throws (e.g. in a refinement) is an error result too. */
