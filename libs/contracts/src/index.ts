@@ -5,3 +5,5 @@ export * from './approval-request.schema';
 export * from './decision.schema';
 export * from './approvals.schema';
 export * from './validation';
+export * from './approval-service.queues';
+export * from './keys/agent-worker.keys';

@@ -1,0 +1,169 @@
+// Wires the agent worker from validated settings. Services are plain classes built by factories
+// (testable with plain objects); Nest owns HTTP and the order of start-up and shutdown.
+import {
+  type BeforeApplicationShutdown,
+  type DynamicModule,
+  Inject,
+  Injectable,
+  Module,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { QueueName } from '@countersign/contracts';
+import { AuditLog, type Logger } from '@countersign/platform';
+import { AgentCatalog } from './agents/agent-catalog';
+import type { AgentsConfig } from './config/agents-config.schema';
+import type { AgentWorkerConfig } from './config/worker-config';
+import { InfraController } from './infra/infra.controller';
+import { InfraStore } from './infra/infra-store';
+import { HealthController } from './observability/health.controller';
+import { WorkerMetrics } from './observability/worker-metrics';
+import { Connections } from './queues/connections';
+import { DecisionsProcessor, RunsProcessor } from './queues/processors';
+import { ApprovalRequestsProducer, RunsProducer } from './queues/producers';
+import { QueueWorkers } from './queues/queue-workers';
+import { Decisions } from './runs/decisions';
+import { RunEvents } from './runs/run-events';
+import { RunLoop } from './runs/run-loop';
+import { RunStore } from './runs/run-store';
+import { RunsController } from './runs/runs.controller';
+import { RunsService } from './runs/runs.service';
+
+export interface AgentWorkerSettings {
+  config: AgentWorkerConfig;
+  agents: AgentsConfig;
+  logger: Logger;
+}
+
+export const SETTINGS = Symbol('AgentWorkerSettings');
+
+/** Start-up and shutdown order: events and infra first, workers last; workers drain before Redis closes. */
+@Injectable()
+export class Lifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+  constructor(
+    @Inject(SETTINGS) private readonly settings: AgentWorkerSettings,
+    @Inject(Connections) private readonly connections: Connections,
+    @Inject(InfraStore) private readonly infra: InfraStore,
+    @Inject(RunEvents) private readonly events: RunEvents,
+    @Inject(QueueWorkers) private readonly workers: QueueWorkers,
+    @Inject(RunsProcessor) private readonly runs: RunsProcessor,
+    @Inject(DecisionsProcessor) private readonly decisions: DecisionsProcessor,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.settings.config.SEED_DEMO_INFRA) await this.infra.seedDefaults();
+    await this.events.start();
+    this.workers.start({
+      [QueueName.AgentRuns]: this.runs.process,
+      [QueueName.ApprovalDecisions]: this.decisions.process,
+    });
+  }
+
+  /** Finishes in-flight jobs (and so in-flight tool calls) before anything closes. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.workers.close();
+    this.events.stop();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.connections.close();
+  }
+}
+
+@Module({})
+export class AgentWorkerModule {
+  static forRoot(settings: AgentWorkerSettings): DynamicModule {
+    const { config, agents, logger } = settings;
+    return {
+      module: AgentWorkerModule,
+      controllers: [RunsController, InfraController, HealthController],
+      providers: [
+        { provide: SETTINGS, useValue: settings },
+        { provide: WorkerMetrics, useValue: new WorkerMetrics() },
+        { provide: Connections, useFactory: () => new Connections(config) },
+        {
+          provide: AuditLog,
+          useFactory: (c: Connections) => new AuditLog(c.commands, config.KEY_PREFIX, 'agent-worker'),
+          inject: [Connections],
+        },
+        {
+          provide: InfraStore,
+          useFactory: (c: Connections) => new InfraStore(c.commands, config.KEY_PREFIX),
+          inject: [Connections],
+        },
+        {
+          provide: AgentCatalog,
+          useFactory: (infra: InfraStore) => new AgentCatalog(agents, config, infra),
+          inject: [InfraStore],
+        },
+        {
+          provide: RunStore,
+          useFactory: (c: Connections) =>
+            new RunStore(c.commands, config.KEY_PREFIX, config.FINISHED_RUN_TTL_SECONDS),
+          inject: [Connections],
+        },
+        {
+          provide: RunEvents,
+          useFactory: (c: Connections) => new RunEvents(c.commands, c.subscriber, config.KEY_PREFIX, logger),
+          inject: [Connections],
+        },
+        {
+          provide: ApprovalRequestsProducer,
+          useFactory: (c: Connections) => new ApprovalRequestsProducer(c.queues[QueueName.ApprovalRequests]),
+          inject: [Connections],
+        },
+        {
+          provide: RunsProducer,
+          useFactory: (c: Connections) => new RunsProducer(c.queues[QueueName.AgentRuns]),
+          inject: [Connections],
+        },
+        {
+          provide: RunLoop,
+          useFactory: (
+            ...deps: [RunStore, AgentCatalog, ApprovalRequestsProducer, RunEvents, AuditLog, WorkerMetrics]
+          ) => {
+            const [store, catalog, approvals, events, audit, metrics] = deps;
+            return new RunLoop({ store, catalog, approvals, events, audit, metrics, logger });
+          },
+          inject: [RunStore, AgentCatalog, ApprovalRequestsProducer, RunEvents, AuditLog, WorkerMetrics],
+        },
+        {
+          provide: Decisions,
+          useFactory: (store: RunStore, runLoop: RunLoop, audit: AuditLog, metrics: WorkerMetrics) =>
+            new Decisions({
+              store,
+              runLoop,
+              audit,
+              metrics,
+              logger,
+              signingSecret: config.DECISION_SIGNING_SECRET,
+            }),
+          inject: [RunStore, RunLoop, AuditLog, WorkerMetrics],
+        },
+        {
+          provide: RunsProcessor,
+          useFactory: (runLoop: RunLoop) => new RunsProcessor(runLoop, logger),
+          inject: [RunLoop],
+        },
+        {
+          provide: DecisionsProcessor,
+          useFactory: (decisions: Decisions, runLoop: RunLoop) =>
+            new DecisionsProcessor(decisions, runLoop, logger),
+          inject: [Decisions, RunLoop],
+        },
+        {
+          provide: QueueWorkers,
+          useFactory: (c: Connections) => new QueueWorkers(config, c, logger),
+          inject: [Connections],
+        },
+        {
+          provide: RunsService,
+          useFactory: (store: RunStore, catalog: AgentCatalog, producer: RunsProducer, events: RunEvents) =>
+            new RunsService(store, catalog, producer, events),
+          inject: [RunStore, AgentCatalog, RunsProducer, RunEvents],
+        },
+        Lifecycle,
+      ],
+    };
+  }
+}

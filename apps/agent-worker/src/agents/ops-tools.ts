@@ -1,0 +1,62 @@
+// The built-in ops tools. Their tiers are part of their definition: reads are `auto`, changes
+// `confirm`, destruction `manual_only` (never run by the agent).
+import { z } from 'zod';
+import { defineTool, type ToolDefinition } from '@countersign/authorization';
+import type { InfraStore } from '../infra/infra-store';
+
+export interface OpsToolOptions {
+  restartMs: number;
+  maxReplicas: number;
+}
+
+// Strict schemas: an argument the tool does not know is refused rather than silently dropped,
+// so what an approver sees is all there is.
+const serviceArgs = z
+  .object({ service: z.string().min(1).max(64).describe('Service name, e.g. "api"') })
+  .strict();
+
+export function opsTools(infra: InfraStore, options: OpsToolOptions): ToolDefinition[] {
+  const tools = [
+    defineTool({
+      name: 'get_service_status',
+      description: 'Status, replicas and restart count of one service.',
+      args: serviceArgs,
+      tier: 'auto',
+      handler: (args) => infra.service(args.service),
+    }),
+    defineTool({
+      name: 'list_services',
+      description: 'Every service with its status.',
+      args: z.object({}).strict(),
+      tier: 'auto',
+      handler: async () => (await infra.view()).services,
+    }),
+    defineTool({
+      name: 'restart_service',
+      description: 'Restarts a service (rolling restart of all replicas).',
+      args: serviceArgs,
+      tier: 'confirm',
+      handler: (args) => infra.restart(args.service, options.restartMs),
+    }),
+    defineTool({
+      name: 'scale_service',
+      description: 'Sets the number of replicas of a service.',
+      args: z
+        .object({
+          service: serviceArgs.shape.service,
+          replicas: z.number().int().min(0).max(options.maxReplicas),
+        })
+        .strict(),
+      tier: 'confirm',
+      handler: (args) => infra.scale(args.service, args.replicas),
+    }),
+    defineTool({
+      name: 'delete_volume',
+      description: 'Deletes a storage volume and all its data.',
+      args: z.object({ volume: z.string().min(1).max(64) }).strict(),
+      tier: 'manual_only',
+      handler: async (args) => ({ deleted: await infra.deleteVolume(args.volume) }),
+    }),
+  ];
+  return tools as ToolDefinition[];
+}

@@ -1,0 +1,62 @@
+// Builds and starts the agent worker from an environment map: used by main.ts, the demo and the tests.
+import 'reflect-metadata';
+import type { AddressInfo } from 'node:net';
+import type { INestApplication, LoggerService } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { createLogger, type Logger } from '@countersign/platform';
+import { AgentWorkerModule } from './agent-worker.module';
+import { loadAgentsConfig } from './config/agents-config.schema';
+import { loadWorkerConfig } from './config/worker-config';
+
+export interface RunningAgentWorker {
+  app: INestApplication;
+  url: string;
+  /** Graceful: finishes in-flight jobs (tool calls), then closes workers, queues and Redis. */
+  close(): Promise<void>;
+}
+
+/** Throws a ConfigError naming the bad variable (or config field) instead of starting. */
+export async function startAgentWorker(
+  env: Record<string, string | undefined>,
+  options: { port?: number; host?: string } = {},
+): Promise<RunningAgentWorker> {
+  const config = loadWorkerConfig(env);
+  const agents = loadAgentsConfig(config.AGENTS_CONFIG);
+  const logger = createLogger('agent-worker', config.LOG_LEVEL);
+  const app = await NestFactory.create(AgentWorkerModule.forRoot({ config, agents, logger }), {
+    logger: new PinoNestLogger(logger),
+    abortOnError: false,
+    forceCloseConnections: true,
+  });
+  const host = options.host ?? config.HOST;
+  await app.listen(options.port ?? config.PORT, host);
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  const url = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
+  logger.info(
+    { url, queuePrefix: config.QUEUE_PREFIX, keyPrefix: config.KEY_PREFIX },
+    'agent worker listening',
+  );
+
+  let closing: Promise<void> | undefined;
+  return { app, url, close: () => (closing ??= app.close()) };
+}
+
+/** Nest's own messages go through pino too: one structured line per event. */
+class PinoNestLogger implements LoggerService {
+  constructor(private readonly logger: Logger) {}
+  log(message: unknown, context?: string) {
+    this.logger.debug({ context }, String(message));
+  }
+  error(message: unknown, trace?: string, context?: string) {
+    this.logger.error({ context, trace }, String(message));
+  }
+  warn(message: unknown, context?: string) {
+    this.logger.warn({ context }, String(message));
+  }
+  debug(message: unknown, context?: string) {
+    this.logger.debug({ context }, String(message));
+  }
+  verbose(message: unknown, context?: string) {
+    this.logger.trace({ context }, String(message));
+  }
+}

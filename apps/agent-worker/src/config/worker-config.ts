@@ -1,0 +1,38 @@
+// The agent worker's environment, validated once at start-up. Nothing else reads process.env.
+import { z } from 'zod';
+import { BaseEnvSchema, loadEnv } from '@countersign/platform';
+
+const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(3_600_000).default(fallback);
+
+export const AgentWorkerEnvSchema = BaseEnvSchema.extend({
+  PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  /** Path of the agents config (JSON), relative to the working directory. */
+  AGENTS_CONFIG: z.string().min(1).default('config/agents.json'),
+  /** Jobs each queue worker of this process handles at once. */
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(16),
+  /** How often BullMQ looks for jobs whose worker died; short in tests of killed workers. */
+  STALLED_INTERVAL_MS: milliseconds(30_000),
+  /** How long a job's lock lives without renewal; a dead worker's job is redelivered after this. */
+  LOCK_DURATION_MS: milliseconds(30_000),
+  /** Attempts of a job that throws (e.g. the model provider is down) before the run is failed. */
+  JOB_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
+  JOB_BACKOFF_MS: z.coerce.number().int().min(0).max(600_000).default(1_000),
+  /** Finished runs stay readable this long, then expire. */
+  FINISHED_RUN_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(7 * 24 * 3600),
+  /** Seeds the simulated infrastructure of the `ops` agent when this key prefix has none. */
+  SEED_DEMO_INFRA: z.stringbool().default(true),
+  /** Defaults for agents whose model provider is `openai` (the agents config may override them). */
+  OPENAI_BASE_URL: z.url().optional(),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  OPENAI_MODEL: z.string().min(1).default('gpt-4o-mini'),
+});
+export type AgentWorkerConfig = z.infer<typeof AgentWorkerEnvSchema>;
+
+export function loadWorkerConfig(env: Record<string, string | undefined>): AgentWorkerConfig {
+  return loadEnv(AgentWorkerEnvSchema, env);
+}

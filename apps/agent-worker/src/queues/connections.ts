@@ -1,0 +1,51 @@
+// Every Redis connection and BullMQ queue of one app instance, closed together (after the workers)
+// so a graceful shutdown never cuts a connection under an in-flight job.
+import { Queue, type DefaultJobOptions } from 'bullmq';
+import { QueueName } from '@countersign/contracts';
+import { createRedis, type RedisClient } from '@countersign/platform';
+import type { AgentWorkerConfig } from '../config/worker-config';
+
+export class Connections {
+  /** Plain commands: run state, audit, infra, publishing events. */
+  readonly commands: RedisClient;
+  /** Pub/sub subscriber for run events (a subscribed connection can run nothing else). */
+  readonly subscriber: RedisClient;
+  /** Shared by the BullMQ workers (BullMQ duplicates it for its blocking reads). */
+  readonly workers: RedisClient;
+  readonly queues: Record<QueueName, Queue>;
+  readonly defaultJobOptions: DefaultJobOptions;
+
+  constructor(private readonly config: AgentWorkerConfig) {
+    const target = { url: config.REDIS_URL, clusterNodes: config.REDIS_CLUSTER_NODES };
+    this.commands = createRedis(target, { name: 'agent-worker' });
+    this.subscriber = createRedis(target, { name: 'agent-worker-events' });
+    this.workers = createRedis(target, { blocking: true, name: 'agent-worker-queues' });
+    this.defaultJobOptions = {
+      attempts: config.JOB_ATTEMPTS,
+      backoff: { type: 'exponential', delay: config.JOB_BACKOFF_MS },
+      // Kept an hour so a retried publish with the same job ID is still deduplicated, then dropped.
+      removeOnComplete: { age: 3600, count: 10_000 },
+      removeOnFail: false,
+    };
+    const queue = (name: QueueName) =>
+      new Queue(name, {
+        connection: this.workers,
+        prefix: config.QUEUE_PREFIX,
+        defaultJobOptions: this.defaultJobOptions,
+      });
+    this.queues = {
+      [QueueName.AgentRuns]: queue(QueueName.AgentRuns),
+      [QueueName.ApprovalRequests]: queue(QueueName.ApprovalRequests),
+      [QueueName.ApprovalDecisions]: queue(QueueName.ApprovalDecisions),
+    };
+  }
+
+  get queuePrefix(): string {
+    return this.config.QUEUE_PREFIX;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(Object.values(this.queues).map((q) => q.close()));
+    await Promise.allSettled([this.commands, this.subscriber, this.workers].map((c) => c.quit()));
+  }
+}

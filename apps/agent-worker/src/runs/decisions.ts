@@ -1,0 +1,122 @@
+// A decision off the queue: verify its signature, record it on the parked call (Lua, compare-and-set),
+// and resume the run inline when it completed the frontier. Anything doubtful leaves the call pending.
+import { printableReadableForm, verifyPayloadSignature } from '@countersign/authorization';
+import type { SignedDecision } from '@countersign/contracts';
+import type { AuditLog, Logger } from '@countersign/platform';
+import type { WorkerMetrics } from '../observability/worker-metrics';
+import type { RunLoop } from './run-loop';
+import type { Lease, StoredDecision } from './run-state';
+import type { ApplyDecisionResult, RunStore } from './run-store';
+
+export class ForgedDecisionError extends Error {
+  constructor(callId: string) {
+    super(`decision for call "${callId}" has a missing or invalid signature; nothing ran`);
+    this.name = this.constructor.name;
+  }
+}
+
+export interface DecisionsDeps {
+  store: RunStore;
+  runLoop: RunLoop;
+  audit: AuditLog;
+  metrics: WorkerMetrics;
+  logger: Logger;
+  signingSecret: string;
+}
+
+export class Decisions {
+  constructor(private readonly deps: DecisionsDeps) {}
+
+  /** `raw` is the message exactly as signed; `decision` its parsed form. Throws ForgedDecisionError when unsigned or forged. */
+  async apply(
+    raw: Record<string, unknown>,
+    decision: SignedDecision,
+    lease: Lease,
+    enqueuedAt: number,
+  ): Promise<ApplyDecisionResult['kind']> {
+    const { store, audit, metrics, logger, runLoop } = this.deps;
+    const where = { runId: decision.runId, callId: decision.callId };
+
+    if (!verifyPayloadSignature(raw, this.deps.signingSecret)) {
+      metrics.decisions.inc({ result: 'rejected' });
+      await audit.append({
+        type: 'decision.rejected',
+        ...where,
+        actor: 'agent-worker',
+        detail: { reason: 'missing or invalid signature' },
+      });
+      logger.warn(where, 'decision rejected: bad signature');
+      throw new ForgedDecisionError(decision.callId);
+    }
+    await audit.append({
+      type: 'decision.received',
+      ...where,
+      actor: decision.approvers.join(',') || decision.decidedBy,
+      detail: { decision: decision.decision, decidedBy: decision.decidedBy, attempt: decision.attempt },
+    });
+
+    const result = await store.applyDecision(
+      decision.runId,
+      decision.callId,
+      decision.attempt,
+      toStored(decision),
+      lease,
+    );
+    metrics.decisions.inc({ result: result.kind });
+    logger.info({ ...where, result: result.kind, decision: decision.decision }, 'decision applied');
+    switch (result.kind) {
+      case 'resume':
+      case 'takeover':
+        await runLoop.resume(decision.runId, lease, enqueuedAt);
+        break;
+      case 'recorded':
+      case 'duplicate':
+        break;
+      case 'run_not_found':
+      case 'call_not_in_frontier':
+        await this.ignored(decision, result.kind);
+        break;
+      case 'stale_attempt':
+        await this.ignored(decision, result.kind, {
+          pendingAttempt: result.pendingAttempt,
+          decisionAttempt: decision.attempt,
+        });
+        break;
+      case 'fingerprint_mismatch':
+        await this.ignored(decision, result.kind, {
+          expected: printableReadableForm(result.parked.name, result.parked.args),
+          shown: printableReadableForm(decision.shown.toolName, decision.shown.args),
+          expectedFingerprint: result.parked.fp,
+          decisionFingerprint: decision.fingerprint,
+        });
+        break;
+    }
+    return result.kind;
+  }
+
+  private async ignored(
+    decision: SignedDecision,
+    reason: string,
+    detail: Record<string, unknown> = {},
+  ): Promise<void> {
+    const where = { runId: decision.runId, callId: decision.callId };
+    await this.deps.audit.append({
+      type: 'decision.ignored',
+      ...where,
+      actor: 'agent-worker',
+      detail: { reason, ...detail },
+    });
+    this.deps.logger.warn({ ...where, reason, ...detail }, 'decision ignored; the call stays unconfirmed');
+  }
+}
+
+function toStored(d: SignedDecision): StoredDecision {
+  return {
+    decision: d.decision,
+    decidedBy: d.decidedBy,
+    reason: d.reason,
+    approvers: d.approvers,
+    fingerprint: d.fingerprint,
+    decidedAt: d.decidedAt,
+  };
+}

@@ -1,0 +1,113 @@
+// Pure helpers between pipeline outcomes, parked calls, approval requests and model messages.
+import type { ToolCallOutcome } from '@countersign/authorization';
+import type { ApprovalRequest, ChatMessage, PendingCall } from '@countersign/contracts';
+import type { ModelToolCall } from '../models/chat-model';
+import { newCallId } from '../models/scripted-model';
+import { CallState, type FrontierCall, type ParkedCallBody } from './run-state';
+
+/** A model that repeats a call ID in one turn gets fresh IDs for the repeats: each call needs its own decision. */
+export function withUniqueIds(calls: ModelToolCall[]): ModelToolCall[] {
+  const seen = new Set<string>();
+  return calls.map((call) => {
+    const id = seen.has(call.id) ? newCallId() : call.id;
+    seen.add(id);
+    return id === call.id ? call : { ...call, id };
+  });
+}
+
+/** What one call of a fresh turn becomes in the frontier. */
+export function toFrontierCall(call: ModelToolCall, index: number, outcome: ToolCallOutcome): FrontierCall {
+  const body: ParkedCallBody = {
+    id: call.id,
+    name: call.name,
+    args: call.args,
+    tier: 'auto',
+    fp: '',
+    defHash: '',
+    attempt: 0,
+    reason: 'confirmation_required',
+    i: index,
+  };
+  if (outcome.kind === 'pending_confirmation') {
+    return {
+      state: CallState.Pending,
+      body: {
+        ...body,
+        args: outcome.args as Record<string, unknown>,
+        tier: outcome.tier,
+        fp: outcome.fingerprint,
+        defHash: outcome.definitionHash,
+      },
+    };
+  }
+  return { state: CallState.Done, body, result: { outcome: outcome.kind, content: outcome.content } };
+}
+
+export function isWaiting(call: FrontierCall): boolean {
+  return call.state === CallState.Pending;
+}
+
+/** The tool messages the model gets once every call of the turn is settled, in call order. */
+export function toolMessages(frontier: FrontierCall[]): ChatMessage[] {
+  return frontier.map((call) => ({
+    role: 'tool' as const,
+    toolCallId: call.body.id,
+    name: call.body.name,
+    content: call.result?.content ?? '',
+  }));
+}
+
+export function toPendingCall(body: ParkedCallBody): PendingCall {
+  return { callId: body.id, toolName: body.name, args: body.args, tier: body.tier, fingerprint: body.fp };
+}
+
+export function toApprovalRequest(
+  run: { runId: string; agent: string; userId: string },
+  body: ParkedCallBody,
+  toolDescription: string,
+): ApprovalRequest {
+  return {
+    callId: body.id,
+    runId: run.runId,
+    agent: run.agent,
+    requester: run.userId,
+    toolName: body.name,
+    toolDescription,
+    args: body.args,
+    tier: body.tier,
+    fingerprint: body.fp,
+    toolDefinitionHash: body.defHash,
+    reason: body.reason,
+    attempt: body.attempt,
+    requestedAt: new Date().toISOString(),
+  };
+}
+
+/** The same call, asked about again: next attempt, with why (and possibly re-parsed arguments). */
+export function reasked(
+  body: ParkedCallBody,
+  reason: ParkedCallBody['reason'],
+  changes: Partial<ParkedCallBody> = {},
+): ParkedCallBody {
+  return { ...body, ...changes, attempt: body.attempt + 1, reason };
+}
+
+/** The notice sent to approvers when a manual_only call is due (nothing to approve; the run goes on). */
+export function manualStepBody(
+  call: ModelToolCall,
+  args: Record<string, unknown>,
+  fp: string,
+  defHash: string,
+): ParkedCallBody {
+  return {
+    id: call.id,
+    name: call.name,
+    args,
+    tier: 'manual_only',
+    fp,
+    defHash,
+    attempt: 0,
+    reason: 'manual_step',
+    i: 0,
+  };
+}

@@ -1,0 +1,57 @@
+--[[
+  Records a verified decision on one parked call (pending -> approved | denied), and when it was the
+  last undecided call of the frontier, hands the run to this processing (status running, owner set)
+  so exactly one worker resumes it. A redelivery of the job that owned the resume takes it over.
+
+  KEYS[1] run meta hash
+  KEYS[2] run calls hash (fields: <callId> body JSON, <callId>:s state, <callId>:d decision JSON)
+
+  ARGV[1] call ID
+  ARGV[2] attempt the decision answers
+  ARGV[3] fingerprint the decision carries
+  ARGV[4] decision JSON, stored as given
+  ARGV[5] job ID
+  ARGV[6] lock token of this processing
+
+  Returns {code, detail}
+    {2, ''}        recorded, the frontier is complete and this processing owns the resume
+    {3, ''}        this job owned the resume before (redelivered): resume again
+    {1, ''}        recorded, other calls of the frontier are still undecided
+    {0, state}     the call is already decided: duplicate, nothing to do
+   {-1, ''}        the run does not exist
+   {-2, ''}        the call is not in the run's frontier
+   {-3, attempt}   the decision answers another attempt than the one pending
+   {-4, body}      fingerprint mismatch; body is the parked call (JSON) for diagnosis
+]]
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, ''} end
+local body = redis.call('HGET', KEYS[2], ARGV[1])
+if not body then return {-2, ''} end
+
+local state = redis.call('HGET', KEYS[2], ARGV[1] .. ':s')
+local status, owner = unpack(redis.call('HMGET', KEYS[1], 'status', 'owner'))
+
+if state ~= 'pending' then
+  if status == 'running' and owner and string.sub(owner, 1, #ARGV[5] + 1) == ARGV[5] .. '|' then
+    redis.call('HSET', KEYS[1], 'owner', ARGV[5] .. '|' .. ARGV[6])
+    return {3, ''}
+  end
+  return {0, state or ''}
+end
+
+local call = cjson.decode(body)
+if tonumber(ARGV[2]) ~= tonumber(call.attempt) then return {-3, tostring(call.attempt)} end
+if ARGV[3] ~= call.fp then return {-4, body} end
+
+local decision = cjson.decode(ARGV[4])
+local next_state = 'denied'
+if decision.decision == 'approve' then next_state = 'approved' end
+redis.call('HSET', KEYS[2], ARGV[1] .. ':s', next_state, ARGV[1] .. ':d', ARGV[4])
+
+if status ~= 'awaiting_confirmation' then return {1, ''} end
+local fields = redis.call('HGETALL', KEYS[2])
+for i = 1, #fields, 2 do
+  if string.sub(fields[i], -2) == ':s' and fields[i + 1] == 'pending' then return {1, ''} end
+end
+redis.call('HSET', KEYS[1], 'status', 'running', 'owner', ARGV[5] .. '|' .. ARGV[6])
+redis.call('HDEL', KEYS[1], 'parkedBy')
+return {2, ''}

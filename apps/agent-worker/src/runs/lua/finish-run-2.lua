@@ -1,0 +1,32 @@
+--[[
+  Ends a run (completed or failed), drops its frontier and lets the run expire after a while.
+
+  KEYS[1] run meta hash
+  KEYS[2] run calls hash
+
+  ARGV[1] owner ("<jobId>|<token>"), or "" to end a run nobody owns (e.g. a job that failed for good)
+  ARGV[2] final status: completed | failed
+  ARGV[3] messages JSON ("" = leave)
+  ARGV[4] result text ("" = none)
+  ARGV[5] error text ("" = none)
+  ARGV[6] seconds to keep the finished run
+
+  Returns
+    1   finished
+    0   the run was already finished
+   -1   the run does not exist
+   -5   this processing no longer owns the run
+]]
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local status, owner = unpack(redis.call('HMGET', KEYS[1], 'status', 'owner'))
+if status == 'completed' or status == 'failed' then return 0 end
+if ARGV[1] ~= '' and owner ~= ARGV[1] then return -5 end
+
+redis.call('HSET', KEYS[1], 'status', ARGV[2])
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'messages', ARGV[3]) end
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'result', ARGV[4]) end
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'error', ARGV[5]) end
+redis.call('HDEL', KEYS[1], 'owner', 'parkedBy', 'script')
+redis.call('DEL', KEYS[2])
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[6]))
+return 1

@@ -1,0 +1,439 @@
+// The agent loop: model turn → every call through the pipeline → park on a pending frontier, or
+// feed the results back for the next turn. Resuming settles the frontier (each approved call runs
+// at most once, guarded by compare-and-set in Redis) and gives the model exactly one follow-up turn.
+import {
+  DecisionBook,
+  mapWithConcurrency,
+  refusalMessage,
+  type CallerContext,
+  type ToolCallOutcome,
+} from '@countersign/authorization';
+import { type ChatMessage, RunEventName, type RunEvent, type StartRunJob } from '@countersign/contracts';
+import type { AuditLog, Logger } from '@countersign/platform';
+import type { AgentCatalog, AgentRuntime } from '../agents/agent-catalog';
+import type { ModelToolCall } from '../models/chat-model';
+import type { WorkerMetrics } from '../observability/worker-metrics';
+import type { ApprovalRequestsProducer } from '../queues/producers';
+import {
+  isWaiting,
+  manualStepBody,
+  reasked,
+  toApprovalRequest,
+  toFrontierCall,
+  toolMessages,
+  toPendingCall,
+  withUniqueIds,
+} from './frontier';
+import type { RunEvents } from './run-events';
+import { CallState, type FrontierCall, type Lease, type RunRecord } from './run-state';
+import type { NewRun, RunStore } from './run-store';
+
+export interface RunLoopDeps {
+  store: RunStore;
+  catalog: AgentCatalog;
+  approvals: ApprovalRequestsProducer;
+  events: RunEvents;
+  audit: AuditLog;
+  metrics: WorkerMetrics;
+  logger: Logger;
+}
+
+export class RunLoop {
+  constructor(private readonly deps: RunLoopDeps) {}
+
+  /** A `run.start` job: claim the run (or take it over from a dead worker) and advance it. */
+  async start(job: StartRunJob, lease: Lease): Promise<void> {
+    const { store, logger } = this.deps;
+    const claim = await store.claimRun(toNewRun(job), lease);
+    if (claim === 'skip' || claim === 'not_found') {
+      logger.debug({ runId: job.runId, claim }, 'run start: nothing to do');
+      return;
+    }
+    const run = await store.load(job.runId);
+    if (!run) return;
+    if (claim === 'republish') {
+      // This job parked the run and died before (or while) publishing: ask again, deduplicated by job ID.
+      await this.publishRequests(run, run.frontier.filter(isWaiting));
+      return;
+    }
+    const agent = this.deps.catalog.get(run.agent);
+    if (!agent?.model) {
+      await this.finish(run, lease, {
+        status: 'failed',
+        error: `agent "${run.agent}" cannot run: ${agent?.unavailable ?? 'it is not configured'}`,
+      });
+      return;
+    }
+    this.deps.metrics.runsStarted.inc();
+    logger.info({ runId: run.runId, agent: run.agent, userId: run.userId }, 'run started');
+    this.emit({ type: RunEventName.Status, runId: run.runId, status: 'running' });
+    await this.advance(run, agent, lease);
+  }
+
+  /** The last decision of a frontier arrived (or its job was redelivered): continue the run. */
+  async resume(runId: string, lease: Lease, decisionEnqueuedAt: number): Promise<void> {
+    const { store, metrics, audit, logger } = this.deps;
+    const run = await store.load(runId);
+    if (!run) return;
+    const agent = this.deps.catalog.get(run.agent);
+    metrics.runsResumed.inc();
+    metrics.decisionToResume.observe(Math.max(0, Date.now() - decisionEnqueuedAt) / 1000);
+    await audit.append({ type: 'run.resumed', runId, actor: 'agent-worker', detail: { by: lease.jobId } });
+    logger.info({ runId, job: lease.jobId }, 'run resumed');
+    this.emit({ type: RunEventName.Status, runId, status: 'running' });
+    if (!agent?.model) {
+      await this.finish(run, lease, {
+        status: 'failed',
+        error: `agent "${run.agent}" cannot run: ${agent?.unavailable ?? 'it is not configured'}`,
+      });
+      return;
+    }
+    await this.advance(run, agent, lease);
+  }
+
+  private async advance(run: RunRecord, agent: AgentRuntime, lease: Lease): Promise<void> {
+    let messages = run.messages;
+    let frontier = run.frontier;
+    for (;;) {
+      if (frontier.length > 0) {
+        const settled = await this.settleFrontier(run, agent, lease, frontier);
+        if (settled.some(isWaiting)) return this.park(run, lease, messages, settled);
+        messages = [...messages, ...toolMessages(settled)];
+        frontier = [];
+      }
+
+      if (messages.filter((m) => m.role === 'assistant').length >= agent.config.maxTurns) {
+        return this.finish(run, lease, {
+          status: 'failed',
+          messages,
+          error: `the run exceeded maxTurns (${agent.config.maxTurns})`,
+        });
+      }
+      const reply = await agent.model!.next({
+        systemPrompt: agent.config.systemPrompt,
+        messages,
+        tools: agent.registry.toModelTools(),
+        script: run.script,
+      });
+      if (reply.kind === 'text') {
+        messages = [...messages, { role: 'assistant', content: reply.text }];
+        return this.finish(run, lease, { status: 'completed', messages, result: reply.text });
+      }
+
+      const calls = withUniqueIds(reply.calls);
+      messages = [...messages, { role: 'assistant', content: null, toolCalls: calls }];
+      const outcomes = await this.evaluateTurn(run, agent, calls);
+      const aborted = outcomes.find((o) => o.kind === 'aborted');
+      if (aborted) return this.finish(run, lease, { status: 'failed', messages, error: aborted.content });
+
+      const turn = calls.map((call, i) => toFrontierCall(call, i, outcomes[i]));
+      if (turn.some(isWaiting)) return this.park(run, lease, messages, turn);
+      messages = [...messages, ...toolMessages(turn)];
+    }
+  }
+
+  /** Every call of a fresh turn: auto calls run now (bounded); the rest wait, are refused, or are manual. */
+  private async evaluateTurn(
+    run: RunRecord,
+    agent: AgentRuntime,
+    calls: ModelToolCall[],
+  ): Promise<ToolCallOutcome[]> {
+    const ctx = callerOf(run);
+    return mapWithConcurrency(calls, agent.pipeline.maxConcurrentTools, async (call) => {
+      const authorization = await agent.pipeline.authorize(call, ctx);
+      const outcome =
+        authorization.kind === 'ready' ? await agent.pipeline.execute(authorization, ctx) : authorization;
+      await this.recordOutcome(run, agent, call, outcome);
+      return outcome;
+    });
+  }
+
+  private async recordOutcome(
+    run: RunRecord,
+    agent: AgentRuntime,
+    call: ModelToolCall,
+    outcome: ToolCallOutcome,
+  ): Promise<void> {
+    const { audit, metrics, logger } = this.deps;
+    const where = { runId: run.runId, callId: call.id, tool: call.name };
+    metrics.toolCalls.inc({ outcome: outcome.kind });
+    logger.info({ ...where, outcome: outcome.kind }, 'tool call evaluated');
+    if (outcome.kind === 'executed') {
+      await audit.append({
+        type: 'tool.executed',
+        runId: run.runId,
+        callId: call.id,
+        actor: outcome.approvedBy,
+        detail: { toolName: call.name },
+      });
+    } else if (outcome.kind === 'denied') {
+      await audit.append({
+        type: 'tool.denied',
+        runId: run.runId,
+        callId: call.id,
+        actor: outcome.by,
+        detail: { toolName: call.name, reason: outcome.content },
+      });
+    } else if (outcome.kind === 'manual_required') {
+      // A notice, not a question: the run does not wait for it.
+      const body = manualStepBody(
+        call,
+        outcome.args as Record<string, unknown>,
+        outcome.fingerprint,
+        outcome.definitionHash,
+      );
+      await this.deps.approvals.requestApproval(toApprovalRequest(run, body, describe(agent, call.name)));
+    }
+    if (outcome.kind !== 'pending_confirmation') {
+      this.emit({
+        type: RunEventName.ToolResult,
+        runId: run.runId,
+        callId: call.id,
+        toolName: call.name,
+        outcome: outcome.kind,
+        content: outcome.content,
+      });
+    }
+  }
+
+  /** Brings every decided call of the frontier to `done` (or back to `pending` when it must be asked again). */
+  private async settleFrontier(
+    run: RunRecord,
+    agent: AgentRuntime,
+    lease: Lease,
+    frontier: FrontierCall[],
+  ): Promise<FrontierCall[]> {
+    // Transitions throw (and the job retries from Redis state) when this worker lost the run: fail closed.
+    return mapWithConcurrency(frontier, agent.pipeline.maxConcurrentTools, async (call) => {
+      switch (call.state) {
+        case CallState.Done:
+        case CallState.Pending:
+          return call;
+        case CallState.Denied:
+          return this.settleDenied(run, lease, call);
+        case CallState.Approved:
+          return this.settleApproved(run, agent, lease, call);
+        case CallState.Executing:
+          return this.settleInterrupted(run, lease, call);
+      }
+    });
+  }
+
+  private async settleDenied(run: RunRecord, lease: Lease, call: FrontierCall): Promise<FrontierCall> {
+    const content = refusalMessage({ decidedBy: call.decision?.decidedBy, reason: call.decision?.reason });
+    const result = { outcome: 'denied', content };
+    await this.deps.store.transitionCall(run.runId, lease, call.body.id, CallState.Denied, CallState.Done, {
+      result,
+    });
+    await this.deps.audit.append({
+      type: 'tool.denied',
+      runId: run.runId,
+      callId: call.body.id,
+      actor: call.decision?.decidedBy ?? 'person',
+      detail: {
+        toolName: call.body.name,
+        approvers: call.decision?.approvers ?? [],
+        reason: call.decision?.reason,
+      },
+    });
+    this.afterSettle(run, call, result);
+    return { ...call, state: CallState.Done, result };
+  }
+
+  private async settleApproved(
+    run: RunRecord,
+    agent: AgentRuntime,
+    lease: Lease,
+    call: FrontierCall,
+  ): Promise<FrontierCall> {
+    const { store, audit, logger } = this.deps;
+    const { body } = call;
+    const ctx = callerOf(run);
+    const toolCall = { id: body.id, name: body.name, args: body.args };
+    const tool = agent.registry.get(body.name);
+
+    if (tool && tool.definitionHash !== body.defHash) {
+      // A deploy changed the tool since the approver looked: what they approved no longer exists.
+      const fresh = await agent.pipeline.authorize(toolCall, ctx);
+      if (fresh.kind === 'pending_confirmation') {
+        const next = reasked(body, 'definition_changed', {
+          args: fresh.args as Record<string, unknown>,
+          fp: fresh.fingerprint,
+          defHash: fresh.definitionHash,
+          tier: fresh.tier,
+        });
+        return this.reask(run, lease, call, CallState.Approved, next);
+      }
+    }
+
+    const decisions = new DecisionBook([{ callId: body.id, ...call.decision!, shown: undefined }]);
+    const authorization = await agent.pipeline.authorize(toolCall, { ...ctx, decisions });
+    if (authorization.kind === 'pending_confirmation') {
+      const next = reasked(body, 'definition_changed', {
+        args: authorization.args as Record<string, unknown>,
+        fp: authorization.fingerprint,
+        defHash: authorization.definitionHash,
+      });
+      return this.reask(run, lease, call, CallState.Approved, next);
+    }
+    if (authorization.kind !== 'ready') {
+      // Refused now (RBAC changed, tool gone, arguments no longer valid): nothing runs, the model is told.
+      const result = { outcome: authorization.kind, content: authorization.content };
+      await store.transitionCall(run.runId, lease, body.id, CallState.Approved, CallState.Done, { result });
+      this.afterSettle(run, call, result);
+      return { ...call, state: CallState.Done, result };
+    }
+
+    await store.transitionCall(run.runId, lease, body.id, CallState.Approved, CallState.Executing);
+    logger.info({ runId: run.runId, callId: body.id, tool: body.name }, 'executing approved call');
+    const outcome = await agent.pipeline.execute(authorization, ctx);
+    const result = { outcome: outcome.kind, content: outcome.content };
+    await store.transitionCall(run.runId, lease, body.id, CallState.Executing, CallState.Done, { result });
+    if (outcome.kind === 'executed') {
+      await audit.append({
+        type: 'tool.executed',
+        runId: run.runId,
+        callId: body.id,
+        actor: 'person',
+        detail: { toolName: body.name, approvers: call.decision?.approvers ?? [], attempt: body.attempt },
+      });
+    }
+    this.afterSettle(run, call, result);
+    return { ...call, state: CallState.Done, result };
+  }
+
+  /** We own the run and the call is still `executing`: its previous owner died mid-call. Never re-run: ask again. */
+  private async settleInterrupted(run: RunRecord, lease: Lease, call: FrontierCall): Promise<FrontierCall> {
+    const next = reasked(call.body, 'interrupted');
+    await this.deps.audit.append({
+      type: 'tool.interrupted',
+      runId: run.runId,
+      callId: call.body.id,
+      actor: 'agent-worker',
+      detail: { toolName: call.body.name, attempt: call.body.attempt, nextAttempt: next.attempt },
+    });
+    this.deps.metrics.toolCalls.inc({ outcome: 'interrupted' });
+    return this.reask(run, lease, call, CallState.Executing, next);
+  }
+
+  private async reask(
+    run: RunRecord,
+    lease: Lease,
+    call: FrontierCall,
+    from: CallState,
+    body: FrontierCall['body'],
+  ): Promise<FrontierCall> {
+    await this.deps.store.transitionCall(run.runId, lease, call.body.id, from, CallState.Pending, { body });
+    this.deps.metrics.toolCalls.inc({ outcome: 'reasked' });
+    this.deps.logger.warn(
+      { runId: run.runId, callId: body.id, reason: body.reason, attempt: body.attempt },
+      'call asked about again',
+    );
+    return { body, state: CallState.Pending };
+  }
+
+  private afterSettle(
+    run: RunRecord,
+    call: FrontierCall,
+    result: { outcome: string; content: string },
+  ): void {
+    this.deps.metrics.toolCalls.inc({ outcome: result.outcome });
+    this.deps.logger.info(
+      { runId: run.runId, callId: call.body.id, tool: call.body.name, outcome: result.outcome },
+      'call settled',
+    );
+    this.emit({
+      type: RunEventName.ToolResult,
+      runId: run.runId,
+      callId: call.body.id,
+      toolName: call.body.name,
+      ...result,
+    });
+  }
+
+  /** Saves the turn and its frontier atomically, then asks about every waiting call. */
+  private async park(
+    run: RunRecord,
+    lease: Lease,
+    messages: ChatMessage[],
+    frontier: FrontierCall[],
+  ): Promise<void> {
+    const { store, audit, metrics, logger } = this.deps;
+    const waiting = frontier.filter(isWaiting);
+    await store.parkRun(run.runId, lease, messages, frontier);
+    metrics.runsParked.inc();
+    await audit.append({
+      type: 'run.parked',
+      runId: run.runId,
+      actor: 'agent-worker',
+      detail: { pending: waiting.map((c) => c.body.id) },
+    });
+    logger.info({ runId: run.runId, pending: waiting.map((c) => c.body.id) }, 'run parked');
+    await this.publishRequests(run, waiting);
+    this.emit({ type: RunEventName.Status, runId: run.runId, status: 'awaiting_confirmation' });
+  }
+
+  private async publishRequests(run: RunRecord, waiting: FrontierCall[]): Promise<void> {
+    const agent = this.deps.catalog.get(run.agent);
+    await Promise.all(
+      waiting.map((call) =>
+        this.deps.approvals.requestApproval(
+          toApprovalRequest(run, call.body, describe(agent, call.body.name)),
+        ),
+      ),
+    );
+    this.emit(
+      ...waiting.map((call): RunEvent => ({
+        type: RunEventName.ToolConfirmation,
+        runId: run.runId,
+        call: toPendingCall(call.body),
+      })),
+    );
+  }
+
+  private async finish(
+    run: RunRecord,
+    lease: Lease,
+    end: { status: 'completed' | 'failed'; messages?: ChatMessage[]; result?: string; error?: string },
+  ): Promise<void> {
+    const finished = await this.deps.store.finishRun(run.runId, lease, end);
+    if (!finished) return;
+    this.deps.metrics.runsFinished.inc({ status: end.status });
+    this.deps.logger.info({ runId: run.runId, status: end.status, error: end.error }, 'run finished');
+    if (end.result !== undefined) this.emit({ type: RunEventName.Text, runId: run.runId, text: end.result });
+    this.emit(
+      { type: RunEventName.Status, runId: run.runId, status: end.status },
+      { type: RunEventName.Done, runId: run.runId, status: end.status, result: end.result },
+    );
+  }
+
+  /** A job that failed for good: the run it owned fails too, with the reason (never silently stuck). */
+  async failRun(runId: string, lease: Lease, error: string): Promise<void> {
+    const run = await this.deps.store.load(runId);
+    if (run) await this.finish(run, lease, { status: 'failed', error });
+  }
+
+  private emit(...events: RunEvent[]): void {
+    this.deps.events.publish(...events);
+  }
+}
+
+function callerOf(run: RunRecord): CallerContext {
+  return { runId: run.runId, agent: run.agent, userId: run.userId, scopes: run.scopes };
+}
+
+function describe(agent: AgentRuntime | undefined, toolName: string): string {
+  return agent?.registry.get(toolName)?.definition.description ?? '';
+}
+
+export function toNewRun(job: StartRunJob): NewRun {
+  return {
+    runId: job.runId,
+    agent: job.agent,
+    userId: job.userId,
+    sessionId: job.sessionId,
+    scopes: job.scopes,
+    script: job.script,
+    messages: [{ role: 'user', content: job.input }],
+  };
+}

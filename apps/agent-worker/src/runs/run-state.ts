@@ -1,0 +1,82 @@
+// The shapes of a run as stored in Redis (see libs/contracts keys/agent-worker.keys.ts).
+import type {
+  ApprovalRequestReason,
+  ChatMessage,
+  DecidedBy,
+  DecisionValue,
+  RunStatus,
+  ScriptTurn,
+  Tier,
+} from '@countersign/contracts';
+
+export const CallState = {
+  Pending: 'pending',
+  Approved: 'approved',
+  Denied: 'denied',
+  Executing: 'executing',
+  Done: 'done',
+} as const;
+export type CallState = (typeof CallState)[keyof typeof CallState];
+
+/** A call of the frontier as parked. Rewritten only when the call is asked about again. */
+export interface ParkedCallBody {
+  id: string;
+  name: string;
+  /** Arguments as the tool's schema parsed them: exactly what approvers see and what runs. */
+  args: Record<string, unknown>;
+  tier: Tier;
+  fp: string;
+  defHash: string;
+  attempt: number;
+  reason: ApprovalRequestReason;
+  /** Position in the assistant message, so results go back to the model in order. */
+  i: number;
+}
+
+export interface StoredDecision {
+  decision: DecisionValue;
+  decidedBy: DecidedBy;
+  reason?: string;
+  approvers: string[];
+  fingerprint: string;
+  decidedAt: string;
+}
+
+/** What the model is told about a settled call. */
+export interface CallResult {
+  outcome: string;
+  content: string;
+}
+
+export interface FrontierCall {
+  body: ParkedCallBody;
+  state: CallState;
+  decision?: StoredDecision;
+  result?: CallResult;
+}
+
+export interface RunRecord {
+  runId: string;
+  agent: string;
+  userId: string;
+  sessionId?: string;
+  scopes: string[];
+  status: RunStatus;
+  messages: ChatMessage[];
+  script?: ScriptTurn[];
+  result?: string;
+  error?: string;
+  parkedAt?: number;
+  /** In call order. */
+  frontier: FrontierCall[];
+}
+
+/** "<jobId>|<lock token>": who may advance the run right now. */
+export interface Lease {
+  jobId: string;
+  token: string;
+}
+
+export function ownerOf(lease: Lease): string {
+  return `${lease.jobId}|${lease.token}`;
+}

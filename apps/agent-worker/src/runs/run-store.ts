@@ -1,0 +1,257 @@
+// All Redis I/O of runs: every transition is one Lua script over the run's two keys (one slot).
+import { callFields, type ChatMessage, runKeys } from '@countersign/contracts';
+import { loadLua, type RedisClient } from '@countersign/platform';
+import { throwOnErrorCode, UnexpectedScriptReplyError } from './run-store.errors';
+import {
+  type CallResult,
+  type CallState,
+  type FrontierCall,
+  type Lease,
+  ownerOf,
+  type ParkedCallBody,
+  type RunRecord,
+  type StoredDecision,
+} from './run-state';
+
+const SCRIPTS = {
+  claimRun: loadLua(__dirname, 'claim-run-1.lua'),
+  applyDecision: loadLua(__dirname, 'apply-decision-2.lua'),
+  transitionCall: loadLua(__dirname, 'transition-call-2.lua'),
+  parkRun: loadLua(__dirname, 'park-run-2.lua'),
+  finishRun: loadLua(__dirname, 'finish-run-2.lua'),
+};
+
+export type ClaimResult = 'claimed' | 'republish' | 'skip' | 'not_found';
+
+export type ApplyDecisionResult =
+  | { kind: 'resume' }
+  | { kind: 'takeover' }
+  | { kind: 'recorded' }
+  | { kind: 'duplicate'; state: string }
+  | { kind: 'run_not_found' }
+  | { kind: 'call_not_in_frontier' }
+  | { kind: 'stale_attempt'; pendingAttempt: number }
+  | { kind: 'fingerprint_mismatch'; parked: ParkedCallBody };
+
+/** Fields a new run is created with. */
+export interface NewRun {
+  runId: string;
+  agent: string;
+  userId: string;
+  sessionId?: string;
+  scopes: string[];
+  script?: unknown[];
+  messages: ChatMessage[];
+}
+
+export class RunStore {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keyPrefix: string,
+    private readonly finishedRunTtlSeconds: number,
+  ) {}
+
+  private keys(runId: string) {
+    return runKeys(this.keyPrefix, runId);
+  }
+
+  /** Records a new run as `queued` (HTTP: the ID is fresh, so there is nothing to overwrite). */
+  async createRun(run: NewRun): Promise<void> {
+    await this.redis.hset(this.keys(run.runId).meta, { ...newRunFields(run), status: 'queued' });
+  }
+
+  async claimRun(run: NewRun, lease: Lease): Promise<ClaimResult> {
+    const { meta } = this.keys(run.runId);
+    const fields = { ...newRunFields(run), status: 'queued' };
+    const reply = (await this.redis.eval(
+      SCRIPTS.claimRun,
+      1,
+      meta,
+      lease.jobId,
+      lease.token,
+      JSON.stringify(fields),
+    )) as number;
+    if (reply === 1) return 'claimed';
+    if (reply === 2) return 'republish';
+    if (reply === 0) return 'skip';
+    if (reply === -1) return 'not_found';
+    throw new UnexpectedScriptReplyError('claim-run', reply);
+  }
+
+  async applyDecision(
+    runId: string,
+    callId: string,
+    attempt: number,
+    decision: StoredDecision,
+    lease: Lease,
+  ): Promise<ApplyDecisionResult> {
+    const { meta, calls } = this.keys(runId);
+    const [code, detail] = (await this.redis.eval(
+      SCRIPTS.applyDecision,
+      2,
+      meta,
+      calls,
+      callId,
+      attempt,
+      decision.fingerprint,
+      JSON.stringify(decision),
+      lease.jobId,
+      lease.token,
+    )) as [number, string];
+    switch (code) {
+      case 2:
+        return { kind: 'resume' };
+      case 3:
+        return { kind: 'takeover' };
+      case 1:
+        return { kind: 'recorded' };
+      case 0:
+        return { kind: 'duplicate', state: detail };
+      case -1:
+        return { kind: 'run_not_found' };
+      case -2:
+        return { kind: 'call_not_in_frontier' };
+      case -3:
+        return { kind: 'stale_attempt', pendingAttempt: Number(detail) };
+      case -4:
+        return { kind: 'fingerprint_mismatch', parked: JSON.parse(detail) as ParkedCallBody };
+      default:
+        throw new UnexpectedScriptReplyError('apply-decision', [code, detail]);
+    }
+  }
+
+  /** Compare-and-set of a call's state by the run's owner; throws a typed error when it cannot. */
+  async transitionCall(
+    runId: string,
+    lease: Lease,
+    callId: string,
+    from: CallState,
+    to: CallState,
+    change: { result?: CallResult; body?: ParkedCallBody } = {},
+  ): Promise<void> {
+    const { meta, calls } = this.keys(runId);
+    const reply = (await this.redis.eval(
+      SCRIPTS.transitionCall,
+      2,
+      meta,
+      calls,
+      ownerOf(lease),
+      callId,
+      from,
+      to,
+      change.result ? JSON.stringify(change.result) : '',
+      change.body ? JSON.stringify(change.body) : '',
+    )) as number | [number, string];
+    if (reply === 1) return;
+    if (Array.isArray(reply)) throwOnErrorCode(reply[0], { runId, callId, expected: from, actual: reply[1] });
+    throwOnErrorCode(reply as number, { runId, callId });
+  }
+
+  async parkRun(
+    runId: string,
+    lease: Lease,
+    messages: ChatMessage[],
+    frontier: FrontierCall[],
+  ): Promise<void> {
+    const { meta, calls } = this.keys(runId);
+    const fields = frontier.flatMap((call) => frontierFields(call));
+    const reply = (await this.redis.eval(
+      SCRIPTS.parkRun,
+      2,
+      meta,
+      calls,
+      ownerOf(lease),
+      JSON.stringify(messages),
+      lease.jobId,
+      Date.now(),
+      ...fields,
+    )) as number;
+    if (reply !== 1) throwOnErrorCode(reply, { runId });
+  }
+
+  /** Ends the run. `lease` undefined ends it regardless of owner (a job that failed for good). */
+  async finishRun(
+    runId: string,
+    lease: Lease | undefined,
+    end: { status: 'completed' | 'failed'; messages?: ChatMessage[]; result?: string; error?: string },
+  ): Promise<boolean> {
+    const { meta, calls } = this.keys(runId);
+    const reply = (await this.redis.eval(
+      SCRIPTS.finishRun,
+      2,
+      meta,
+      calls,
+      lease ? ownerOf(lease) : '',
+      end.status,
+      end.messages ? JSON.stringify(end.messages) : '',
+      end.result ?? '',
+      end.error ?? '',
+      this.finishedRunTtlSeconds,
+    )) as number;
+    if (reply === 1) return true;
+    if (reply === 0) return false;
+    throwOnErrorCode(reply, { runId });
+    return false;
+  }
+
+  /** The whole run in one round trip, or undefined when it does not exist. */
+  async load(runId: string): Promise<RunRecord | undefined> {
+    const { meta, calls } = this.keys(runId);
+    const [[, metaHash], [, callHash]] = (await this.redis.multi().hgetall(meta).hgetall(calls).exec()) as [
+      [null, Record<string, string>],
+      [null, Record<string, string>],
+    ];
+    if (!metaHash || !metaHash.status) return undefined;
+    return {
+      runId,
+      agent: metaHash.agent,
+      userId: metaHash.userId,
+      sessionId: metaHash.sessionId || undefined,
+      scopes: metaHash.scopes ? (JSON.parse(metaHash.scopes) as string[]) : [],
+      status: metaHash.status as RunRecord['status'],
+      messages: metaHash.messages ? (JSON.parse(metaHash.messages) as ChatMessage[]) : [],
+      script: metaHash.script ? (JSON.parse(metaHash.script) as RunRecord['script']) : undefined,
+      result: metaHash.result || undefined,
+      error: metaHash.error || undefined,
+      parkedAt: metaHash.parkedAt ? Number(metaHash.parkedAt) : undefined,
+      frontier: parseFrontier(callHash ?? {}),
+    };
+  }
+}
+
+function newRunFields(run: NewRun): Record<string, string> {
+  const fields: Record<string, string> = {
+    agent: run.agent,
+    userId: run.userId,
+    scopes: JSON.stringify(run.scopes),
+    messages: JSON.stringify(run.messages),
+    createdAt: String(Date.now()),
+  };
+  if (run.sessionId) fields.sessionId = run.sessionId;
+  if (run.script) fields.script = JSON.stringify(run.script);
+  return fields;
+}
+
+function frontierFields(call: FrontierCall): string[] {
+  const id = call.body.id;
+  const fields = [callFields.body(id), JSON.stringify(call.body), callFields.state(id), call.state];
+  if (call.decision) fields.push(callFields.decision(id), JSON.stringify(call.decision));
+  if (call.result) fields.push(callFields.result(id), JSON.stringify(call.result));
+  return fields;
+}
+
+function parseFrontier(hash: Record<string, string>): FrontierCall[] {
+  const calls: FrontierCall[] = [];
+  for (const [field, value] of Object.entries(hash)) {
+    if (field.includes(':')) continue;
+    const decision = hash[callFields.decision(field)];
+    const result = hash[callFields.result(field)];
+    calls.push({
+      body: JSON.parse(value) as ParkedCallBody,
+      state: hash[callFields.state(field)] as CallState,
+      decision: decision ? (JSON.parse(decision) as StoredDecision) : undefined,
+      result: result ? (JSON.parse(result) as CallResult) : undefined,
+    });
+  }
+  return calls.sort((a, b) => a.body.i - b.body.i);
+}

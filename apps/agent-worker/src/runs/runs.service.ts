@@ -1,0 +1,87 @@
+// Runs as HTTP sees them: start one (through the agent-runs queue), read it, follow its events.
+import { randomUUID } from 'node:crypto';
+import { BadRequestException, NotFoundException, type MessageEvent } from '@nestjs/common';
+import { concat, from, merge, type Observable, takeWhile, map, EMPTY } from 'rxjs';
+import { RunEventName, type RunEvent, type RunView, type StartRunBody } from '@countersign/contracts';
+import type { AgentCatalog } from '../agents/agent-catalog';
+import type { RunsProducer } from '../queues/producers';
+import { isWaiting, toPendingCall } from './frontier';
+import type { RunEvents } from './run-events';
+import type { RunRecord } from './run-state';
+import type { RunStore } from './run-store';
+import { toNewRun } from './run-loop';
+
+export class RunsService {
+  constructor(
+    private readonly store: RunStore,
+    private readonly catalog: AgentCatalog,
+    private readonly producer: RunsProducer,
+    private readonly events: RunEvents,
+  ) {}
+
+  async start(body: StartRunBody): Promise<{ runId: string }> {
+    const agent = this.catalog.get(body.agent);
+    if (!agent)
+      badField('agent', `unknown agent "${body.agent}" (known: ${this.catalog.names().join(', ')})`);
+    if (agent.unavailable) badField('agent', `agent "${body.agent}" cannot run: ${agent.unavailable}`);
+    if (body.script && agent.model?.provider !== 'scripted')
+      badField('script', `agent "${body.agent}" does not use the scripted model`);
+
+    const job = { ...body, runId: `run-${randomUUID()}`, scopes: [] };
+    await this.store.createRun(toNewRun(job));
+    await this.producer.startRun(job);
+    return { runId: job.runId };
+  }
+
+  async view(runId: string): Promise<RunView> {
+    const run = await this.store.load(runId);
+    if (!run) throw new NotFoundException(`run "${runId}" does not exist`);
+    return toView(run);
+  }
+
+  /** A snapshot of where the run is, then live events until `done`. */
+  async follow(runId: string): Promise<Observable<MessageEvent>> {
+    const live = this.events.forRun(runId); // subscribed before the snapshot is read, so nothing falls between
+    const run = await this.store.load(runId);
+    if (!run) throw new NotFoundException(`run "${runId}" does not exist`);
+    const snapshot = snapshotEvents(run);
+    const finished = snapshot.some((e) => e.type === RunEventName.Done);
+    return concat(from(snapshot), finished ? EMPTY : merge(live)).pipe(
+      takeWhile((e) => e.type !== RunEventName.Done, true),
+      map((e): MessageEvent => ({ type: e.type, data: e })),
+    );
+  }
+}
+
+function badField(field: string, message: string): never {
+  throw new BadRequestException({
+    statusCode: 400,
+    error: 'Bad Request',
+    message: `${field}: ${message}`,
+    issues: [{ path: field, message }],
+  });
+}
+
+export function toView(run: RunRecord): RunView {
+  return {
+    runId: run.runId,
+    agent: run.agent,
+    userId: run.userId,
+    status: run.status,
+    pending: run.frontier.filter(isWaiting).map((c) => toPendingCall(c.body)),
+    messages: run.messages,
+    ...(run.result !== undefined ? { result: run.result } : {}),
+    ...(run.error !== undefined ? { error: run.error } : {}),
+  };
+}
+
+function snapshotEvents(run: RunRecord): RunEvent[] {
+  const events: RunEvent[] = [{ type: RunEventName.Status, runId: run.runId, status: run.status }];
+  for (const call of run.frontier.filter(isWaiting)) {
+    events.push({ type: RunEventName.ToolConfirmation, runId: run.runId, call: toPendingCall(call.body) });
+  }
+  if (run.status === 'completed' || run.status === 'failed') {
+    events.push({ type: RunEventName.Done, runId: run.runId, status: run.status, result: run.result });
+  }
+  return events;
+}
