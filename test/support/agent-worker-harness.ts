@@ -1,0 +1,185 @@
+// Drives an in-process agent worker in e2e tests: starts it on a test prefix, plays the approval
+// service (signs decisions, reads requests) and reads state through HTTP, the queues and Redis.
+import { Queue, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { fingerprint, withSignature } from '@countersign/authorization';
+import {
+  type ApprovalRequest,
+  type Decision,
+  JobName,
+  type PendingCall,
+  QueueName,
+  type RunStatus,
+  type RunView,
+  type StartRunBody,
+} from '@countersign/contracts';
+import { AuditLog } from '@countersign/platform';
+import { startAgentWorker, type RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
+import type { InfraView } from '../../apps/agent-worker/src/infra/infra-store';
+import { deletePrefixedKeys, TEST_REDIS_URL, type TestPrefixes, uniquePrefixes, waitFor } from './redis';
+
+export const TEST_SECRET = 'e2e-decision-signing-secret';
+
+export function workerEnv(
+  prefixes: TestPrefixes,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    REDIS_URL: TEST_REDIS_URL,
+    KEY_PREFIX: prefixes.keyPrefix,
+    QUEUE_PREFIX: prefixes.queuePrefix,
+    DECISION_SIGNING_SECRET: TEST_SECRET,
+    LOG_LEVEL: 'silent',
+    AGENTS_CONFIG: 'config/agents.json',
+    STALLED_INTERVAL_MS: '500',
+    LOCK_DURATION_MS: '1000',
+    JOB_BACKOFF_MS: '50',
+    ...extra,
+  };
+}
+
+export class WorkerHarness {
+  readonly prefixes: TestPrefixes;
+  readonly redis: Redis;
+  readonly decisions: Queue;
+  readonly requests: Queue;
+  readonly runs: Queue;
+  readonly audit: AuditLog;
+  private readonly workers: RunningAgentWorker[] = [];
+
+  constructor(label: string) {
+    this.prefixes = uniquePrefixes(label);
+    this.redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+    const queue = (name: string) =>
+      new Queue(name, { connection: this.redis, prefix: this.prefixes.queuePrefix });
+    this.decisions = queue(QueueName.ApprovalDecisions);
+    this.requests = queue(QueueName.ApprovalRequests);
+    this.runs = queue(QueueName.AgentRuns);
+    this.audit = new AuditLog(this.redis, this.prefixes.keyPrefix, 'test');
+  }
+
+  async startWorker(extra: Record<string, string> = {}): Promise<RunningAgentWorker> {
+    const worker = await startAgentWorker(workerEnv(this.prefixes, extra), { port: 0, host: '127.0.0.1' });
+    this.workers.push(worker);
+    return worker;
+  }
+
+  /** Closes every worker still open, the test's queues and connection, and deletes the prefix's keys. */
+  async cleanup(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close()));
+    await Promise.all([this.decisions, this.requests, this.runs].map((q) => q.close()));
+    await this.redis.quit();
+    await deletePrefixedKeys(this.prefixes);
+  }
+
+  async startRun(
+    url: string,
+    body: Partial<StartRunBody> & { script?: StartRunBody['script'] },
+  ): Promise<string> {
+    const response = await post(url + '/runs', {
+      agent: 'ops',
+      userId: 'alice',
+      input: 'please help',
+      ...body,
+    });
+    if (response.status !== 202)
+      throw new Error(`POST /runs answered ${response.status}: ${JSON.stringify(response.body)}`);
+    return (response.body as { runId: string }).runId;
+  }
+
+  async run(url: string, runId: string): Promise<RunView> {
+    const response = await fetch(`${url}/runs/${runId}`);
+    return (await response.json()) as RunView;
+  }
+
+  async waitForStatus(
+    url: string,
+    runId: string,
+    status: RunStatus,
+    what = `run ${status}`,
+  ): Promise<RunView> {
+    return waitFor(async () => {
+      const view = await this.run(url, runId);
+      return view.status === status ? view : undefined;
+    }, what);
+  }
+
+  /** Parked with exactly `count` pending calls. */
+  async waitForPending(url: string, runId: string, count = 1): Promise<PendingCall[]> {
+    const view = await waitFor(async () => {
+      const v = await this.run(url, runId);
+      return v.status === 'awaiting_confirmation' && v.pending.length === count ? v : undefined;
+    }, `${count} pending call(s)`);
+    return view.pending;
+  }
+
+  async infra(url: string): Promise<InfraView> {
+    return (await (await fetch(`${url}/demo/infra`)).json()) as InfraView;
+  }
+
+  async restarts(url: string, service: string): Promise<number> {
+    return (await this.infra(url)).services.find((s) => s.name === service)!.restarts;
+  }
+
+  /** What the approval service would publish: the fingerprint of what the approver was shown, signed. */
+  decision(
+    runId: string,
+    call: Pick<PendingCall, 'callId' | 'toolName' | 'args'>,
+    value: 'approve' | 'deny',
+    overrides: Partial<Decision> = {},
+    secret = TEST_SECRET,
+  ): Decision & { signature: string } {
+    const shown = overrides.shown ?? { toolName: call.toolName, args: call.args };
+    const decision: Decision = {
+      callId: call.callId,
+      runId,
+      decision: value,
+      decidedBy: 'person',
+      approvers: ['bob'],
+      fingerprint: fingerprint(shown.toolName, shown.args),
+      shown,
+      attempt: 0,
+      decidedAt: new Date().toISOString(),
+      ...overrides,
+    };
+    return withSignature({ ...decision }, secret);
+  }
+
+  async publishDecision(decision: Record<string, unknown>, jobId?: string): Promise<Job> {
+    return this.decisions.add(JobName.Decision, decision, jobId ? { jobId } : {});
+  }
+
+  /** Waits until the decision job left the queue (completed or failed) and says which. */
+  async settled(job: Job): Promise<'completed' | 'failed'> {
+    return waitFor(async () => {
+      const state = await this.decisions.getJobState(job.id!);
+      return state === 'completed' || state === 'failed' ? state : undefined;
+    }, `decision job ${job.id} to settle`);
+  }
+
+  async approvalRequest(callId: string, attempt = 0): Promise<ApprovalRequest | undefined> {
+    const id = attempt === 0 ? callId : `${callId}-r${attempt}`;
+    return (await this.requests.getJob(id))?.data as ApprovalRequest | undefined;
+  }
+
+  async auditTypes(runId: string): Promise<string[]> {
+    return (await this.audit.read({ runId })).map((e) => e.type);
+  }
+}
+
+export async function post(url: string, body: unknown): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json().catch(() => undefined) };
+}
+
+/** Script turns: one tool call per entry, then a final text. */
+export function restartScript(...services: string[]): StartRunBody['script'] {
+  return [
+    { toolCalls: services.map((service) => ({ name: 'restart_service', args: { service } })) },
+    { text: 'restarted' },
+  ];
+}
