@@ -42,6 +42,7 @@ export type ApprovalView = z.infer<typeof ApprovalViewSchema>;
 export const AuditEventType = [
   'request.created',
   'request.notice',
+  'request.escalated',
   'notification.sent',
   'notification.failed',
   'decision.recorded',
@@ -76,3 +77,26 @@ export const AuditEntrySchema = z.object({
   hash: z.string(),
 });
 export type AuditEntry = z.infer<typeof AuditEntrySchema>;
+
+/** `POST /approvals/:callId/decisions` answer: decided now, or a vote counted towards a quorum. */
+export const DecisionResultSchema = z.object({
+  callId: IdSchema,
+  status: z.enum(['decided', 'vote_recorded']),
+  /** Set when decided. */
+  decision: DecisionValueSchema.optional(),
+  approvers: z.array(IdSchema).optional(),
+  /** Set while a quorum is being gathered. */
+  approvals: z.number().int().min(0).optional(),
+  quorum: z.number().int().min(1).optional(),
+});
+export type DecisionResult = z.infer<typeof DecisionResultSchema>;
+
+/** `POST /approve/:token`: the email confirmation page's form. */
+export const EmailDecisionFormSchema = z.object({
+  decision: DecisionValueSchema,
+  reason: z.string().max(2_000).optional(),
+});
+export type EmailDecisionForm = z.infer<typeof EmailDecisionFormSchema>;
+
+/** `POST /inbox/session`: the inbox sign-in form. */
+export const InboxSignInFormSchema = z.object({ token: z.string().min(1).max(512) });

@@ -1,0 +1,76 @@
+// Wires the approval service. The validated config and the logger come in from bootstrap, so nothing here reads the environment.
+import { Module, type DynamicModule } from '@nestjs/common';
+import type { Logger } from '@countersign/platform';
+import { ApprovalStore } from './approvals/approval-store';
+import { ApprovalsController } from './approvals/approvals.controller';
+import { ApprovalsService } from './approvals/approvals.service';
+import { DecisionPublisher } from './approvals/decision-publisher';
+import { AuditController } from './audit/audit.controller';
+import { ApproverAuth, ApproverGuard } from './auth/approver-auth';
+import { ApproverDirectory } from './auth/approver-directory';
+import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from './config/approval-service.config';
+import { AuditTrail } from './core/audit-trail';
+import { Metrics } from './core/metrics';
+import { Queues } from './core/queues';
+import { RedisConnections } from './core/redis-connections';
+import { ServiceAddress } from './core/service-address';
+import { LOGGER } from './core/tokens';
+import { EmailLinkController } from './email/email-link.controller';
+import { EmailNotifier } from './email/email-notifier';
+import { HealthController } from './health/health.controller';
+import { InboxController } from './inbox/inbox.controller';
+import { LiveUpdates } from './live/live-updates';
+import { NotificationScheduler } from './notifications/notification-scheduler';
+import { NotificationService } from './notifications/notification.service';
+import { ApprovalRequestProcessor } from './queues/approval-request.processor';
+import { NotificationProcessor } from './queues/notification.processor';
+import { QueueWorkers } from './queues/queue-workers';
+import { TimerProcessor } from './queues/timer.processor';
+import { SlackController } from './slack/slack.controller';
+import { SlackNotifier } from './slack/slack-notifier';
+
+@Module({})
+export class ApprovalServiceModule {
+  static register(config: ApprovalServiceConfig, logger: Logger): DynamicModule {
+    return {
+      module: ApprovalServiceModule,
+      controllers: [
+        ApprovalsController,
+        SlackController,
+        EmailLinkController,
+        InboxController,
+        AuditController,
+        HealthController,
+      ],
+      providers: [
+        { provide: APPROVAL_SERVICE_CONFIG, useValue: config },
+        { provide: LOGGER, useValue: logger },
+        {
+          provide: ApprovalStore,
+          inject: [RedisConnections],
+          useFactory: (redis: RedisConnections) =>
+            new ApprovalStore(redis.commands, config.env.KEY_PREFIX, config.env.APPROVAL_RETENTION),
+        },
+        RedisConnections,
+        Queues,
+        Metrics,
+        AuditTrail,
+        ServiceAddress,
+        ApproverDirectory,
+        ApproverAuth,
+        ApproverGuard,
+        LiveUpdates,
+        DecisionPublisher,
+        NotificationScheduler,
+        ApprovalsService,
+        SlackNotifier,
+        EmailNotifier,
+        NotificationService,
+        ApprovalRequestProcessor,
+        NotificationProcessor,
+        TimerProcessor,
+        QueueWorkers,
+      ],
+    };
+  }
+}

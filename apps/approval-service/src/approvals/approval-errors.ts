@@ -1,0 +1,73 @@
+// Every way a vote can be refused: the Lua scripts' negative codes, mapped to typed errors in one place.
+
+export enum ErrorCode {
+  NotFound = -1,
+  AlreadyDecided = -2,
+  NotInGroup = -3,
+  SelfApproval = -4,
+  AlreadyVoted = -5,
+  TokenSpent = -6,
+  Expired = -7,
+  Superseded = -8,
+  Notice = -9,
+}
+
+/** The audit `reason` of a refused vote. */
+export const REJECTION_REASON: Record<ErrorCode, string> = {
+  [ErrorCode.NotFound]: 'unknown_call',
+  [ErrorCode.AlreadyDecided]: 'already_decided',
+  [ErrorCode.NotInGroup]: 'unauthorized_approver',
+  [ErrorCode.SelfApproval]: 'self_approval',
+  [ErrorCode.AlreadyVoted]: 'already_voted',
+  [ErrorCode.TokenSpent]: 'replayed_token',
+  [ErrorCode.Expired]: 'expired',
+  [ErrorCode.Superseded]: 'superseded',
+  [ErrorCode.Notice]: 'manual_step_notice',
+};
+
+/** A vote that was refused; `message` is safe to show to the approver. */
+export class VoteRefusedError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = this.constructor.name;
+  }
+
+  get reason(): string {
+    return REJECTION_REASON[this.code];
+  }
+}
+
+/** Turns a script's negative reply into the error an approver is shown. */
+export function voteRefusal(reply: (string | number)[], callId: string): VoteRefusedError {
+  const code = Number(reply[0]) as ErrorCode;
+  switch (code) {
+    case ErrorCode.NotFound:
+      return new VoteRefusedError(code, `no approval request ${callId}`);
+    case ErrorCode.AlreadyDecided: {
+      const decidedBy = String(reply[1]);
+      const approvers = String(reply[2] ?? '');
+      if (decidedBy === 'expired') return new VoteRefusedError(code, 'already decided: the request expired');
+      if (decidedBy === 'no_route') return new VoteRefusedError(code, 'already decided: no approver route');
+      return new VoteRefusedError(code, `already decided by ${approvers.split(',').join(', ') || decidedBy}`);
+    }
+    case ErrorCode.NotInGroup:
+      return new VoteRefusedError(code, 'you are not an approver for this request');
+    case ErrorCode.SelfApproval:
+      return new VoteRefusedError(code, 'you cannot decide on your own request');
+    case ErrorCode.AlreadyVoted:
+      return new VoteRefusedError(code, 'you already voted on this request; it needs a different approver');
+    case ErrorCode.TokenSpent:
+      return new VoteRefusedError(code, 'this link has already been used');
+    case ErrorCode.Expired:
+      return new VoteRefusedError(code, 'the request has expired');
+    case ErrorCode.Superseded:
+      return new VoteRefusedError(code, 'this request was asked again; use the newer message');
+    case ErrorCode.Notice:
+      return new VoteRefusedError(code, 'this is a manual-step notice; there is nothing to approve');
+    default:
+      throw new Error(`unexpected reply from record-vote: ${JSON.stringify(reply)}`);
+  }
+}

@@ -1,0 +1,306 @@
+// Approval state in Redis. Every transition is one Lua script, so two channels deciding at once
+// cannot both win and a redelivered message cannot create a request twice.
+import { createHash } from 'node:crypto';
+import {
+  ApprovalRequestSchema,
+  type ApprovalRequest,
+  type ApprovalStatus,
+  type ApprovalView,
+  type DecidedBy,
+  type DecisionValue,
+} from '@countersign/contracts';
+import { loadLua, type RedisClient } from '@countersign/platform';
+import { z } from 'zod';
+import { approvalKeys, trustField, type ApprovalKeys } from './approval-keys';
+import { voteRefusal } from './approval-errors';
+
+const SCRIPTS = {
+  create: loadLua(__dirname, 'create-request-6.lua'),
+  recordVote: loadLua(__dirname, 'record-vote-5.lua'),
+  expire: loadLua(__dirname, 'expire-request-4.lua'),
+  escalate: loadLua(__dirname, 'escalate-request-1.lua'),
+};
+
+const VoteSchema = z.object({
+  approver: z.string(),
+  decision: z.enum(['approve', 'deny']),
+  reason: z.string().optional(),
+  channel: z.enum(['slack', 'email', 'web', 'api', 'cli']),
+  at: z.string(),
+});
+export type Vote = z.infer<typeof VoteSchema>;
+export type VoteChannel = Vote['channel'];
+
+export interface Outcome {
+  decision: DecisionValue;
+  decidedBy: DecidedBy;
+  approvers: string[];
+  reason?: string;
+  decidedAt: string;
+}
+
+/** Everything stored about one request. */
+export interface StoredApproval {
+  request: ApprovalRequest;
+  status: ApprovalStatus;
+  groups: string[];
+  quorum: number;
+  channels: string[];
+  createdAt: number;
+  expiresAt: number;
+  votes: Vote[];
+  trustCount: number;
+  outcome?: Outcome;
+  published: boolean;
+  slackMessages: { channel: string; ts: string }[];
+}
+
+export interface NewApproval {
+  request: ApprovalRequest;
+  status: 'pending' | 'notice' | 'decided';
+  groups: string[];
+  quorum: number;
+  channels: string[];
+  now: number;
+  expiresAt: number;
+  /** Only for status "decided": refused at once (no route). */
+  refusal?: { decidedBy: DecidedBy; reason: string; at: string };
+}
+
+export interface VoteInput {
+  callId: string;
+  approver: string;
+  approverGroups: string[];
+  decision: DecisionValue;
+  reason?: string;
+  channel: VoteChannel;
+  /** The attempt a Slack button or email link was made for; undefined = the current one. */
+  attempt?: number;
+  /** A single-use link token spent by this vote. */
+  singleUseToken?: string;
+}
+
+export type VoteResult =
+  | { status: 'decided'; request: ApprovalRequest; outcome: Outcome }
+  | { status: 'vote_recorded'; approvals: number; quorum: number };
+
+export type ExpireResult =
+  { expired: ApprovalRequest } | 'notice_retired' | { notDueFor: number } | { nothingToDo: string };
+
+const UNIT_SEPARATOR = '\u001f';
+
+export class ApprovalStore {
+  readonly keys: ApprovalKeys;
+
+  constructor(
+    private readonly redis: RedisClient,
+    keyPrefix: string,
+    /** How long a settled call stays readable. */
+    private readonly retentionMs: number,
+  ) {
+    this.keys = approvalKeys(keyPrefix);
+  }
+
+  /** Stores a request; `created: false` means this attempt was already stored (a redelivery). */
+  async create(input: NewApproval): Promise<{ created: boolean; trustCount: number; status: string }> {
+    const { request: r } = input;
+    const refusal = input.refusal
+      ? [input.refusal.reason, input.refusal.decidedBy, input.refusal.at].join(UNIT_SEPARATOR)
+      : '';
+    const reply = (await this.redis.eval(
+      SCRIPTS.create,
+      6,
+      this.keys.call(r.callId),
+      this.keys.pending,
+      this.keys.notices,
+      this.keys.decided,
+      this.keys.expired,
+      this.keys.trust,
+      r.callId,
+      r.attempt,
+      JSON.stringify(r),
+      input.status,
+      input.groups.join(','),
+      input.quorum,
+      input.channels.join(','),
+      input.now,
+      input.expiresAt,
+      r.requester,
+      trustField(r.requester, r.toolName),
+      refusal,
+      this.retentionMs,
+    )) as [number, number | string];
+    if (reply[0] === 1) return { created: true, trustCount: Number(reply[1]), status: input.status };
+    return { created: false, trustCount: 0, status: String(reply[1]) };
+  }
+
+  /** Records a vote; throws VoteRefusedError when the approver may not vote or the call is settled. */
+  async recordVote(vote: VoteInput, now = Date.now()): Promise<VoteResult> {
+    const onceKey = vote.singleUseToken
+      ? this.keys.usedToken(createHash('sha256').update(vote.singleUseToken).digest('hex'))
+      : this.keys.usedToken('-');
+    const reply = (await this.redis.eval(
+      SCRIPTS.recordVote,
+      5,
+      this.keys.call(vote.callId),
+      this.keys.pending,
+      this.keys.decided,
+      this.keys.trust,
+      onceKey,
+      vote.approver,
+      vote.approverGroups.join(','),
+      vote.decision,
+      vote.reason ?? '',
+      vote.channel,
+      now,
+      new Date(now).toISOString(),
+      vote.attempt === undefined ? '' : String(vote.attempt),
+      vote.singleUseToken ? '1' : '0',
+      this.retentionMs,
+    )) as (string | number)[];
+    if (reply[0] === 1) {
+      const outcome: Outcome = {
+        decision: vote.decision,
+        decidedBy: 'person',
+        approvers: String(reply[2]).split(','),
+        reason: vote.reason || undefined,
+        decidedAt: new Date(now).toISOString(),
+      };
+      return { status: 'decided', request: parseRequest(reply[1]), outcome };
+    }
+    if (reply[0] === 2)
+      return { status: 'vote_recorded', approvals: Number(reply[1]), quorum: Number(reply[2]) };
+    throw voteRefusal(reply, vote.callId);
+  }
+
+  async expire(callId: string, attempt: number, now = Date.now()): Promise<ExpireResult> {
+    const reply = (await this.redis.eval(
+      SCRIPTS.expire,
+      4,
+      this.keys.call(callId),
+      this.keys.pending,
+      this.keys.expired,
+      this.keys.notices,
+      attempt,
+      now,
+      new Date(now).toISOString(),
+      this.retentionMs,
+    )) as [number, string | number];
+    switch (reply[0]) {
+      case 1:
+        return { expired: parseRequest(reply[1]) };
+      case 2:
+        return 'notice_retired';
+      case 3:
+        return { notDueFor: Number(reply[1]) };
+      default:
+        return { nothingToDo: String(reply[1]) };
+    }
+  }
+
+  async escalate(callId: string, attempt: number, groups: string[]): Promise<boolean> {
+    const reply = (await this.redis.eval(
+      SCRIPTS.escalate,
+      1,
+      this.keys.call(callId),
+      attempt,
+      groups.join(','),
+    )) as [number];
+    return reply[0] === 1;
+  }
+
+  async markPublished(callId: string): Promise<void> {
+    await this.redis.hset(this.keys.call(callId), 'published', '1');
+  }
+
+  async rememberSlackMessage(callId: string, channel: string, ts: string): Promise<void> {
+    await this.redis.hset(this.keys.call(callId), `slack:${channel}`, ts);
+  }
+
+  async get(callId: string): Promise<StoredApproval | undefined> {
+    return parseStored(await this.redis.hgetall(this.keys.call(callId)));
+  }
+
+  /** Oldest first. Settled calls whose hash has aged out are skipped. */
+  async list(status?: 'pending' | 'decided' | 'expired' | 'notice'): Promise<StoredApproval[]> {
+    const sets = status
+      ? [this.setOf(status)]
+      : [this.keys.pending, this.keys.notices, this.keys.decided, this.keys.expired];
+    const ids = (await Promise.all(sets.map((key) => this.redis.zrange(key, 0, -1)))).flat();
+    const hashes = await Promise.all(ids.map((id) => this.redis.hgetall(this.keys.call(id))));
+    const found = hashes.map(parseStored).filter((a): a is StoredApproval => a !== undefined);
+    const missing = ids.filter((_, i) => Object.keys(hashes[i]).length === 0);
+    if (missing.length) await Promise.all(sets.map((key) => this.redis.zrem(key, ...missing)));
+    return found.sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  private setOf(status: 'pending' | 'decided' | 'expired' | 'notice'): string {
+    return {
+      pending: this.keys.pending,
+      decided: this.keys.decided,
+      expired: this.keys.expired,
+      notice: this.keys.notices,
+    }[status];
+  }
+}
+
+function parseRequest(json: unknown): ApprovalRequest {
+  return ApprovalRequestSchema.parse(JSON.parse(String(json)));
+}
+
+function parseStored(hash: Record<string, string>): StoredApproval | undefined {
+  if (!hash.request) return undefined;
+  const votes: Vote[] = [];
+  const slackMessages: { channel: string; ts: string }[] = [];
+  for (const [field, value] of Object.entries(hash)) {
+    if (field.startsWith('vote:')) votes.push(VoteSchema.parse(JSON.parse(value)));
+    if (field.startsWith('slack:')) slackMessages.push({ channel: field.slice('slack:'.length), ts: value });
+  }
+  votes.sort((a, b) => a.at.localeCompare(b.at));
+  return {
+    request: parseRequest(hash.request),
+    status: hash.status as ApprovalStatus,
+    groups: hash.groups ? hash.groups.split(',') : [],
+    quorum: Number(hash.quorum),
+    channels: hash.channels ? hash.channels.split(',') : [],
+    createdAt: Number(hash.createdAt),
+    expiresAt: Number(hash.expiresAt),
+    votes,
+    trustCount: Number(hash.trustCount ?? 0),
+    outcome: hash.outcomeDecision
+      ? {
+          decision: hash.outcomeDecision as DecisionValue,
+          decidedBy: hash.outcomeDecidedBy as DecidedBy,
+          approvers: hash.outcomeApprovers ? hash.outcomeApprovers.split(',') : [],
+          reason: hash.outcomeReason || undefined,
+          decidedAt: hash.outcomeAt,
+        }
+      : undefined,
+    published: hash.published === '1',
+    slackMessages,
+  };
+}
+
+/** Consecutive approvals after which approvers are told to consider promoting the tool to auto. */
+export const TRUST_THRESHOLD = 5;
+
+export function trustSuggestion(
+  approval: Pick<StoredApproval, 'trustCount' | 'request'>,
+): string | undefined {
+  if (approval.trustCount < TRUST_THRESHOLD) return undefined;
+  const { toolName, requester } = approval.request;
+  return `consider promoting ${toolName} to auto for ${requester} (${approval.trustCount} consecutive approvals)`;
+}
+
+export function toView(approval: StoredApproval): ApprovalView {
+  return {
+    request: approval.request,
+    status: approval.status,
+    groups: approval.groups,
+    quorum: approval.quorum,
+    expiresAt: new Date(approval.expiresAt).toISOString(),
+    votes: approval.votes,
+    outcome: approval.outcome,
+    trustSuggestion: trustSuggestion(approval),
+  };
+}

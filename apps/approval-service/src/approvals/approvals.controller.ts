@@ -1,0 +1,99 @@
+// The approvals REST API: list and read requests, and decide as an authenticated approver.
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  NotFoundException,
+  Param,
+  Post,
+  Query,
+  Req,
+  Res,
+  UseFilters,
+  UseGuards,
+} from '@nestjs/common';
+import type { HttpRequest as Request, HttpResponse as Response } from '../http-types';
+import { z } from 'zod';
+import {
+  ApprovalListQuerySchema,
+  DecisionBodySchema,
+  IdSchema,
+  type ApprovalView,
+  type DecisionBody,
+  type DecisionResult,
+} from '@countersign/contracts';
+import { ZodValidationPipe } from '@countersign/platform';
+import { ApproverGuard, CurrentApprover } from '../auth/approver-auth';
+import { ApproverDirectory } from '../auth/approver-directory';
+import type { Approver } from '../config/approvals-config.schema';
+import { toView, type StoredApproval } from './approval-store';
+import { ApprovalsService } from './approvals.service';
+import { VoteRefusedFilter } from './vote-refused.filter';
+
+@Controller('approvals')
+@UseGuards(ApproverGuard)
+@UseFilters(VoteRefusedFilter)
+export class ApprovalsController {
+  constructor(
+    private readonly approvals: ApprovalsService,
+    private readonly directory: ApproverDirectory,
+  ) {}
+
+  /** Requests routed to one of the caller's groups, oldest first. */
+  @Get()
+  async list(
+    @Query(new ZodValidationPipe(ApprovalListQuerySchema, 'query'))
+    query: z.infer<typeof ApprovalListQuerySchema>,
+    @CurrentApprover() approver: Approver,
+  ): Promise<ApprovalView[]> {
+    const all = await this.approvals.list(query.status);
+    return all.filter((a) => this.visibleTo(a, approver)).map(toView);
+  }
+
+  @Get(':callId')
+  async get(
+    @Param('callId', new ZodValidationPipe(IdSchema, 'callId')) callId: string,
+    @CurrentApprover() approver: Approver,
+  ): Promise<ApprovalView> {
+    const approval = await this.approvals.get(callId);
+    if (!approval || !this.visibleTo(approval, approver))
+      throw new NotFoundException(`no approval request ${callId}`);
+    return toView(approval);
+  }
+
+  /** 200 when this vote decided the call, 202 when it was counted towards a quorum. */
+  @Post(':callId/decisions')
+  @HttpCode(200)
+  async decide(
+    @Param('callId', new ZodValidationPipe(IdSchema, 'callId')) callId: string,
+    @Body(new ZodValidationPipe(DecisionBodySchema)) body: DecisionBody,
+    @CurrentApprover() approver: Approver,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<DecisionResult> {
+    const result = await this.approvals.vote({
+      callId,
+      approver: approver.id,
+      approverGroups: this.directory.groupsOf(approver.id),
+      decision: body.decision,
+      reason: body.reason,
+      channel: req.headers.authorization ? 'api' : 'web',
+    });
+    if (result.status === 'vote_recorded') {
+      res.status(202);
+      return { callId, status: 'vote_recorded', approvals: result.approvals, quorum: result.quorum };
+    }
+    return {
+      callId,
+      status: 'decided',
+      decision: result.outcome.decision,
+      approvers: result.outcome.approvers,
+    };
+  }
+
+  private visibleTo(approval: StoredApproval, approver: Approver): boolean {
+    const mine = this.directory.groupsOf(approver.id);
+    return approval.groups.some((g) => mine.includes(g));
+  }
+}

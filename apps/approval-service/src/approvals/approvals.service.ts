@@ -1,0 +1,338 @@
+// The approval lifecycle: take a request in, route it, record votes, expire or escalate it, publish the decision.
+// Every refusal is audited; every settled request gets exactly one signed decision (idempotent job ID).
+import { Inject, Injectable } from '@nestjs/common';
+import type { ApprovalRequest, AuditEntry } from '@countersign/contracts';
+import { fingerprint, printableReadableForm } from '@countersign/authorization';
+import type { Logger } from '@countersign/platform';
+import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
+import { AuditTrail } from '../core/audit-trail';
+import { Metrics } from '../core/metrics';
+import { LOGGER } from '../core/tokens';
+import { LiveUpdates } from '../live/live-updates';
+import { NotificationScheduler } from '../notifications/notification-scheduler';
+import { routeRequest } from '../routing/route-request';
+import { VoteRefusedError } from './approval-errors';
+import {
+  ApprovalStore,
+  type Outcome,
+  type StoredApproval,
+  type VoteInput,
+  type VoteResult,
+} from './approval-store';
+import { DecisionPublisher } from './decision-publisher';
+
+export const NO_ROUTE_REASON = 'no approver route';
+export const EXPIRED_REASON = 'expired';
+
+/** A request that can never be shown faithfully (its fingerprint does not match its tool and arguments). */
+export class RequestRejectedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = this.constructor.name;
+  }
+}
+
+export interface Rejection {
+  reason: string;
+  channel: string;
+  actor?: string;
+  callId?: string;
+  runId?: string;
+  detail?: Record<string, unknown>;
+}
+
+@Injectable()
+export class ApprovalsService {
+  constructor(
+    @Inject(APPROVAL_SERVICE_CONFIG) private readonly config: ApprovalServiceConfig,
+    private readonly store: ApprovalStore,
+    private readonly publisher: DecisionPublisher,
+    private readonly scheduler: NotificationScheduler,
+    private readonly audit: AuditTrail,
+    private readonly live: LiveUpdates,
+    private readonly metrics: Metrics,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** Takes a request off the queue. Safe to call again with the same message (redelivery). */
+  async receive(request: ApprovalRequest): Promise<void> {
+    const { callId, runId, attempt } = request;
+    const shown = fingerprint(request.toolName, request.args);
+    if (shown !== request.fingerprint) {
+      await this.audit.append({
+        type: 'decision.rejected',
+        runId,
+        callId,
+        detail: {
+          reason: 'fingerprint_mismatch',
+          readableForm: printableReadableForm(request.toolName, request.args),
+        },
+      });
+      throw new RequestRejectedError(`fingerprint does not match toolName and args (expected ${shown})`);
+    }
+    const now = Date.now();
+    const route = routeRequest(request, this.config.approvals, {
+      expiresInMs: this.config.env.APPROVAL_DEFAULT_EXPIRY,
+    });
+    const isNotice = request.reason === 'manual_step';
+
+    if (!route && !isNotice) return this.refuseUnroutable(request, now);
+
+    const created = await this.store.create({
+      request,
+      status: isNotice ? 'notice' : 'pending',
+      groups: route?.groups ?? [],
+      quorum: route?.quorum ?? 1,
+      channels: route?.channels ?? [],
+      now,
+      expiresAt: now + (route?.expiresInMs ?? this.config.env.APPROVAL_DEFAULT_EXPIRY),
+    });
+    if (!created.created && created.status !== 'pending' && created.status !== 'notice') return;
+
+    const target = {
+      callId,
+      attempt,
+      requester: request.requester,
+      groups: route?.groups ?? [],
+      channels: route?.channels ?? [],
+    };
+    const expiresInMs = route?.expiresInMs ?? this.config.env.APPROVAL_DEFAULT_EXPIRY;
+    const work: Promise<unknown>[] = [
+      this.scheduler.scheduleTimers(callId, attempt, expiresInMs, isNotice ? undefined : route?.escalation),
+      this.scheduler.notifyApprovers(target),
+    ];
+    if (created.created) {
+      this.metrics.requestsReceived.inc({ outcome: isNotice ? 'notice' : 'routed' });
+      work.push(
+        this.audit.append({
+          type: isNotice ? 'request.notice' : 'request.created',
+          runId,
+          callId,
+          actor: request.requester,
+          detail: {
+            toolName: request.toolName,
+            tier: request.tier,
+            agent: request.agent,
+            attempt,
+            reason: request.reason,
+            rule: route?.rule ?? null,
+            groups: target.groups,
+            quorum: route?.quorum ?? null,
+            fingerprint: shown,
+          },
+        }),
+        this.live.announce({ callId, status: isNotice ? 'notice' : 'pending' }),
+      );
+    }
+    await Promise.all(work);
+    this.logger.info(
+      { runId, callId, attempt, rule: route?.rule, notice: isNotice },
+      'approval request received',
+    );
+  }
+
+  /**
+   * Records one approver's vote; publishes the decision when it settles the call.
+   * Throws VoteRefusedError (audited) when the approver may not vote or the call is already settled.
+   */
+  async vote(input: VoteInput): Promise<VoteResult> {
+    let result: VoteResult;
+    try {
+      result = await this.store.recordVote(input);
+    } catch (error) {
+      if (error instanceof VoteRefusedError) {
+        await this.reject({
+          reason: error.reason,
+          channel: input.channel,
+          actor: input.approver,
+          callId: input.callId,
+          detail: { decision: input.decision, message: error.message },
+        });
+      }
+      throw error;
+    }
+    const recorded = this.audit.append({
+      type: 'decision.recorded',
+      callId: input.callId,
+      runId: result.status === 'decided' ? result.request.runId : undefined,
+      actor: input.approver,
+      detail: {
+        decision: input.decision,
+        channel: input.channel,
+        reason: input.reason ?? null,
+        settled: result.status === 'decided',
+      },
+    });
+    if (result.status === 'vote_recorded') {
+      await Promise.all([recorded, this.live.announce({ callId: input.callId, status: 'pending' })]);
+      return result;
+    }
+    await Promise.all([recorded, this.settle(result.request, result.outcome)]);
+    return result;
+  }
+
+  /** Expiry timer: deny "expired" if still pending; re-publish a decision that was recorded but never published. */
+  async expire(callId: string, attempt: number): Promise<void> {
+    const result = await this.store.expire(callId, attempt);
+    if (result === 'notice_retired') return this.live.announce({ callId, status: 'expired' });
+    if ('expired' in result) {
+      const outcome: Outcome = {
+        decision: 'deny',
+        decidedBy: 'expired',
+        approvers: [],
+        reason: EXPIRED_REASON,
+        decidedAt: new Date().toISOString(),
+      };
+      const stored = await this.store.get(callId);
+      const settledOutcome = stored?.outcome ?? outcome;
+      await this.audit.append({
+        type: 'decision.recorded',
+        callId,
+        runId: result.expired.runId,
+        actor: 'expiry',
+        detail: { decision: 'deny', decidedBy: 'expired' },
+      });
+      return this.settle(result.expired, settledOutcome);
+    }
+    if ('notDueFor' in result) return this.scheduler.retryExpiry(callId, attempt, result.notDueFor);
+    const stored = await this.store.get(callId);
+    if (stored?.outcome && !stored.published && stored.request.attempt === attempt) {
+      this.logger.warn(
+        { callId, runId: stored.request.runId },
+        're-publishing a decision that was recorded but not published',
+      );
+      await this.settle(stored.request, stored.outcome);
+    }
+  }
+
+  /** Escalation timer: if still pending, the escalation groups may decide too and are notified. */
+  async escalate(callId: string, attempt: number, groups: string[]): Promise<void> {
+    if (!(await this.store.escalate(callId, attempt, groups))) return;
+    const stored = await this.store.get(callId);
+    if (!stored) return;
+    await Promise.all([
+      this.scheduler.notifyApprovers({
+        callId,
+        attempt,
+        requester: stored.request.requester,
+        groups,
+        channels: stored.channels,
+      }),
+      this.audit.append({
+        type: 'request.escalated',
+        callId,
+        runId: stored.request.runId,
+        detail: { groups },
+      }),
+      this.live.announce({ callId, status: 'pending' }),
+    ]);
+  }
+
+  /** Audits a refused vote or interaction. */
+  async reject(rejection: Rejection): Promise<void> {
+    this.metrics.votesRejected.inc({ reason: rejection.reason });
+    this.logger.warn(
+      {
+        callId: rejection.callId,
+        runId: rejection.runId,
+        actor: rejection.actor,
+        reason: rejection.reason,
+        channel: rejection.channel,
+      },
+      'vote refused',
+    );
+    await this.audit.append({
+      type: 'decision.rejected',
+      callId: rejection.callId,
+      runId: rejection.runId,
+      actor: rejection.actor,
+      detail: { reason: rejection.reason, channel: rejection.channel, ...rejection.detail },
+    });
+  }
+
+  get(callId: string): Promise<StoredApproval | undefined> {
+    return this.store.get(callId);
+  }
+
+  list(status?: 'pending' | 'decided' | 'expired' | 'notice'): Promise<StoredApproval[]> {
+    return this.store.list(status);
+  }
+
+  auditTrail(filter: { runId?: string; callId?: string; limit?: number }): Promise<AuditEntry[]> {
+    return this.audit.log.read(filter);
+  }
+
+  /** Publishes the decision and tells every channel how the request ended. */
+  private async settle(request: ApprovalRequest, outcome: Outcome): Promise<void> {
+    const { callId, runId, attempt } = request;
+    const signed = await this.publisher.publish(request, outcome);
+    this.metrics.decisionsPublished.inc({ decision: outcome.decision, decided_by: outcome.decidedBy });
+    this.metrics.timeToDecision.observe(
+      (Date.parse(outcome.decidedAt) - Date.parse(request.requestedAt)) / 1000,
+    );
+    await Promise.all([
+      this.store.markPublished(callId),
+      this.audit.append({
+        type: 'decision.published',
+        callId,
+        runId,
+        actor: outcome.approvers.join(',') || outcome.decidedBy,
+        detail: {
+          decision: outcome.decision,
+          decidedBy: outcome.decidedBy,
+          approvers: outcome.approvers,
+          reason: outcome.reason ?? null,
+          fingerprint: signed.fingerprint,
+          attempt,
+        },
+      }),
+      this.live.announce({ callId, status: outcome.decidedBy === 'expired' ? 'expired' : 'decided' }),
+      outcome.decidedBy === 'no_route' ? undefined : this.scheduler.showOutcome(callId, attempt),
+    ]);
+    this.logger.info(
+      {
+        callId,
+        runId,
+        attempt,
+        decision: outcome.decision,
+        decidedBy: outcome.decidedBy,
+        approvers: outcome.approvers,
+      },
+      'decision published',
+    );
+  }
+
+  private async refuseUnroutable(request: ApprovalRequest, now: number): Promise<void> {
+    const outcome: Outcome = {
+      decision: 'deny',
+      decidedBy: 'no_route',
+      approvers: [],
+      reason: NO_ROUTE_REASON,
+      decidedAt: new Date(now).toISOString(),
+    };
+    const created = await this.store.create({
+      request,
+      status: 'decided',
+      groups: [],
+      quorum: 1,
+      channels: [],
+      now,
+      expiresAt: now,
+      refusal: { decidedBy: 'no_route', reason: NO_ROUTE_REASON, at: outcome.decidedAt },
+    });
+    if (created.created) {
+      this.metrics.requestsReceived.inc({ outcome: 'no_route' });
+      await this.audit.append({
+        type: 'request.created',
+        callId: request.callId,
+        runId: request.runId,
+        actor: request.requester,
+        detail: { toolName: request.toolName, route: null },
+      });
+      return this.settle(request, outcome);
+    }
+    // Redelivered: publish again only if the first delivery died before publishing.
+    const stored = await this.store.get(request.callId);
+    if (stored?.outcome && !stored.published) await this.settle(stored.request, stored.outcome);
+  }
+}

@@ -1,0 +1,91 @@
+--[[
+  Records one approver's vote and decides the call when it settles it: a single deny decides at once,
+  an approve decides once `quorum` distinct approvers approved. The first decision wins; every later
+  vote gets ALREADY_DECIDED with who decided.
+
+  KEYS[1] the call's hash              {tag}:call:<callId>
+  KEYS[2] pending set                  {tag}:pending
+  KEYS[3] decided set                  {tag}:decided
+  KEYS[4] trust counters (hash)        {tag}:trust
+  KEYS[5] single-use marker of the link token that carries this vote ({tag}:used:<hash>), or any
+          key of the tag when ARGV[9] is "0"
+
+  ARGV[1]  approver ID
+  ARGV[2]  the approver's groups, comma-separated
+  ARGV[3]  approve | deny
+  ARGV[4]  reason ("" for none)
+  ARGV[5]  channel (slack, email, web, api, cli)
+  ARGV[6]  now (ms)
+  ARGV[7]  now (ISO 8601)
+  ARGV[8]  attempt the vote was cast on ("" = whatever is current)
+  ARGV[9]  "1" when KEYS[5] must be unused and is spent by this vote
+  ARGV[10] retention of a settled call (ms)
+
+  Returns
+    {1, requestJSON, approvers}       decided now; approvers comma-separated (outcome fields are in the hash)
+    {2, approvals, quorum}            vote counted; the quorum is not reached yet
+    {-1}                              NOT_FOUND: no such call
+    {-2, decidedBy, approvers}        ALREADY_DECIDED (or expired)
+    {-3}                              NOT_IN_GROUP: the approver is in none of the routed groups
+    {-4}                              SELF_APPROVAL: the approver is the requester
+    {-5}                              ALREADY_VOTED: the approver already voted on this call
+    {-6}                              TOKEN_SPENT: the link token was used before
+    {-7}                              EXPIRED: past its expiry (the sweep has not run yet)
+    {-8}                              SUPERSEDED: the call was asked again since (attempt differs)
+    {-9}                              NOTICE: a manual-step notice, nothing to decide
+]]
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return {-1} end
+if ARGV[9] == '1' and redis.call('EXISTS', KEYS[5]) == 1 then return {-6} end
+if ARGV[8] ~= '' and ARGV[8] ~= redis.call('HGET', KEYS[1], 'attempt') then return {-8} end
+if status == 'notice' then return {-9} end
+if status ~= 'pending' then
+  return {-2, redis.call('HGET', KEYS[1], 'outcomeDecidedBy') or status, redis.call('HGET', KEYS[1], 'outcomeApprovers') or ''}
+end
+local now = tonumber(ARGV[6])
+local expiresAt = tonumber(redis.call('HGET', KEYS[1], 'expiresAt'))
+if expiresAt <= now then return {-7} end
+if ARGV[1] == redis.call('HGET', KEYS[1], 'requester') then return {-4} end
+
+local routed = ',' .. redis.call('HGET', KEYS[1], 'groups') .. ','
+local member = false
+for group in string.gmatch(ARGV[2], '[^,]+') do
+  if string.find(routed, ',' .. group .. ',', 1, true) then member = true end
+end
+if not member then return {-3} end
+if redis.call('HEXISTS', KEYS[1], 'vote:' .. ARGV[1]) == 1 then return {-5} end
+
+local vote = {approver = ARGV[1], decision = ARGV[3], channel = ARGV[5], at = ARGV[7]}
+if ARGV[4] ~= '' then vote.reason = ARGV[4] end
+redis.call('HSET', KEYS[1], 'vote:' .. ARGV[1], cjson.encode(vote))
+if ARGV[9] == '1' then
+  redis.call('SET', KEYS[5], ARGV[1], 'PX', math.max(expiresAt - now, 0) + 60000)
+end
+
+local approvers
+if ARGV[3] == 'deny' then
+  approvers = ARGV[1]
+else
+  local approvals = redis.call('HINCRBY', KEYS[1], 'approvals', 1)
+  local sofar = redis.call('HGET', KEYS[1], 'approvers')
+  approvers = sofar and (sofar .. ',' .. ARGV[1]) or ARGV[1]
+  redis.call('HSET', KEYS[1], 'approvers', approvers)
+  local quorum = tonumber(redis.call('HGET', KEYS[1], 'quorum'))
+  if approvals < quorum then return {2, approvals, quorum} end
+end
+
+local request = cjson.decode(redis.call('HGET', KEYS[1], 'request'))
+redis.call('HSET', KEYS[1], 'status', 'decided', 'outcomeDecision', ARGV[3], 'outcomeDecidedBy', 'person',
+  'outcomeApprovers', approvers, 'outcomeReason', ARGV[4], 'outcomeAt', ARGV[7])
+redis.call('ZREM', KEYS[2], redis.call('HGET', KEYS[1], 'callId'))
+redis.call('ZADD', KEYS[3], now, redis.call('HGET', KEYS[1], 'callId'))
+redis.call('PEXPIRE', KEYS[1], ARGV[10])
+
+-- Trust accumulation: consecutive approvals of this tool for this requester; a deny starts over.
+local trustField = request.requester .. '|' .. request.toolName
+if ARGV[3] == 'approve' then
+  redis.call('HINCRBY', KEYS[4], trustField, 1)
+else
+  redis.call('HSET', KEYS[4], trustField, 0)
+end
+return {1, redis.call('HGET', KEYS[1], 'request'), approvers}

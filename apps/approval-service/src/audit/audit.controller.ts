@@ -1,0 +1,27 @@
+// Reading the shared hash-chained audit log, and checking that its chain is intact.
+import { Controller, Get, Query, UseGuards } from '@nestjs/common';
+import type { z } from 'zod';
+import { AuditQuerySchema, type AuditEntry } from '@countersign/contracts';
+import { ZodValidationPipe, type ChainCheck } from '@countersign/platform';
+import { ApproverGuard } from '../auth/approver-auth';
+import { AuditTrail } from '../core/audit-trail';
+
+@Controller('audit')
+@UseGuards(ApproverGuard)
+export class AuditController {
+  constructor(private readonly audit: AuditTrail) {}
+
+  /** Oldest first; `limit` keeps the newest entries. */
+  @Get()
+  read(
+    @Query(new ZodValidationPipe(AuditQuerySchema, 'query')) query: z.infer<typeof AuditQuerySchema>,
+  ): Promise<AuditEntry[]> {
+    return this.audit.log.read(query);
+  }
+
+  /** `{ intact, entries, brokenAt? }`: where the chain breaks if an entry was edited or removed. */
+  @Get('verify')
+  verify(): Promise<ChainCheck> {
+    return this.audit.log.verify();
+  }
+}

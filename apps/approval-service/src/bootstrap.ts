@@ -1,0 +1,60 @@
+// Starts the approval service: validates config (refusing to start with the bad variable named), listens, and
+// returns a handle whose close() stops taking work, finishes active jobs and closes connections.
+import 'reflect-metadata';
+import type { AddressInfo } from 'node:net';
+import { NestFactory } from '@nestjs/core';
+import type { INestApplication } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { createLogger } from '@countersign/platform';
+import { ApprovalServiceModule } from './approval-service.module';
+import { loadApprovalServiceConfig } from './config/approval-service.config';
+import { PinoNestLogger } from './core/pino-nest-logger';
+import { ServiceAddress } from './core/service-address';
+import { setupOpenApi } from './docs/openapi';
+
+export interface RunningApprovalService {
+  app: INestApplication;
+  /** http://host:port the service listens on (port 0 is replaced by the real one). */
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startApprovalService(
+  env: Record<string, string | undefined>,
+  options: { port?: number; host?: string } = {},
+): Promise<RunningApprovalService> {
+  const config = loadApprovalServiceConfig(env);
+  const logger = createLogger('approval-service', config.env.LOG_LEVEL);
+  const app = await NestFactory.create<NestExpressApplication>(
+    ApprovalServiceModule.register(config, logger),
+    {
+      rawBody: true, // Slack signatures are computed over the exact bytes
+      logger: new PinoNestLogger(logger),
+      abortOnError: false,
+    },
+  );
+  app.disable('x-powered-by');
+  setupOpenApi(app);
+
+  const host = options.host ?? config.env.HOST;
+  try {
+    await app.listen(options.port ?? config.env.PORT, host);
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  const url = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
+  app.get(ServiceAddress).setListening(url);
+  logger.info(
+    {
+      url,
+      slack: Boolean(config.env.SLACK_BOT_TOKEN),
+      smtp: Boolean(config.env.SMTP_URL || config.env.SMTP_HOST),
+    },
+    'approval service listening',
+  );
+
+  let closing: Promise<void> | undefined;
+  return { app, url, close: () => (closing ??= app.close()) };
+}

@@ -1,0 +1,47 @@
+// Prometheus metrics, in a registry per app instance (tests start several in one process).
+import { Injectable } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly requestsReceived = new Counter({
+    name: 'countersign_approval_requests_total',
+    help: 'Approval requests taken off the queue, by how they were routed',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly decisionsPublished = new Counter({
+    name: 'countersign_decisions_published_total',
+    help: 'Signed decisions published to approval-decisions',
+    labelNames: ['decision', 'decided_by'] as const,
+    registers: [this.registry],
+  });
+
+  readonly votesRejected = new Counter({
+    name: 'countersign_votes_rejected_total',
+    help: 'Votes and interactions refused, by reason',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly notifications = new Counter({
+    name: 'countersign_notifications_total',
+    help: 'Notification deliveries, by channel and result',
+    labelNames: ['channel', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly timeToDecision = new Histogram({
+    name: 'countersign_time_to_decision_seconds',
+    help: 'From request to decision',
+    buckets: [1, 5, 15, 60, 300, 900, 1_800, 3_600],
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+}

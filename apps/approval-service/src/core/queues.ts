@@ -1,0 +1,42 @@
+// The queues this service publishes to, with BullMQ defaults set once from config.
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Queue, type DefaultJobOptions } from 'bullmq';
+import { ApprovalServiceQueueName, QueueName } from '@countersign/contracts';
+import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
+import { RedisConnections } from './redis-connections';
+
+@Injectable()
+export class Queues implements OnApplicationShutdown {
+  readonly decisions: Queue;
+  readonly notifications: Queue;
+  readonly timers: Queue;
+
+  constructor(@Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig, redis: RedisConnections) {
+    const queue = (name: string, defaultJobOptions: DefaultJobOptions) =>
+      new Queue(name, { connection: redis.bull, prefix: env.QUEUE_PREFIX, defaultJobOptions });
+    const kept = { removeOnComplete: { age: 3_600, count: 10_000 }, removeOnFail: false } as const;
+    this.decisions = queue(QueueName.ApprovalDecisions, {
+      ...kept,
+      attempts: 5,
+      backoff: { type: 'exponential', delay: 500 },
+    });
+    this.notifications = queue(ApprovalServiceQueueName.Notifications, {
+      ...kept,
+      attempts: env.NOTIFY_ATTEMPTS,
+      backoff: { type: 'exponential', delay: env.NOTIFY_BACKOFF },
+    });
+    this.timers = queue(ApprovalServiceQueueName.Timers, {
+      ...kept,
+      attempts: 10,
+      backoff: { type: 'exponential', delay: 1_000 },
+    });
+  }
+
+  get all(): Queue[] {
+    return [this.decisions, this.notifications, this.timers];
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all(this.all.map((q) => q.close()));
+  }
+}

@@ -1,0 +1,27 @@
+// The service's Redis connections: commands, BullMQ (blocking-safe) and pub/sub subscriptions.
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { createRedis, type RedisClient } from '@countersign/platform';
+import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
+
+@Injectable()
+export class RedisConnections implements OnApplicationShutdown {
+  /** Plain commands and Lua scripts. */
+  readonly commands: RedisClient;
+  /** Shared by BullMQ queues and workers (maxRetriesPerRequest: null); workers duplicate it for blocking calls. */
+  readonly bull: RedisClient;
+  /** Subscriber of the live-update channel. */
+  readonly subscriber: RedisClient;
+
+  constructor(@Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig) {
+    const target = { url: env.REDIS_URL, clusterNodes: env.REDIS_CLUSTER_NODES };
+    this.commands = createRedis(target, { name: 'approval-service' });
+    this.bull = createRedis(target, { blocking: true, name: 'approval-service-bullmq' });
+    this.subscriber = createRedis(target, { name: 'approval-service-sub' });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all(
+      [this.commands, this.bull, this.subscriber].map((c) => c.quit().catch(() => c.disconnect())),
+    );
+  }
+}

@@ -1,0 +1,2 @@
+/** Injection tokens of values that are not classes. */
+export const LOGGER = Symbol('Logger');

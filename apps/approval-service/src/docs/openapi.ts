@@ -1,0 +1,161 @@
+// The OpenAPI document, built from the same zod schemas that validate the requests (no hand-written twins).
+import type { INestApplication } from '@nestjs/common';
+import { SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { z } from 'zod';
+import {
+  ApprovalListQuerySchema,
+  ApprovalViewSchema,
+  AuditEntrySchema,
+  DecisionBodySchema,
+  DecisionResultSchema,
+  EmailDecisionFormSchema,
+} from '@countersign/contracts';
+
+const schema = (s: z.ZodType) =>
+  z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+const json = (s: z.ZodType, description = 'OK') => ({
+  description,
+  content: { 'application/json': { schema: schema(s) } },
+});
+const error = (description: string) => ({ description });
+const callId = { name: 'callId', in: 'path', required: true, schema: { type: 'string' } };
+const token = { name: 'token', in: 'path', required: true, schema: { type: 'string' } };
+const bearer = [{ approverToken: [] }];
+
+export function openApiDocument(): OpenAPIObject {
+  const status = (ApprovalListQuerySchema.shape.status.unwrap() as z.ZodEnum).options;
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Countersign approval service',
+      version: '0.1.0',
+      description: 'Routes approval requests to people; publishes signed, fingerprinted decisions.',
+    },
+    components: {
+      securitySchemes: {
+        approverToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An approver apiToken from APPROVALS_CONFIG',
+        },
+      },
+      schemas: { ApprovalView: schema(ApprovalViewSchema), AuditEntry: schema(AuditEntrySchema) },
+    },
+    paths: {
+      '/approvals': {
+        get: {
+          summary: 'Requests routed to the caller’s groups',
+          security: bearer,
+          parameters: [
+            { name: 'status', in: 'query', required: false, schema: { type: 'string', enum: status } },
+          ],
+          responses: {
+            '200': json(z.array(ApprovalViewSchema)),
+            '400': error('bad query'),
+            '401': error('no approver token'),
+          },
+        },
+      },
+      '/approvals/{callId}': {
+        get: {
+          summary: 'One request',
+          security: bearer,
+          parameters: [callId],
+          responses: { '200': json(ApprovalViewSchema), '404': error('unknown or not routed to you') },
+        },
+      },
+      '/approvals/{callId}/decisions': {
+        post: {
+          summary: 'Approve or deny (a single deny decides; approvals count towards the quorum)',
+          security: bearer,
+          parameters: [callId],
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: schema(DecisionBodySchema) } },
+          },
+          responses: {
+            '200': json(DecisionResultSchema, 'decided by this vote'),
+            '202': json(DecisionResultSchema, 'vote counted; quorum not reached'),
+            '400': error('body invalid (fields named)'),
+            '401': error('no approver token'),
+            '403': error('not in a routed group, or your own request'),
+            '404': error('unknown call'),
+            '409': error('already decided (by whom), or you already voted'),
+            '410': error('expired'),
+          },
+        },
+      },
+      '/approve/{token}': {
+        get: {
+          summary: 'Email link: confirmation page (decides nothing)',
+          parameters: [token],
+          responses: { '200': { description: 'HTML page' } },
+        },
+        post: {
+          summary: 'Email link: decide (single use)',
+          parameters: [token],
+          requestBody: {
+            required: true,
+            content: { 'application/x-www-form-urlencoded': { schema: schema(EmailDecisionFormSchema) } },
+          },
+          responses: {
+            '200': { description: 'HTML page' },
+            '409': { description: 'link used or already decided' },
+          },
+        },
+      },
+      '/slack/interactions': {
+        post: {
+          summary: 'Slack interactivity endpoint (X-Slack-Signature verified)',
+          responses: { '200': error('handled'), '401': error('bad signature, stale or replayed') },
+        },
+      },
+      '/inbox': {
+        get: {
+          summary: 'Web inbox (sign in with ?token= or the form; sets an HttpOnly SameSite=Strict cookie)',
+          responses: { '200': { description: 'HTML page' } },
+        },
+      },
+      '/inbox/events': {
+        get: {
+          summary: 'Server-sent events for the inbox (`change`)',
+          responses: { '200': { description: 'text/event-stream' } },
+        },
+      },
+      '/audit': {
+        get: {
+          summary: 'Audit entries, oldest first',
+          security: bearer,
+          parameters: ['runId', 'callId', 'limit'].map((name) => ({
+            name,
+            in: 'query',
+            required: false,
+            schema: { type: 'string' },
+          })),
+          responses: { '200': json(z.array(AuditEntrySchema)) },
+        },
+      },
+      '/audit/verify': {
+        get: {
+          summary: 'Is the hash chain intact, and where does it break',
+          security: bearer,
+          responses: { '200': error('{ intact, entries, brokenAt? }') },
+        },
+      },
+      '/health': {
+        get: {
+          summary: 'Redis and queue health',
+          responses: { '200': error('ok'), '503': error('Redis unreachable') },
+        },
+      },
+      '/metrics': {
+        get: { summary: 'Prometheus metrics', responses: { '200': error('text exposition format') } },
+      },
+    },
+  } as OpenAPIObject;
+}
+
+/** Swagger UI at /docs, the document at /docs-json. */
+export function setupOpenApi(app: INestApplication): void {
+  SwaggerModule.setup('docs', app, openApiDocument());
+}

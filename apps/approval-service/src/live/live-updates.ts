@@ -1,0 +1,64 @@
+// Change notices for open inboxes, over Redis pub/sub so every replica's inbox sees every change.
+import { EventEmitter } from 'node:events';
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type { Logger } from '@countersign/platform';
+import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
+import { RedisConnections } from '../core/redis-connections';
+import { LOGGER } from '../core/tokens';
+import { approvalKeys } from '../approvals/approval-keys';
+
+export interface ApprovalChange {
+  callId: string;
+  status: string;
+}
+
+@Injectable()
+export class LiveUpdates implements OnModuleInit, OnModuleDestroy {
+  private readonly channel: string;
+  private readonly events = new EventEmitter().setMaxListeners(0);
+  private readonly closers = new Set<() => void>();
+
+  constructor(
+    @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
+    private readonly redis: RedisConnections,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.channel = approvalKeys(env.KEY_PREFIX).changes;
+  }
+
+  async onModuleInit(): Promise<void> {
+    this.redis.subscriber.on('message', (channel: string, message: string) => {
+      if (channel !== this.channel) return;
+      try {
+        this.events.emit('change', JSON.parse(message) as ApprovalChange);
+      } catch (error) {
+        this.logger.warn({ err: error }, 'ignored a malformed live-update message');
+      }
+    });
+    await this.redis.subscriber.subscribe(this.channel);
+  }
+
+  async announce(change: ApprovalChange): Promise<void> {
+    await this.redis.commands.publish(this.channel, JSON.stringify(change));
+  }
+
+  /** Calls `listener` for every change until the returned function is called (or the app closes). */
+  subscribe(listener: (change: ApprovalChange) => void, onClose: () => void): () => void {
+    this.events.on('change', listener);
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      this.events.off('change', listener);
+      this.closers.delete(close);
+      onClose();
+    };
+    this.closers.add(close);
+    return close;
+  }
+
+  /** Ends every open stream, so the HTTP server can close. */
+  onModuleDestroy(): void {
+    for (const close of [...this.closers]) close();
+  }
+}

@@ -1,0 +1,112 @@
+// Producer of the internal queues: notification deliveries and the expiry / escalation timers.
+// Every job has a deterministic ID, so re-running the scheduling for a redelivered request adds nothing twice.
+import { Injectable } from '@nestjs/common';
+import {
+  ApprovalServiceJobName as Job,
+  ApprovalServiceJobSchemas,
+  approvalServiceJobIds as ids,
+  parseContract,
+  type ApprovalServiceJobPayloads,
+} from '@countersign/contracts';
+import type { Queue } from 'bullmq';
+import { ApproverDirectory } from '../auth/approver-directory';
+import { Queues } from '../core/queues';
+
+type Notice = {
+  [K in keyof ApprovalServiceJobPayloads]: { name: K; data: ApprovalServiceJobPayloads[K]; jobId: string };
+}[keyof ApprovalServiceJobPayloads];
+
+export interface NotifyTarget {
+  callId: string;
+  attempt: number;
+  requester: string;
+  groups: string[];
+  channels: string[];
+}
+
+@Injectable()
+export class NotificationScheduler {
+  constructor(
+    private readonly queues: Queues,
+    private readonly directory: ApproverDirectory,
+  ) {}
+
+  /** Slack messages to each group's channel, and one email per member with an address (never the requester). */
+  async notifyApprovers(target: NotifyTarget): Promise<void> {
+    const { callId, attempt } = target;
+    const jobs: Notice[] = [];
+    if (target.channels.includes('slack')) {
+      for (const groupId of target.groups) {
+        const channel = this.directory.group(groupId)?.slackChannel;
+        if (channel)
+          jobs.push({
+            name: Job.NotifySlack,
+            data: { callId, attempt, group: groupId, channel },
+            jobId: ids.notifySlack(callId, attempt, groupId, channel),
+          });
+      }
+    }
+    if (target.channels.includes('email')) {
+      for (const approver of this.directory.membersOf(target.groups)) {
+        if (approver.email && approver.id !== target.requester) {
+          jobs.push({
+            name: Job.NotifyEmail,
+            data: { callId, attempt, approver: approver.id },
+            jobId: ids.notifyEmail(callId, attempt, approver.id),
+          });
+        }
+      }
+    }
+    await this.addAll(this.queues.notifications, jobs);
+  }
+
+  /** Updates every channel that showed the request with how it ended. */
+  async showOutcome(callId: string, attempt: number): Promise<void> {
+    await this.addAll(this.queues.notifications, [
+      { name: Job.ShowOutcome, data: { callId, attempt }, jobId: ids.showOutcome(callId, attempt) },
+    ]);
+  }
+
+  async scheduleTimers(
+    callId: string,
+    attempt: number,
+    expiresInMs: number,
+    escalation?: { afterMs: number; groups: string[] },
+  ): Promise<void> {
+    const jobs: (Notice & { delay: number })[] = [
+      { name: Job.Expire, data: { callId, attempt }, jobId: ids.expire(callId, attempt), delay: expiresInMs },
+    ];
+    if (escalation && escalation.afterMs < expiresInMs) {
+      jobs.push({
+        name: Job.Escalate,
+        data: { callId, attempt, groups: escalation.groups },
+        jobId: ids.escalate(callId, attempt),
+        delay: escalation.afterMs,
+      });
+    }
+    await this.addAll(this.queues.timers, jobs);
+  }
+
+  /** Runs the expiry timer again later (it fired before the request was due). */
+  async retryExpiry(callId: string, attempt: number, delay: number): Promise<void> {
+    await this.queues.timers.add(
+      Job.Expire,
+      parseContract(ApprovalServiceJobSchemas[Job.Expire], { callId, attempt }, Job.Expire),
+      {
+        jobId: `${ids.expire(callId, attempt)}-late-${Date.now()}`,
+        delay,
+      },
+    );
+  }
+
+  private async addAll(queue: Queue, jobs: (Notice & { delay?: number })[]): Promise<void> {
+    if (jobs.length === 0) return;
+    await queue.addBulk(
+      jobs.map((job) => ({
+        name: job.name,
+        data: parseContract(ApprovalServiceJobSchemas[job.name], job.data, job.name),
+        opts: { jobId: job.jobId, delay: job.delay },
+      })),
+    );
+  }
+}

@@ -1,0 +1,124 @@
+import type { ApprovalRequest } from '@countersign/contracts';
+import { ApprovalsConfigSchema } from '../config/approvals-config.schema';
+import { routeRequest } from './route-request';
+import { matchesGlob } from './glob';
+
+const request = (over: Partial<ApprovalRequest> = {}): ApprovalRequest => ({
+  callId: 'call-1',
+  runId: 'run-1',
+  agent: 'ops',
+  requester: 'alice',
+  toolName: 'restart_service',
+  toolDescription: '',
+  args: { service: 'payments-api', replicas: 3, target: { region: 'eu-1' } },
+  tier: 'confirm',
+  fingerprint: 'a'.repeat(64),
+  toolDefinitionHash: 'b'.repeat(64),
+  reason: 'confirmation_required',
+  attempt: 0,
+  requestedAt: new Date(0).toISOString(),
+  ...over,
+});
+
+const approvers = ['bob', 'carol'].map((id) => ({ id, name: id, apiToken: `${id}-token-0123456789` }));
+const groups = [
+  { id: 'ops', members: ['bob'] },
+  { id: 'payments', members: ['carol'] },
+];
+const config = (extra: object) => ApprovalsConfigSchema.parse({ approvers, groups, ...extra });
+const fallback = { expiresInMs: 1_800_000 };
+
+describe('routeRequest', () => {
+  const rules = [
+    {
+      name: 'payments',
+      match: { args: { service: 'payments*' } },
+      groups: ['payments'],
+      quorum: 2,
+      expiresIn: '5m',
+    },
+    { name: 'eu', match: { args: { 'target.region': 'eu-*' }, tier: 'confirm' }, groups: ['ops'] },
+    { name: 'deletes', match: { tool: ['delete_*', 'drop_*'] }, groups: ['ops'], channels: ['web'] },
+    { name: 'alice-on-billing', match: { agent: 'billing', requester: 'al?ce' }, groups: ['payments'] },
+  ];
+
+  it.each([
+    ['an argument glob', request(), 'payments'],
+    [
+      'a nested argument path and tier',
+      request({ args: { service: 'web', target: { region: 'eu-2' } } }),
+      'eu',
+    ],
+    ['one of several tool globs', request({ toolName: 'drop_table', args: {} }), 'deletes'],
+    ['agent and requester globs', request({ agent: 'billing', args: {} }), 'alice-on-billing'],
+  ])('routes by %s', (_what, req, rule) => {
+    expect(routeRequest(req, config({ rules }), fallback)?.rule).toBe(rule);
+  });
+
+  it('takes quorum, channels and expiry from the rule, with defaults for the rest', () => {
+    expect(routeRequest(request(), config({ rules }), fallback)).toEqual({
+      rule: 'payments',
+      groups: ['payments'],
+      channels: ['slack', 'email', 'web'],
+      quorum: 2,
+      expiresInMs: 300_000,
+      escalation: undefined,
+    });
+  });
+
+  it('does not match an argument that is missing or not a scalar', () => {
+    const cfg = config({ rules: [{ match: { args: { target: '*' } }, groups: ['ops'] }] });
+    expect(routeRequest(request(), cfg, fallback)).toBeUndefined();
+    expect(routeRequest(request({ args: {} }), cfg, fallback)).toBeUndefined();
+  });
+
+  it('sends an unmatched request to the default group', () => {
+    const route = routeRequest(request({ args: {} }), config({ rules, defaultGroup: 'ops' }), fallback);
+    expect(route).toMatchObject({ rule: 'defaultGroup', groups: ['ops'], quorum: 1, expiresInMs: 1_800_000 });
+  });
+
+  it('finds no route when nothing matches and there is no default group', () => {
+    expect(routeRequest(request({ args: {} }), config({ rules }), fallback)).toBeUndefined();
+  });
+
+  it('carries the escalation of the rule', () => {
+    const cfg = config({ rules: [{ groups: ['ops'], escalation: { after: '10m', groups: ['payments'] } }] });
+    expect(routeRequest(request(), cfg, fallback)?.escalation).toEqual({
+      afterMs: 600_000,
+      groups: ['payments'],
+    });
+  });
+});
+
+describe('matchesGlob', () => {
+  it.each([
+    ['payments-api', 'payments*', true],
+    ['payments', 'payments*', true],
+    ['my-payments', 'payments*', false],
+    ['a.b', 'a?b', true],
+    ['a.b', 'a.b', true],
+    ['axb', 'a.b', false],
+  ])('%s against %s → %s', (value, glob, expected) => {
+    expect(matchesGlob(value, glob)).toBe(expected);
+  });
+});
+
+describe('ApprovalsConfigSchema', () => {
+  it('names an unknown group in a rule', () => {
+    const parsed = ApprovalsConfigSchema.safeParse({ approvers, groups, rules: [{ groups: ['nobody'] }] });
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues[0]).toMatchObject({
+      path: ['rules', 0, 'groups', 0],
+      message: 'unknown group "nobody"',
+    });
+  });
+
+  it('refuses two approvers with the same token', () => {
+    const same = approvers.map((a) => ({ ...a, apiToken: 'shared-token-0123456789' }));
+    expect(ApprovalsConfigSchema.safeParse({ approvers: same, groups }).error?.issues[0].path).toEqual([
+      'approvers',
+      1,
+      'apiToken',
+    ]);
+  });
+});

@@ -1,0 +1,80 @@
+// Routing: which groups must decide a request, over which channels, with what quorum and deadline.
+// Pure: the first rule whose every condition matches wins; no rule → the default group; none → no route.
+import type { ApprovalRequest } from '@countersign/contracts';
+import type { ApprovalsConfig, Channel, Rule, RuleMatch } from '../config/approvals-config.schema';
+import { matchesGlob } from './glob';
+
+export interface Route {
+  rule: string;
+  groups: string[];
+  channels: Channel[];
+  quorum: number;
+  expiresInMs: number;
+  escalation?: { afterMs: number; groups: string[] };
+}
+
+export interface RoutingDefaults {
+  expiresInMs: number;
+}
+
+const ALL_CHANNELS: Channel[] = ['slack', 'email', 'web'];
+
+/** Returns the route, or undefined when nobody is configured to decide (the caller denies "no approver route"). */
+export function routeRequest(
+  request: ApprovalRequest,
+  config: ApprovalsConfig,
+  fallback: RoutingDefaults,
+): Route | undefined {
+  const index = config.rules.findIndex((rule) => ruleMatches(rule.match, request));
+  if (index >= 0)
+    return toRoute(config.rules[index], config, fallback, config.rules[index].name ?? `rules[${index}]`);
+  if (config.defaultGroup)
+    return toRoute({ groups: [config.defaultGroup], match: {} }, config, fallback, 'defaultGroup');
+  return undefined;
+}
+
+export function ruleMatches(match: RuleMatch, request: ApprovalRequest): boolean {
+  if (match.tool !== undefined && !matchesGlob(request.toolName, match.tool)) return false;
+  if (match.agent !== undefined && !matchesGlob(request.agent, match.agent)) return false;
+  if (match.requester !== undefined && !matchesGlob(request.requester, match.requester)) return false;
+  if (
+    match.tier !== undefined &&
+    !(typeof match.tier === 'string' ? [match.tier] : match.tier).includes(request.tier)
+  ) {
+    return false;
+  }
+  for (const [path, globs] of Object.entries(match.args ?? {})) {
+    const value = argumentText(request.args, path);
+    if (value === undefined || !matchesGlob(value, globs)) return false;
+  }
+  return true;
+}
+
+/** The value at a dotted path as text; objects, arrays and missing values do not match a glob. */
+function argumentText(args: Record<string, unknown>, path: string): string | undefined {
+  let value: unknown = args;
+  for (const key of path.split('.')) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return undefined;
+}
+
+function toRoute(
+  rule: Pick<Rule, 'groups' | 'channels' | 'quorum' | 'expiresIn' | 'escalation' | 'match'>,
+  config: ApprovalsConfig,
+  fallback: RoutingDefaults,
+  name: string,
+): Route {
+  const escalation = rule.escalation ?? config.defaults.escalation;
+  return {
+    rule: name,
+    groups: rule.groups,
+    channels: rule.channels ?? config.defaults.channels ?? ALL_CHANNELS,
+    quorum: rule.quorum ?? config.defaults.quorum ?? 1,
+    expiresInMs: rule.expiresIn ?? config.defaults.expiresIn ?? fallback.expiresInMs,
+    escalation: escalation ? { afterMs: escalation.after, groups: escalation.groups } : undefined,
+  };
+}

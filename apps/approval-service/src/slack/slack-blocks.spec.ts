@@ -1,0 +1,103 @@
+import type { StoredApproval } from '../approvals/approval-store';
+import { outcomeMessage, parseButtonValue, requestMessage, SlackAction } from './slack-blocks';
+
+const approval = (
+  over: Partial<StoredApproval> = {},
+  reason: 'confirmation_required' | 'manual_step' = 'confirmation_required',
+) => ({
+  request: {
+    callId: 'call-7',
+    runId: 'run-1',
+    agent: 'ops',
+    requester: 'alice',
+    toolName: 'restart_service',
+    toolDescription: '',
+    args: { service: '<payments>' },
+    tier: 'confirm' as const,
+    fingerprint: 'a'.repeat(64),
+    toolDefinitionHash: 'b'.repeat(64),
+    reason,
+    attempt: 2,
+    requestedAt: new Date(0).toISOString(),
+  },
+  expiresAt: Date.UTC(2030, 0, 1),
+  trustCount: 0,
+  quorum: 1,
+  status: 'pending' as const,
+  votes: [],
+  ...over,
+});
+
+const buttons = (blocks: Record<string, unknown>[]) =>
+  blocks
+    .filter((b) => b.type === 'actions')
+    .flatMap((b) => b.elements as { action_id: string; value: string }[]);
+
+describe('Slack blocks', () => {
+  it('shows a request with Approve and Deny buttons carrying the call and attempt', () => {
+    const { blocks } = requestMessage(approval());
+    expect(buttons(blocks).map((b) => [b.action_id, parseButtonValue(b.value)])).toEqual([
+      [SlackAction.Approve, { callId: 'call-7', attempt: 2 }],
+      [SlackAction.Deny, { callId: 'call-7', attempt: 2 }],
+    ]);
+  });
+
+  it('escapes arguments so they cannot inject Slack markup', () => {
+    expect(JSON.stringify(requestMessage(approval()).blocks)).toContain('&lt;payments&gt;');
+  });
+
+  it('carries a trust suggestion after five consecutive approvals', () => {
+    expect(JSON.stringify(requestMessage(approval({ trustCount: 4 })).blocks)).not.toContain(
+      'consider promoting',
+    );
+    expect(JSON.stringify(requestMessage(approval({ trustCount: 5 })).blocks)).toContain(
+      'consider promoting restart_service to auto for alice',
+    );
+  });
+
+  it('shows a manual-step notice without buttons', () => {
+    const message = requestMessage(approval({}, 'manual_step'));
+    expect(message.text).toContain('Manual step required');
+    expect(buttons(message.blocks)).toEqual([]);
+  });
+
+  it.each([
+    [
+      {
+        decision: 'approve' as const,
+        decidedBy: 'person' as const,
+        approvers: ['bob', 'carol'],
+        decidedAt: '',
+      },
+      'Approved by bob, carol',
+    ],
+    [
+      {
+        decision: 'deny' as const,
+        decidedBy: 'person' as const,
+        approvers: ['bob'],
+        reason: 'not now',
+        decidedAt: '',
+      },
+      'Denied by bob: not now',
+    ],
+    [
+      {
+        decision: 'deny' as const,
+        decidedBy: 'expired' as const,
+        approvers: [],
+        reason: 'expired',
+        decidedAt: '',
+      },
+      'Denied: expired',
+    ],
+  ])('replaces the buttons with the outcome %#', (outcome, text) => {
+    const message = outcomeMessage(approval({ status: 'decided', outcome }));
+    expect(message.text).toContain(text);
+    expect(buttons(message.blocks)).toEqual([]);
+  });
+
+  it.each(['call-1', 'call-1|x', 'a:b|1', ''])('refuses the button value %p', (value) => {
+    expect(parseButtonValue(value)).toBeUndefined();
+  });
+});

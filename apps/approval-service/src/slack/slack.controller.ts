@@ -1,0 +1,146 @@
+// Slack's interactivity endpoint. Order matters: signature and timestamp first (nothing else is trusted
+// before), then replay, then the Slack user → approver mapping, then the vote.
+import {
+  BadRequestException,
+  Controller,
+  Headers,
+  HttpCode,
+  Inject,
+  Post,
+  Req,
+  ServiceUnavailableException,
+  UnauthorizedException,
+} from '@nestjs/common';
+import type { HttpRequest as Request } from '../http-types';
+import { z } from 'zod';
+import type { Logger } from '@countersign/platform';
+import { VoteRefusedError } from '../approvals/approval-errors';
+import { ApprovalStore } from '../approvals/approval-store';
+import { ApprovalsService } from '../approvals/approvals.service';
+import { ApproverDirectory } from '../auth/approver-directory';
+import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
+import { RedisConnections } from '../core/redis-connections';
+import { LOGGER } from '../core/tokens';
+import { parseButtonValue, SlackAction } from './slack-blocks';
+import { SlackNotifier } from './slack-notifier';
+import { SLACK_TIMESTAMP_WINDOW_SECONDS, verifySlackSignature } from './slack-signature';
+
+const InteractionSchema = z.object({
+  type: z.literal('block_actions'),
+  user: z.object({ id: z.string().min(1) }),
+  channel: z.object({ id: z.string().min(1) }).optional(),
+  actions: z.array(z.object({ action_id: z.string(), value: z.string().optional() })).min(1),
+});
+
+@Controller('slack')
+export class SlackController {
+  constructor(
+    @Inject(APPROVAL_SERVICE_CONFIG) private readonly config: ApprovalServiceConfig,
+    private readonly approvals: ApprovalsService,
+    private readonly store: ApprovalStore,
+    private readonly directory: ApproverDirectory,
+    private readonly slack: SlackNotifier,
+    private readonly redis: RedisConnections,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  @Post('interactions')
+  @HttpCode(200)
+  async interaction(
+    @Req() req: Request,
+    @Headers('x-slack-request-timestamp') timestamp: string | undefined,
+    @Headers('x-slack-signature') signature: string | undefined,
+  ): Promise<{ ok: boolean; status?: string; error?: string }> {
+    const signingSecret = this.config.env.SLACK_SIGNING_SECRET;
+    if (!signingSecret) throw new ServiceUnavailableException('Slack is not configured');
+    const rawBody = req.rawBody?.toString('utf8') ?? '';
+
+    const check = verifySlackSignature({ signingSecret, timestamp, signature, rawBody });
+    if (!check.ok) {
+      await this.approvals.reject({
+        reason: check.reason,
+        channel: 'slack',
+        detail: { timestamp: timestamp ?? null },
+      });
+      throw new UnauthorizedException(`Slack request refused: ${check.reason}`);
+    }
+    const fresh = await this.redis.commands.set(
+      this.store.keys.seenSlackSignature(signature!),
+      '1',
+      'EX',
+      2 * SLACK_TIMESTAMP_WINDOW_SECONDS,
+      'NX',
+    );
+    if (fresh !== 'OK') {
+      await this.approvals.reject({ reason: 'replay', channel: 'slack' });
+      throw new UnauthorizedException('Slack request refused: replayed');
+    }
+
+    const interaction = parseInteraction((req.body as { payload?: unknown })?.payload);
+    const action = interaction.actions[0];
+    const decision =
+      action.action_id === SlackAction.Approve
+        ? 'approve'
+        : action.action_id === SlackAction.Deny
+          ? 'deny'
+          : undefined;
+    const target = action.value ? parseButtonValue(action.value) : undefined;
+    if (!decision || !target) throw new BadRequestException(`unknown Slack action ${action.action_id}`);
+
+    const approver = this.directory.bySlackUser(interaction.user.id);
+    if (!approver) {
+      await this.approvals.reject({
+        reason: 'unknown_slack_user',
+        channel: 'slack',
+        actor: `slack:${interaction.user.id}`,
+        callId: target.callId,
+      });
+      await this.tell(interaction, 'You are not a Countersign approver, so your click was not counted.');
+      return { ok: false, error: 'unknown Slack user' };
+    }
+    try {
+      const result = await this.approvals.vote({
+        callId: target.callId,
+        attempt: target.attempt,
+        approver: approver.id,
+        approverGroups: this.directory.groupsOf(approver.id),
+        decision,
+        reason: decision === 'deny' ? `denied in Slack by ${approver.name}` : undefined,
+        channel: 'slack',
+      });
+      if (result.status === 'vote_recorded')
+        await this.tell(interaction, `Your approval was counted (${result.approvals} of ${result.quorum}).`);
+      return { ok: true, status: result.status };
+    } catch (error) {
+      if (!(error instanceof VoteRefusedError)) throw error;
+      await this.tell(interaction, `Not counted: ${error.message}.`);
+      return { ok: false, error: error.message };
+    }
+  }
+
+  /** An ephemeral reply to the clicking user; best effort (the HTTP answer already says what happened). */
+  private async tell(interaction: z.infer<typeof InteractionSchema>, text: string): Promise<void> {
+    if (!interaction.channel || !this.slack.enabled) return;
+    await this.slack
+      .tell(interaction.channel.id, interaction.user.id, text)
+      .catch((error: unknown) =>
+        this.logger.warn({ err: error }, 'could not send an ephemeral Slack message'),
+      );
+  }
+}
+
+function parseInteraction(payload: unknown) {
+  let json: unknown;
+  try {
+    json = JSON.parse(String(payload));
+  } catch {
+    throw new BadRequestException('payload: must be JSON');
+  }
+  const parsed = InteractionSchema.safeParse(json);
+  if (!parsed.success) {
+    throw new BadRequestException(
+      `invalid Slack payload: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
+  }
+  return parsed.data;
+}

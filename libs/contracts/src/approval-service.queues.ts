@@ -1,0 +1,68 @@
+// The approval service's internal queues (notification delivery, expiry, escalation) and their message catalog.
+import { z } from 'zod';
+import { IdSchema } from './common.schema';
+
+export const ApprovalServiceQueueName = {
+  /** Slack and email delivery, retried with backoff so an outage never delays or loses a request. */
+  Notifications: 'approval-notifications',
+  /** Delayed jobs that expire or escalate a request when its time comes. */
+  Timers: 'approval-timers',
+} as const;
+export type ApprovalServiceQueueName =
+  (typeof ApprovalServiceQueueName)[keyof typeof ApprovalServiceQueueName];
+
+export const ApprovalServiceJobName = {
+  NotifySlack: 'notify.slack',
+  NotifyEmail: 'notify.email',
+  ShowOutcome: 'notify.outcome',
+  Expire: 'timer.expire',
+  Escalate: 'timer.escalate',
+} as const;
+export type ApprovalServiceJobName = (typeof ApprovalServiceJobName)[keyof typeof ApprovalServiceJobName];
+
+const CallRefSchema = z.object({ callId: IdSchema, attempt: z.number().int().min(0).max(100) });
+
+export const NotifySlackJobSchema = CallRefSchema.extend({
+  group: IdSchema,
+  channel: z.string().min(1).max(80),
+});
+export const NotifyEmailJobSchema = CallRefSchema.extend({ approver: IdSchema });
+/** Tell every channel that showed the request how it ended (Slack messages updated, an email on expiry). */
+export const ShowOutcomeJobSchema = CallRefSchema;
+export const ExpireJobSchema = CallRefSchema;
+export const EscalateJobSchema = CallRefSchema.extend({ groups: z.array(IdSchema).min(1) });
+
+/** Job name → payload schema: producers parse before add, processors safeParse before work. */
+export const ApprovalServiceJobSchemas = {
+  [ApprovalServiceJobName.NotifySlack]: NotifySlackJobSchema,
+  [ApprovalServiceJobName.NotifyEmail]: NotifyEmailJobSchema,
+  [ApprovalServiceJobName.ShowOutcome]: ShowOutcomeJobSchema,
+  [ApprovalServiceJobName.Expire]: ExpireJobSchema,
+  [ApprovalServiceJobName.Escalate]: EscalateJobSchema,
+} as const;
+export type ApprovalServiceJobPayloads = {
+  [K in ApprovalServiceJobName]: z.infer<(typeof ApprovalServiceJobSchemas)[K]>;
+};
+
+/** Which job names each internal queue carries. */
+export const ApprovalServiceQueueJobs = {
+  [ApprovalServiceQueueName.Notifications]: [
+    ApprovalServiceJobName.NotifySlack,
+    ApprovalServiceJobName.NotifyEmail,
+    ApprovalServiceJobName.ShowOutcome,
+  ],
+  [ApprovalServiceQueueName.Timers]: [ApprovalServiceJobName.Expire, ApprovalServiceJobName.Escalate],
+} as const satisfies Record<ApprovalServiceQueueName, readonly ApprovalServiceJobName[]>;
+
+const suffix = (attempt: number) => (attempt === 0 ? '' : `-r${attempt}`);
+
+/** Deterministic job IDs (no ':' — BullMQ forbids it in custom IDs). */
+export const approvalServiceJobIds = {
+  notifySlack: (callId: string, attempt: number, group: string, channel: string) =>
+    `slack-${callId}${suffix(attempt)}-${group}-${channel.replace(/[^A-Za-z0-9_.-]/g, '_')}`,
+  notifyEmail: (callId: string, attempt: number, approver: string) =>
+    `email-${callId}${suffix(attempt)}-${approver}`,
+  showOutcome: (callId: string, attempt: number) => `outcome-${callId}${suffix(attempt)}`,
+  expire: (callId: string, attempt: number) => `expire-${callId}${suffix(attempt)}`,
+  escalate: (callId: string, attempt: number) => `escalate-${callId}${suffix(attempt)}`,
+};
