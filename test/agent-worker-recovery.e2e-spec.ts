@@ -1,0 +1,198 @@
+// Runs survive workers: a parked run resumes on a fresh worker, two workers never double-execute,
+// a deploy that changes a tool re-asks instead of executing, a worker killed (-9) mid-call gets its
+// call marked interrupted and asked about again (never silently re-run), and a graceful stop
+// finishes the call in flight.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { restartScript, WorkerHarness, workerEnv } from './support/agent-worker-harness';
+import { waitFor } from './support/redis';
+
+jest.setTimeout(45_000);
+
+const REPO = join(__dirname, '..');
+
+/** The repo's agents config with the `ops` agent's simulated infrastructure changed. */
+function agentsConfigWith(infra: { restartMs?: number; maxReplicas?: number }): string {
+  const config = JSON.parse(readFileSync(join(REPO, 'config/agents.json'), 'utf8'));
+  config.agents.ops.infra = { ...config.agents.ops.infra, ...infra };
+  const file = join(mkdtempSync(join(tmpdir(), 'cs-agents-')), 'agents.json');
+  writeFileSync(file, JSON.stringify(config));
+  return file;
+}
+
+describe('agent worker recovery', () => {
+  const h = new WorkerHarness('recovery');
+  afterAll(() => h.cleanup());
+
+  it('resumes a parked run on a new worker after the old one stopped', async () => {
+    const first = await h.startWorker();
+    const before = await h.restarts(first.url, 'api');
+    const runId = await h.startRun(first.url, { script: restartScript('api') });
+    const [call] = await h.waitForPending(first.url, runId);
+    await first.close();
+
+    const second = await h.startWorker();
+    await h.publishDecision(h.decision(runId, call, 'approve'));
+    await h.waitForStatus(second.url, runId, 'completed');
+    expect(await h.restarts(second.url, 'api')).toBe(before + 1);
+    await second.close();
+  });
+
+  it('lets two workers on one Redis resume runs without executing any call twice', async () => {
+    const [a, b] = await Promise.all([h.startWorker(), h.startWorker()]);
+    const before = await h.restarts(a.url, 'web');
+    const runIds = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        h.startRun(i % 2 ? a.url : b.url, { script: restartScript('web') }),
+      ),
+    );
+    const calls = await Promise.all(
+      runIds.map(async (runId) => ({ runId, call: (await h.waitForPending(a.url, runId))[0] })),
+    );
+
+    // Every decision twice, all at once: both workers race for every run.
+    const decisions = calls.flatMap(({ runId, call }) => [
+      h.decision(runId, call, 'approve'),
+      h.decision(runId, call, 'approve'),
+    ]);
+    await Promise.all(decisions.map((d) => h.publishDecision(d)));
+    for (const runId of runIds) await h.waitForStatus(b.url, runId, 'completed');
+
+    expect(await h.restarts(a.url, 'web')).toBe(before + runIds.length);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('asks again instead of executing when the tool changed between parking and resuming', async () => {
+    const old = await h.startWorker();
+    const runId = await h.startRun(old.url, {
+      script: [{ toolCalls: [{ name: 'scale_service', args: { service: 'api', replicas: 5 } }] }],
+    });
+    const [call] = await h.waitForPending(old.url, runId);
+    const replicasBefore = (await h.infra(old.url)).services.find((s) => s.name === 'api')!.replicas;
+    await old.close();
+
+    // A "deploy": scale_service now accepts at most 10 replicas, so its JSON schema and definition hash changed.
+    const deployed = await h.startWorker({ AGENTS_CONFIG: agentsConfigWith({ maxReplicas: 10 }) });
+    await h.publishDecision(h.decision(runId, call, 'approve'));
+    const again = await waitFor(
+      () => h.approvalRequest(call.callId, 1),
+      'the re-ask after the definition changed',
+    );
+    expect(again).toMatchObject({ reason: 'definition_changed', attempt: 1, fingerprint: call.fingerprint });
+    expect(again.toolDefinitionHash).not.toBe((await h.approvalRequest(call.callId, 0))!.toolDefinitionHash);
+    expect((await h.infra(deployed.url)).services.find((s) => s.name === 'api')!.replicas).toBe(
+      replicasBefore,
+    );
+    expect((await h.run(deployed.url, runId)).status).toBe('awaiting_confirmation');
+
+    // A decision on the old attempt no longer counts; one on the new attempt runs it.
+    await h.settled(await h.publishDecision(h.decision(runId, call, 'approve')));
+    expect((await h.run(deployed.url, runId)).status).toBe('awaiting_confirmation');
+    await h.publishDecision(h.decision(runId, call, 'approve', { attempt: 1 }));
+    await h.waitForStatus(deployed.url, runId, 'completed');
+    expect((await h.infra(deployed.url)).services.find((s) => s.name === 'api')!.replicas).toBe(5);
+    await deployed.close();
+  });
+
+  it('finishes the tool call in flight when stopped gracefully', async () => {
+    const worker = await h.startWorker({ AGENTS_CONFIG: agentsConfigWith({ restartMs: 800 }) });
+    const before = await h.restarts(worker.url, 'payments');
+    const runId = await h.startRun(worker.url, { script: restartScript('payments') });
+    const [call] = await h.waitForPending(worker.url, runId);
+    await h.publishDecision(h.decision(runId, call, 'approve'));
+    await waitFor(
+      async () =>
+        (await h.infra(worker.url)).services.find((s) => s.name === 'payments')?.status === 'restarting',
+      'restart in flight',
+    );
+
+    await worker.close();
+    const status = await h.redis.hget(`{${h.prefixes.keyPrefix}:run:${runId}}:meta`, 'status');
+    expect(status).toBe('completed');
+    expect(Number(await h.redis.hget(`{${h.prefixes.keyPrefix}:infra}:services`, 'payments:restarts'))).toBe(
+      before + 1,
+    );
+  });
+
+  describe('a worker killed with SIGKILL while executing an approved call', () => {
+    let child: ChildProcess | undefined;
+    afterAll(() => child?.kill('SIGKILL'));
+
+    it('marks the call interrupted and asks again, and never re-runs it on its own', async () => {
+      const { url, process: proc } = await spawnWorker(h, {
+        AGENTS_CONFIG: agentsConfigWith({ restartMs: 30_000 }),
+      });
+      child = proc;
+      const before = await h.restarts(url, 'api');
+      const runId = await h.startRun(url, { script: restartScript('api') });
+      const [call] = await h.waitForPending(url, runId);
+      await h.publishDecision(h.decision(runId, call, 'approve'));
+      await waitFor(
+        async () => (await h.infra(url)).services.find((s) => s.name === 'api')?.status === 'restarting',
+        'the restart to start',
+      );
+
+      proc.kill('SIGKILL');
+      await new Promise((resolve) => proc.once('exit', resolve));
+
+      // A healthy worker notices the stalled decision job (lock expired) and takes the run over.
+      const rescuer = await h.startWorker();
+      const again = await waitFor(
+        () => h.approvalRequest(call.callId, 1),
+        'a new approval request for the interrupted call',
+        20_000,
+      );
+      expect(again).toMatchObject({ reason: 'interrupted', attempt: 1, fingerprint: call.fingerprint });
+      expect(await h.auditTypes(runId)).toContain('tool.interrupted');
+      expect(await h.restarts(rescuer.url, 'api')).toBe(before + 1); // the killed attempt, and nothing more
+      expect((await h.run(rescuer.url, runId)).pending.map((p) => p.callId)).toEqual([call.callId]);
+
+      await h.publishDecision(h.decision(runId, call, 'approve', { attempt: 1 }));
+      await h.waitForStatus(rescuer.url, runId, 'completed');
+      expect(await h.restarts(rescuer.url, 'api')).toBe(before + 2);
+      await rescuer.close();
+    });
+  });
+});
+
+/** main.ts as a child process, the way deployments and the reliability suite run it. */
+async function spawnWorker(
+  h: WorkerHarness,
+  extra: Record<string, string>,
+): Promise<{ url: string; process: ChildProcess }> {
+  const env = {
+    ...process.env,
+    ...workerEnv(h.prefixes, extra),
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+  };
+  const proc = spawn(
+    process.execPath,
+    [
+      '-r',
+      'ts-node/register/transpile-only',
+      '-r',
+      'tsconfig-paths/register',
+      'apps/agent-worker/src/main.ts',
+    ],
+    {
+      cwd: REPO,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  proc.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    proc.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
+      if (match) resolve(match[1]);
+    });
+    proc.once('exit', (code) => reject(new Error(`worker exited with ${code}: ${output}`)));
+  });
+  return { url, process: proc };
+}
