@@ -1,0 +1,78 @@
+import { CallState, type FrontierCall, type ParkedCallBody } from './run-state';
+import { reasked, toFrontierCall, toolMessages, withUniqueIds } from './frontier';
+
+const body = (id: string, i: number): ParkedCallBody => ({
+  id,
+  name: 'restart_service',
+  args: { service: 'api' },
+  tier: 'confirm',
+  fp: 'f'.repeat(64),
+  defHash: 'd'.repeat(64),
+  attempt: 0,
+  reason: 'confirmation_required',
+  i,
+});
+
+describe('frontier helpers', () => {
+  it('gives repeated call IDs of one turn fresh IDs, so each call needs its own decision', () => {
+    const calls = withUniqueIds([
+      { id: 'c1', name: 'restart_service', args: {} },
+      { id: 'c1', name: 'restart_service', args: {} },
+    ]);
+    expect(calls[0].id).toBe('c1');
+    expect(calls[1].id).not.toBe('c1');
+  });
+
+  it('returns tool messages in the order the frontier holds them', () => {
+    const frontier: FrontierCall[] = [
+      { body: body('a', 0), state: CallState.Done, result: { outcome: 'executed', content: 'A' } },
+      { body: body('b', 1), state: CallState.Done, result: { outcome: 'denied', content: 'B' } },
+    ];
+    expect(toolMessages(frontier)).toEqual([
+      { role: 'tool', toolCallId: 'a', name: 'restart_service', content: 'A' },
+      { role: 'tool', toolCallId: 'b', name: 'restart_service', content: 'B' },
+    ]);
+  });
+
+  it('parks a pending call with the parsed arguments, fingerprint and definition hash the pipeline returned', () => {
+    const call = toFrontierCall({ id: 'c', name: 'restart_service', args: { service: 'api', extra: 1 } }, 2, {
+      kind: 'pending_confirmation',
+      callId: 'c',
+      toolName: 'restart_service',
+      args: { service: 'api' },
+      tier: 'confirm',
+      fingerprint: 'a'.repeat(64),
+      definitionHash: 'b'.repeat(64),
+      content: 'waiting',
+    });
+    expect(call).toEqual({
+      state: 'pending',
+      body: expect.objectContaining({
+        args: { service: 'api' },
+        fp: 'a'.repeat(64),
+        defHash: 'b'.repeat(64),
+        i: 2,
+        attempt: 0,
+      }),
+    });
+  });
+
+  it('keeps what the model is told for a call that did not wait', () => {
+    const call = toFrontierCall({ id: 'c', name: 'x', args: {} }, 0, {
+      kind: 'error',
+      callId: 'c',
+      toolName: 'x',
+      message: 'm',
+      content: 'Unknown tool',
+    });
+    expect(call).toMatchObject({ state: 'done', result: { outcome: 'error', content: 'Unknown tool' } });
+  });
+
+  it('asks again with the next attempt and the reason', () => {
+    expect(reasked(body('c', 0), 'interrupted')).toMatchObject({
+      attempt: 1,
+      reason: 'interrupted',
+      id: 'c',
+    });
+  });
+});
