@@ -1,0 +1,585 @@
+// The approval service end to end: real Redis, real HTTP, a stand-in Slack API and a real SMTP server.
+import { Redis } from 'ioredis';
+import { fingerprint, verifyPayloadSignature } from '@countersign/authorization';
+import { SignedDecisionSchema, type ApprovalRequest } from '@countersign/contracts';
+import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
+import { slackSignature } from '../apps/approval-service/src/slack/slack-signature';
+import { approvalRequest, AgentSideQueues } from './support/approval-harness';
+import { FakeSlackApi } from './support/fake-slack-api';
+import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
+import { SmtpCapture } from './support/smtp-capture';
+
+jest.setTimeout(30_000);
+
+const prefixes = uniquePrefixes('approvals');
+const SLACK_SIGNING_SECRET = 'slack-signing-secret-for-tests';
+const SLACK_BOT_TOKEN = 'xoxb-test-token';
+const DECISION_SIGNING_SECRET = 'decision-secret-0123456789';
+const token = (id: string) => `${id}-api-token-0123456789`;
+
+const approvers = ['bob', 'carol', 'dave', 'eve'].map((id) => ({
+  id,
+  name: id[0].toUpperCase() + id.slice(1),
+  email: `${id}@example.test`,
+  slackUserId: `U_${id.toUpperCase()}`,
+  apiToken: token(id),
+}));
+const APPROVALS = {
+  approvers,
+  groups: [
+    { id: 'ops', members: ['bob', 'carol', 'dave'], slackChannel: '#ops' },
+    { id: 'finance', members: ['eve'], slackChannel: '#finance' },
+  ],
+  rules: [
+    { name: 'payments', match: { agent: 'ops', args: { service: 'payments*' } }, groups: ['ops'], quorum: 2 },
+    { name: 'short-lived', match: { tool: 'short_lived' }, groups: ['ops'], expiresIn: '1200ms' },
+    { name: 'ops agent', match: { agent: 'ops' }, groups: ['ops'] },
+  ],
+  // No default group: a request from any other agent has no route.
+};
+
+let service: RunningApprovalService;
+let queues: AgentSideQueues;
+let redis: Redis;
+const slack = new FakeSlackApi();
+const smtp = new SmtpCapture();
+
+beforeAll(async () => {
+  const [slackUrl, smtpUrl] = await Promise.all([slack.start(), smtp.start()]);
+  service = await startApprovalService(
+    {
+      REDIS_URL: TEST_REDIS_URL,
+      KEY_PREFIX: prefixes.keyPrefix,
+      QUEUE_PREFIX: prefixes.queuePrefix,
+      DECISION_SIGNING_SECRET,
+      LINK_TOKEN_SECRET: 'link-secret-0123456789',
+      APPROVALS_CONFIG: JSON.stringify(APPROVALS),
+      SLACK_BOT_TOKEN,
+      SLACK_SIGNING_SECRET,
+      SLACK_API_URL: slackUrl,
+      SMTP_URL: smtpUrl,
+      NOTIFY_ATTEMPTS: '20',
+      NOTIFY_BACKOFF: '50ms',
+      LOG_LEVEL: 'silent',
+    },
+    { port: 0, host: '127.0.0.1' },
+  );
+  queues = new AgentSideQueues(prefixes);
+  redis = new Redis(TEST_REDIS_URL);
+});
+
+afterAll(async () => {
+  await service?.close();
+  await queues?.close();
+  await redis?.quit();
+  await Promise.all([slack.stop(), smtp.stop()]);
+  await deletePrefixedKeys(prefixes);
+});
+
+// ---- helpers -------------------------------------------------------------------------------------------
+
+function slackBody(callId: string, userId: string, action: 'approve' | 'deny', attempt = 0): string {
+  const payload = {
+    type: 'block_actions',
+    user: { id: userId },
+    channel: { id: 'C-ops' },
+    actions: [{ action_id: `countersign_${action}`, value: `${callId}|${attempt}` }],
+  };
+  return new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+}
+
+async function postSlack(
+  body: string,
+  options: { timestamp?: number; secret?: string; signature?: string } = {},
+) {
+  const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000));
+  const signature =
+    options.signature ?? slackSignature(options.secret ?? SLACK_SIGNING_SECRET, timestamp, body);
+  const res = await fetch(`${service.url}/slack/interactions`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      'X-Slack-Request-Timestamp': timestamp,
+      'X-Slack-Signature': signature,
+    },
+    body,
+  });
+  return {
+    status: res.status,
+    json: (await res.json()) as { ok?: boolean; error?: string; message?: string },
+  };
+}
+
+async function api(method: string, path: string, as: string | undefined, body?: unknown) {
+  const res = await fetch(`${service.url}${path}`, {
+    method,
+    headers: { ...(as ? { Authorization: `Bearer ${token(as)}` } : {}), 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : undefined };
+}
+
+const decide = (callId: string, as: string, decision: 'approve' | 'deny', reason?: string) =>
+  api('POST', `/approvals/${callId}/decisions`, as, { decision, ...(reason ? { reason } : {}) });
+
+async function audit(
+  callId: string,
+): Promise<{ type: string; actor?: string; detail: Record<string, unknown> }[]> {
+  return (await api('GET', `/audit?callId=${callId}`, 'bob')).json;
+}
+
+async function rejectionsFor(callId: string): Promise<string[]> {
+  return (await audit(callId))
+    .filter((e) => e.type === 'decision.rejected')
+    .map((e) => String(e.detail.reason));
+}
+
+const posted = (callId: string) =>
+  waitFor(() => slack.find('chat.postMessage', callId)[0], `Slack message for ${callId}`);
+
+async function submitAndShow(over: Partial<ApprovalRequest> = {}) {
+  const request = await queues.submit(approvalRequest(over));
+  await waitFor(
+    async () => (await api('GET', `/approvals/${request.callId}`, 'bob')).status === 200,
+    'request stored',
+  );
+  return request;
+}
+
+function linkIn(mailText: string): string {
+  const match = /https?:\/\/[^\s"<>]+\/approve\/[A-Za-z0-9_.-]+/.exec(mailText);
+  if (!match) throw new Error('no approve link in the mail');
+  return match[0];
+}
+
+// ---- tests ---------------------------------------------------------------------------------------------
+
+describe('approval service', () => {
+  it('posts a request to Slack with buttons and emails every approver of the group', async () => {
+    const request = await queues.submit(approvalRequest({ args: { service: 'web', note: '<b>hi</b>' } }));
+    const message = await posted(request.callId);
+
+    expect(message.authorization).toBe(`Bearer ${SLACK_BOT_TOKEN}`);
+    expect(message.body.channel).toBe('#ops');
+    const actions = (
+      message.body.blocks as { type: string; elements?: { action_id: string; value: string }[] }[]
+    ).find((b) => b.type === 'actions');
+    expect(actions?.elements?.map((e) => [e.action_id, e.value])).toEqual([
+      ['countersign_approve', `${request.callId}|0`],
+      ['countersign_deny', `${request.callId}|0`],
+    ]);
+    expect(JSON.stringify(message.body.blocks)).toContain('&lt;b&gt;hi&lt;/b&gt;');
+
+    for (const who of ['bob', 'carol', 'dave']) {
+      const mail = await waitFor(
+        () => smtp.to(`${who}@example.test`, '&lt;b&gt;hi&lt;/b&gt;')[0],
+        `mail to ${who}`,
+      );
+      expect(linkIn(mail.text)).toContain('/approve/');
+    }
+    expect(smtp.to('eve@example.test')).toEqual([]);
+    await waitFor(
+      async () => (await audit(request.callId)).filter((e) => e.type === 'notification.sent').length === 4,
+      'notifications audited',
+    );
+  });
+
+  it('approves through a signed Slack interaction and publishes a signed decision with the fingerprint of what was shown', async () => {
+    const request = await queues.submit(approvalRequest({ args: { service: 'web', replicas: 3 } }));
+    await posted(request.callId);
+    const message = slack.replyTo(request.callId)!;
+
+    const reply = await postSlack(slackBody(request.callId, 'U_BOB', 'approve'));
+    expect(reply).toEqual({ status: 200, json: { ok: true, status: 'decided' } });
+
+    const decision = await queues.waitForDecision(request.callId);
+    expect(SignedDecisionSchema.parse(decision)).toMatchObject({
+      callId: request.callId,
+      runId: request.runId,
+      decision: 'approve',
+      decidedBy: 'person',
+      approvers: ['bob'],
+      fingerprint: fingerprint('restart_service', { replicas: 3, service: 'web' }),
+      shown: { toolName: 'restart_service', args: { service: 'web', replicas: 3 } },
+      attempt: 0,
+    });
+    expect(verifyPayloadSignature(decision, DECISION_SIGNING_SECRET)).toBe(true);
+    expect(verifyPayloadSignature({ ...decision, decision: 'deny' }, DECISION_SIGNING_SECRET)).toBe(false);
+
+    const update = await waitFor(
+      () => slack.find('chat.update', 'Approved by bob').find((c) => c.body.ts === message.ts),
+      'Slack message updated',
+    );
+    expect(update.body.channel).toBe('C-ops');
+    expect(JSON.stringify(update.body.blocks)).not.toContain('countersign_approve');
+  });
+
+  describe('refuses and audits', () => {
+    let request: ApprovalRequest;
+    beforeAll(async () => {
+      request = await submitAndShow({ requester: 'carol' });
+    });
+
+    it.each([
+      [
+        'a bad signature',
+        () => postSlack(slackBody(request.callId, 'U_BOB', 'approve'), { secret: 'not-the-secret' }),
+        401,
+        'bad_signature',
+      ],
+      [
+        'a stale timestamp',
+        () =>
+          postSlack(slackBody(request.callId, 'U_BOB', 'approve'), {
+            timestamp: Math.floor(Date.now() / 1000) - 301,
+          }),
+        401,
+        'stale_timestamp',
+      ],
+    ])('a Slack request with %s', async (_what, send, status, reason) => {
+      const before = await rejectionCount(reason);
+      expect((await send()).status).toBe(status);
+      await waitFor(async () => (await rejectionCount(reason)) === before + 1, `${reason} audited`);
+    });
+
+    it.each([
+      ['an unknown Slack user', 'U_MALLORY', 'unknown_slack_user', 'unknown Slack user'],
+      ['the requester themself', 'U_CAROL', 'self_approval', 'you cannot decide on your own request'],
+      [
+        'an approver outside the routed groups',
+        'U_EVE',
+        'unauthorized_approver',
+        'you are not an approver for this request',
+      ],
+    ])('a click by %s', async (_who, userId, reason, error) => {
+      const reply = await postSlack(slackBody(request.callId, userId, 'approve'));
+      expect(reply).toEqual({ status: 200, json: { ok: false, error } });
+      expect(await rejectionsFor(request.callId)).toContain(reason);
+    });
+
+    it('a replayed Slack request', async () => {
+      const body = slackBody(request.callId, 'U_REPLAYER', 'deny');
+      const timestamp = Math.floor(Date.now() / 1000);
+      expect((await postSlack(body, { timestamp })).status).toBe(200);
+      expect((await postSlack(body, { timestamp })).status).toBe(401);
+      expect(await rejectionCount('replay')).toBeGreaterThanOrEqual(1);
+    });
+
+    it('the requester deciding through the API, and a non-member', async () => {
+      expect(await decide(request.callId, 'carol', 'approve')).toMatchObject({
+        status: 403,
+        json: { error: 'self_approval' },
+      });
+      expect(await decide(request.callId, 'eve', 'approve')).toMatchObject({
+        status: 403,
+        json: { error: 'unauthorized_approver' },
+      });
+      expect(await queues.decision(request.callId)).toBeUndefined();
+      expect((await api('GET', `/approvals/${request.callId}`, 'bob')).json.status).toBe('pending');
+    });
+
+    it('calls without a valid approver token', async () => {
+      expect(
+        (await api('POST', `/approvals/${request.callId}/decisions`, undefined, { decision: 'approve' }))
+          .status,
+      ).toBe(401);
+      const forged = await fetch(`${service.url}/approvals`, {
+        headers: { Authorization: 'Bearer bob-api-token-01234567890' },
+      });
+      expect(forged.status).toBe(401);
+    });
+  });
+
+  it('decides nothing on the email link GET, decides once on POST, and refuses a second POST', async () => {
+    const request = await queues.submit(approvalRequest({ args: { service: 'search' } }));
+    const mail = await waitFor(() => smtp.to('dave@example.test', '"service": "search"')[0], 'mail to dave');
+    const link = linkIn(mail.text);
+
+    const page = await fetch(link);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('restart_service');
+    expect(html).toContain('method="post"');
+    expect((await api('GET', `/approvals/${request.callId}`, 'bob')).json.status).toBe('pending');
+
+    const post = (decision: string) =>
+      fetch(link, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: `decision=${decision}&reason=looks+fine`,
+      });
+    expect((await post('approve')).status).toBe(200);
+    const second = await post('deny');
+    expect(second.status).toBe(409);
+    expect(await second.text()).toContain('already been used');
+
+    const decision = await queues.waitForDecision(request.callId);
+    expect(decision).toMatchObject({ decision: 'approve', approvers: ['dave'], reason: 'looks fine' });
+    expect(await rejectionsFor(request.callId)).toContain('replayed_token');
+  });
+
+  it('needs two different approvers for a quorum of 2; the same approver twice does not count', async () => {
+    const request = await submitAndShow({ args: { service: 'payments-api' } });
+
+    expect(await decide(request.callId, 'bob', 'approve')).toMatchObject({
+      status: 202,
+      json: { status: 'vote_recorded', approvals: 1, quorum: 2 },
+    });
+    expect(await decide(request.callId, 'bob', 'approve')).toMatchObject({
+      status: 409,
+      json: { error: 'already_voted' },
+    });
+    expect(await queues.decision(request.callId)).toBeUndefined();
+
+    expect(await decide(request.callId, 'carol', 'approve')).toMatchObject({
+      status: 200,
+      json: { status: 'decided', decision: 'approve', approvers: ['bob', 'carol'] },
+    });
+    expect(await queues.waitForDecision(request.callId)).toMatchObject({
+      decision: 'approve',
+      approvers: ['bob', 'carol'],
+    });
+  });
+
+  it('lets a single deny decide at once, even under a quorum', async () => {
+    const request = await submitAndShow({ args: { service: 'payments-db' } });
+    expect((await decide(request.callId, 'bob', 'approve')).status).toBe(202);
+    expect(await decide(request.callId, 'dave', 'deny', 'not during the freeze')).toMatchObject({
+      status: 200,
+      json: { decision: 'deny', approvers: ['dave'] },
+    });
+    expect(await queues.waitForDecision(request.callId)).toMatchObject({
+      decision: 'deny',
+      decidedBy: 'person',
+      reason: 'not during the freeze',
+      approvers: ['dave'],
+    });
+    expect(await decide(request.callId, 'carol', 'approve')).toMatchObject({
+      status: 409,
+      json: { message: 'already decided by dave' },
+    });
+  });
+
+  it('denies an expired request with reason "expired" and says so in Slack and by email', async () => {
+    const request = await queues.submit(approvalRequest({ toolName: 'short_lived', args: { ttl: 1 } }));
+    await posted(request.callId);
+    const decision = await queues.waitForDecision(request.callId);
+    expect(decision).toMatchObject({
+      decision: 'deny',
+      decidedBy: 'expired',
+      reason: 'expired',
+      approvers: [],
+    });
+    expect(verifyPayloadSignature(decision, DECISION_SIGNING_SECRET)).toBe(true);
+    expect((await api('GET', `/approvals/${request.callId}`, 'bob')).json).toMatchObject({
+      status: 'expired',
+      outcome: { decidedBy: 'expired' },
+    });
+    await waitFor(() => slack.find('chat.update', 'expired').length > 0, 'Slack message shows the expiry');
+    await waitFor(() => smtp.to('bob@example.test', 'Expired: short_lived').length > 0, 'expiry email');
+    expect(await decide(request.callId, 'bob', 'approve')).toMatchObject({
+      status: 409,
+      json: { message: 'already decided: the request expired' },
+    });
+  });
+
+  it('denies a request that matches no route with reason "no approver route"', async () => {
+    const request = await queues.submit(approvalRequest({ agent: 'stray' }));
+    expect(await queues.waitForDecision(request.callId)).toMatchObject({
+      decision: 'deny',
+      decidedBy: 'no_route',
+      reason: 'no approver route',
+      approvers: [],
+    });
+  });
+
+  it('shows a manual_only request as a notice without buttons and publishes no decision', async () => {
+    const request = await queues.submit(
+      approvalRequest({
+        toolName: 'drop_database',
+        tier: 'manual_only',
+        reason: 'manual_step',
+        args: { name: 'prod' },
+      }),
+    );
+    const message = await waitFor(() => slack.find('chat.postMessage', 'drop_database')[0], 'Slack notice');
+    expect(message.body.text).toContain('Manual step required');
+    expect((message.body.blocks as { type: string }[]).some((b) => b.type === 'actions')).toBe(false);
+    await waitFor(
+      () => smtp.to('bob@example.test', 'Manual step required: drop_database')[0],
+      'notice email',
+    );
+
+    expect(await decide(request.callId, 'bob', 'approve')).toMatchObject({
+      status: 409,
+      json: { error: 'manual_step_notice' },
+    });
+    expect((await api('GET', `/approvals/${request.callId}`, 'bob')).json.status).toBe('notice');
+    expect(await queues.decision(request.callId)).toBeUndefined();
+  });
+
+  it('lets the first decision win across channels: the inbox approves, Slack is updated, a late click is told who decided', async () => {
+    const request = await queues.submit(approvalRequest({ args: { service: 'cache' } }));
+    await posted(request.callId);
+
+    const signIn = await fetch(`${service.url}/inbox?token=${token('bob')}`, { redirect: 'manual' });
+    expect(signIn.status).toBe(303);
+    const cookie = signIn.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toMatch(/SameSite=Strict/i);
+    const session = cookie.split(';')[0];
+
+    const decideByCookie = (headers: Record<string, string>) =>
+      fetch(`${service.url}/approvals/${request.callId}/decisions`, {
+        method: 'POST',
+        headers: { Cookie: session, 'Content-Type': 'application/json', ...headers },
+        body: '{"decision":"approve"}',
+      });
+    expect((await decideByCookie({})).status).toBe(401); // a cookie alone (e.g. a cross-site form) is not enough
+    expect((await decideByCookie({ 'X-Countersign-Inbox': '1' })).status).toBe(200);
+
+    await waitFor(
+      () =>
+        slack.find('chat.update', 'Approved by bob').some((c) => JSON.stringify(c.body).includes('cache')),
+      'Slack shows the inbox decision',
+    );
+    const late = await postSlack(slackBody(request.callId, 'U_CAROL', 'deny'));
+    expect(late.json).toEqual({ ok: false, error: 'already decided by bob' });
+    await waitFor(
+      () => slack.find('chat.postEphemeral', 'already decided by bob').length > 0,
+      'late clicker told',
+    );
+    expect(await queues.waitForDecision(request.callId)).toMatchObject({
+      decision: 'approve',
+      approvers: ['bob'],
+    });
+  });
+
+  it('suggests promoting a tool to auto after 5 consecutive approvals for the same requester, and promotes nothing', async () => {
+    for (let i = 0; i < 5; i++) {
+      const request = await submitAndShow({
+        toolName: 'deploy_app',
+        requester: 'trusty',
+        args: { build: i },
+      });
+      expect((await api('GET', `/approvals/${request.callId}`, 'bob')).json.trustSuggestion).toBeUndefined();
+      expect((await decide(request.callId, 'bob', 'approve')).status).toBe(200);
+    }
+    const sixth = await queues.submit(
+      approvalRequest({ toolName: 'deploy_app', requester: 'trusty', args: { build: 6 } }),
+    );
+    const message = await posted(sixth.callId);
+    expect(JSON.stringify(message.body.blocks)).toContain('consider promoting deploy_app to auto for trusty');
+    await waitFor(
+      () => smtp.to('carol@example.test', 'consider promoting deploy_app to auto for trusty')[0],
+      'suggestion in the email',
+    );
+    const view = (await api('GET', `/approvals/${sixth.callId}`, 'bob')).json;
+    expect(view).toMatchObject({
+      status: 'pending',
+      trustSuggestion: expect.stringContaining('consider promoting deploy_app to auto for trusty'),
+    });
+  });
+
+  it('keeps a request decidable while Slack is down, and delivers the message once Slack is back', async () => {
+    slack.failing = true;
+    const request = await submitAndShow({ args: { service: 'queue' } });
+    await waitFor(
+      () =>
+        slack.calls.some((c) => c.method === 'chat.postMessage' && JSON.stringify(c.body).includes('queue')),
+      'a failed attempt',
+    );
+    slack.failing = false;
+    await waitFor(() => slack.replyTo(request.callId), 'delivered on retry');
+    expect(slack.find('chat.postMessage', request.callId).length).toBeGreaterThanOrEqual(2);
+    expect((await decide(request.callId, 'dave', 'approve')).status).toBe(200);
+  });
+
+  it('keeps an invalid queue message in the failed set with an error naming the fields, and keeps working', async () => {
+    const bad = await queues.requests.add(
+      'approval.request',
+      { callId: 'bad-1', args: 'not-an-object', tier: 'sometimes' },
+      { jobId: 'bad-1' },
+    );
+    const failed = await waitFor(
+      async () =>
+        (await queues.requests.getJob(bad.id!)) && (await bad.isFailed())
+          ? queues.requests.getJob(bad.id!)
+          : undefined,
+      'bad job failed',
+    );
+    expect(failed.failedReason).toContain('runId');
+    expect(failed.failedReason).toContain('args');
+    expect(failed.failedReason).toContain('tier');
+    expect(failed.attemptsMade).toBe(1);
+
+    const forged = approvalRequest();
+    await queues.submit({ ...forged, fingerprint: 'f'.repeat(64) });
+    const rejected = await waitFor(
+      async () => (await queues.requests.getJob(forged.callId))?.failedReason,
+      'forged fingerprint rejected',
+    );
+    expect(rejected).toContain('fingerprint');
+
+    const good = await queues.submit(approvalRequest({ args: { service: 'after-the-bad-one' } }));
+    await posted(good.callId);
+  });
+
+  it('answers 400 naming the fields when a body or query has the wrong types', async () => {
+    const request = await submitAndShow({ args: { service: 'types' } });
+    const res = await api('POST', `/approvals/${request.callId}/decisions`, 'bob', {
+      decision: 5,
+      reason: 7,
+    });
+    expect(res.status).toBe(400);
+    expect(res.json.issues.map((i: { path: string }) => i.path).sort()).toEqual(['decision', 'reason']);
+    expect(
+      (
+        await api('POST', `/approvals/${request.callId}/decisions`, 'bob', {
+          decision: 'approve',
+          extra: true,
+        })
+      ).status,
+    ).toBe(400);
+    const query = await api('GET', '/approvals?status=sometimes', 'bob');
+    expect(query.status).toBe(400);
+    expect(query.json.message).toContain('status');
+    expect((await api('GET', '/audit?limit=lots', 'bob')).json.message).toContain('limit');
+  });
+
+  it('serves health, metrics and the OpenAPI document', async () => {
+    expect((await api('GET', '/health', undefined)).json).toMatchObject({ status: 'ok', redis: 'up' });
+    const metrics = await (await fetch(`${service.url}/metrics`)).text();
+    expect(metrics).toContain(
+      'countersign_decisions_published_total{decision="approve",decided_by="person"}',
+    );
+    const doc = (await api('GET', '/docs-json', undefined)).json;
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        '/approvals',
+        '/approvals/{callId}/decisions',
+        '/slack/interactions',
+        '/audit/verify',
+      ]),
+    );
+  });
+
+  // Last: it breaks this file's audit chain on purpose.
+  it('keeps a hash-chained audit log that verifies, and detects a removed entry', async () => {
+    expect((await api('GET', '/audit/verify', 'bob')).json).toMatchObject({ intact: true });
+    const stream = `{${prefixes.keyPrefix}:audit}:stream`;
+    const entries = await redis.xrange(stream, '-', '+');
+    expect(entries.length).toBeGreaterThan(10);
+    const [victimId] = entries[5];
+    await redis.xdel(stream, victimId);
+    const check = (await api('GET', '/audit/verify', 'bob')).json;
+    expect(check.intact).toBe(false);
+    expect(check.brokenAt.id).toBe(entries[6][0]);
+  });
+
+  async function rejectionCount(reason: string): Promise<number> {
+    const all: { type: string; detail: Record<string, unknown> }[] = (await api('GET', '/audit', 'bob')).json;
+    return all.filter((e) => e.type === 'decision.rejected' && e.detail.reason === reason).length;
+  }
+});

@@ -1,0 +1,73 @@
+// Helpers for approval-service e2e tests: build and enqueue requests, read decisions off the queue.
+import { randomBytes } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { fingerprint } from '@countersign/authorization';
+import {
+  JobName,
+  jobIds,
+  QueueName,
+  type ApprovalRequest,
+  type SignedDecision,
+} from '@countersign/contracts';
+import { TEST_REDIS_URL, waitFor, type TestPrefixes } from './redis';
+
+export function approvalRequest(over: Partial<ApprovalRequest> = {}): ApprovalRequest {
+  const toolName = over.toolName ?? 'restart_service';
+  const args = over.args ?? { service: 'web', replicas: 2 };
+  return {
+    callId: `call-${randomBytes(5).toString('hex')}`,
+    runId: `run-${randomBytes(5).toString('hex')}`,
+    agent: 'ops',
+    requester: 'alice',
+    toolDescription: 'Restarts a service',
+    tier: 'confirm',
+    toolDefinitionHash: 'd'.repeat(64),
+    reason: 'confirmation_required',
+    attempt: 0,
+    requestedAt: new Date().toISOString(),
+    ...over,
+    toolName,
+    args,
+    fingerprint: over.fingerprint ?? fingerprint(toolName, args),
+  };
+}
+
+/** The two public queues as the agent worker sees them. */
+export class AgentSideQueues {
+  readonly connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+  readonly requests: Queue;
+  readonly decisions: Queue;
+
+  constructor(prefixes: TestPrefixes) {
+    this.requests = new Queue(QueueName.ApprovalRequests, {
+      connection: this.connection,
+      prefix: prefixes.queuePrefix,
+    });
+    this.decisions = new Queue(QueueName.ApprovalDecisions, {
+      connection: this.connection,
+      prefix: prefixes.queuePrefix,
+    });
+  }
+
+  async submit(request: ApprovalRequest): Promise<ApprovalRequest> {
+    await this.requests.add(JobName.RequestApproval, request, {
+      jobId: jobIds.approvalRequest(request.callId, request.attempt),
+    });
+    return request;
+  }
+
+  async decision(callId: string, attempt = 0): Promise<SignedDecision | undefined> {
+    return (await this.decisions.getJob(jobIds.decision(callId, attempt)))?.data as
+      SignedDecision | undefined;
+  }
+
+  waitForDecision(callId: string, timeoutMs = 10_000): Promise<SignedDecision> {
+    return waitFor(() => this.decision(callId), `decision for ${callId}`, timeoutMs);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.requests.close(), this.decisions.close()]);
+    await this.connection.quit();
+  }
+}
