@@ -59,14 +59,12 @@ export class InboxController {
   events(@Req() req: Request, @Res() res: Response): void {
     if (!this.auth.identify(req))
       return void res.status(401).json({ statusCode: 401, message: 'sign in first' });
-    res
-      .status(200)
-      .set({
-        'Content-Type': 'text/event-stream',
-        'Cache-Control': 'no-store',
-        Connection: 'keep-alive',
-        'X-Accel-Buffering': 'no',
-      });
+    res.status(200).set({
+      'Content-Type': 'text/event-stream',
+      'Cache-Control': 'no-store',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
     res.flushHeaders();
     res.write(': connected\n\n');
     const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
