@@ -18,7 +18,9 @@ export interface ChainCheck {
 }
 
 const APPEND_SCRIPT = loadLua(__dirname, 'audit-append-2.lua');
-const MAX_APPEND_ATTEMPTS = 50;
+const MAX_APPEND_ATTEMPTS = 100;
+/** Entries appended by one script call at most; keeps a single call short. */
+const MAX_BATCH = 200;
 
 export function auditKeys(keyPrefix: string) {
   // One hash tag for both keys: the append script touches them together (Redis Cluster).
@@ -30,9 +32,21 @@ export function chainHash(prevHash: string, entryJson: string): string {
   return createHash('sha256').update(prevHash).update('\n').update(entryJson).digest('hex');
 }
 
+interface QueuedEntry {
+  json: string;
+  resolve: (id: string) => void;
+  reject: (error: Error) => void;
+}
+
+/**
+ * One writer per process: appends are queued and flushed in batches, each batch one compare-and-set
+ * script call, so many concurrent appends cost few round trips and never fight each other in-process.
+ */
 export class AuditLog {
   private readonly keys: { stream: string; head: string };
   private knownHead = '';
+  private queue: QueuedEntry[] = [];
+  private flushing: Promise<void> | undefined;
 
   constructor(
     private readonly redis: RedisClient,
@@ -42,21 +56,51 @@ export class AuditLog {
     this.keys = auditKeys(keyPrefix);
   }
 
-  async append(input: AuditInput): Promise<string> {
+  /** Resolves with the stream ID once the entry is durably in the chain. */
+  append(input: AuditInput): Promise<string> {
     const body = { ...input, detail: input.detail ?? {}, service: this.service, at: new Date().toISOString() };
     const json = canonicalJson(stripUndefined(body));
-    for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS; attempt++) {
-      const prev = this.knownHead;
-      const hash = chainHash(prev, json);
-      const [ok, value] = (await this.redis.eval(APPEND_SCRIPT, 2, this.keys.stream, this.keys.head, prev, hash, json)) as [
-        number,
-        string,
-      ];
-      if (ok === 1) {
-        this.knownHead = hash;
-        return value;
+    return new Promise<string>((resolve, reject) => {
+      this.queue.push({ json, resolve, reject });
+      this.flushing ??= this.flush().finally(() => (this.flushing = undefined));
+    });
+  }
+
+  /** Waits until everything appended so far is written. */
+  async drain(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  private async flush(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      try {
+        const ids = await this.appendBatch(batch.map((e) => e.json));
+        batch.forEach((e, i) => e.resolve(ids[i]));
+      } catch (error) {
+        batch.forEach((e) => e.reject(error as Error));
       }
-      this.knownHead = value;
+    }
+  }
+
+  private async appendBatch(jsons: string[]): Promise<string[]> {
+    for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS; attempt++) {
+      const expected = this.knownHead;
+      const args: string[] = [expected];
+      let prev = expected;
+      for (const json of jsons) {
+        prev = chainHash(prev, json);
+        args.push(prev, json);
+      }
+      const reply = (await this.redis.eval(APPEND_SCRIPT, 2, this.keys.stream, this.keys.head, ...args)) as [
+        number,
+        ...string[],
+      ];
+      if (reply[0] === 1) {
+        this.knownHead = prev;
+        return reply.slice(1) as string[];
+      }
+      this.knownHead = reply[1];
     }
     throw new Error(`audit append lost the race ${MAX_APPEND_ATTEMPTS} times`);
   }

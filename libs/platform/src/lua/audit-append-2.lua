@@ -1,23 +1,27 @@
 --[[
-  Appends one entry to the hash-chained audit stream, if the chain head is still the one the caller
-  computed the entry's hash from (compare-and-set; the caller retries with the returned head).
+  Appends a batch of entries to the hash-chained audit stream, if the chain head is still the one the
+  caller computed the entries' hashes from (compare-and-set; on a miss the caller re-chains and retries).
 
   KEYS[1] audit stream
   KEYS[2] chain head (hash of the newest entry)
 
-  ARGV[1] the head the caller expects ("" for an empty chain)
-  ARGV[2] the new entry's hash
-  ARGV[3] the entry as JSON (without prevHash/hash)
-  ARGV[4] MAXLEN is never applied: the log is append-only
+  ARGV[1]            the head the caller expects ("" for an empty chain)
+  ARGV[2k], ARGV[2k+1]  (k = 1..n) entry k's hash and its JSON (without prevHash/hash);
+                        entry k links to entry k-1, entry 1 to ARGV[1]
 
   Returns
-    {1, id}        appended with stream id
-    {0, head}      the head moved; retry with this head
+    {1, id1, ..., idn}   appended, with the stream IDs in order
+    {0, head}            the head moved; re-chain from this head and retry
 ]]
 local head = redis.call('GET', KEYS[2]) or ''
 if head ~= ARGV[1] then
   return {0, head}
 end
-local id = redis.call('XADD', KEYS[1], '*', 'entry', ARGV[3], 'prev', ARGV[1], 'hash', ARGV[2])
-redis.call('SET', KEYS[2], ARGV[2])
-return {1, id}
+local result = {1}
+local prev = ARGV[1]
+for i = 2, #ARGV, 2 do
+  result[#result + 1] = redis.call('XADD', KEYS[1], '*', 'entry', ARGV[i + 1], 'prev', prev, 'hash', ARGV[i])
+  prev = ARGV[i]
+end
+redis.call('SET', KEYS[2], prev)
+return result
