@@ -11,7 +11,7 @@ import { LOGGER } from '../core/tokens';
 import { LiveUpdates } from '../live/live-updates';
 import { NotificationScheduler } from '../notifications/notification-scheduler';
 import { routeRequest } from '../routing/route-request';
-import { VoteRefusedError } from './approval-errors';
+import { ErrorCode, VoteRefusedError } from './approval-errors';
 import {
   ApprovalStore,
   type Outcome,
@@ -103,26 +103,24 @@ export class ApprovalsService {
     ];
     if (created.created) {
       this.metrics.requestsReceived.inc({ outcome: isNotice ? 'notice' : 'routed' });
-      work.push(
-        this.audit.append({
-          type: isNotice ? 'request.notice' : 'request.created',
-          runId,
-          callId,
-          actor: request.requester,
-          detail: {
-            toolName: request.toolName,
-            tier: request.tier,
-            agent: request.agent,
-            attempt,
-            reason: request.reason,
-            rule: route?.rule ?? null,
-            groups: target.groups,
-            quorum: route?.quorum ?? null,
-            fingerprint: shown,
-          },
-        }),
-        this.live.announce({ callId, status: isNotice ? 'notice' : 'pending' }),
-      );
+      this.audit.record({
+        type: isNotice ? 'request.notice' : 'request.created',
+        runId,
+        callId,
+        actor: request.requester,
+        detail: {
+          toolName: request.toolName,
+          tier: request.tier,
+          agent: request.agent,
+          attempt,
+          reason: request.reason,
+          rule: route?.rule ?? null,
+          groups: target.groups,
+          quorum: route?.quorum ?? null,
+          fingerprint: shown,
+        },
+      });
+      work.push(this.live.announce({ callId, status: isNotice ? 'notice' : 'pending' }));
     }
     await Promise.all(work);
     this.logger.info(
@@ -140,7 +138,10 @@ export class ApprovalsService {
     try {
       result = await this.store.recordVote(input);
     } catch (error) {
-      if (error instanceof VoteRefusedError) {
+      // An unknown call ID is a probe or a race with intake, not a refused decision: counted, not audited.
+      if (error instanceof VoteRefusedError && error.code === ErrorCode.NotFound)
+        this.metrics.votesRejected.inc({ reason: error.reason });
+      else if (error instanceof VoteRefusedError) {
         await this.reject({
           reason: error.reason,
           channel: input.channel,
@@ -151,7 +152,7 @@ export class ApprovalsService {
       }
       throw error;
     }
-    const recorded = this.audit.append({
+    this.audit.record({
       type: 'decision.recorded',
       callId: input.callId,
       runId: result.status === 'decided' ? result.request.runId : undefined,
@@ -164,10 +165,10 @@ export class ApprovalsService {
       },
     });
     if (result.status === 'vote_recorded') {
-      await Promise.all([recorded, this.live.announce({ callId: input.callId, status: 'pending' })]);
+      await this.live.announce({ callId: input.callId, status: 'pending' });
       return result;
     }
-    await Promise.all([recorded, this.settle(result.request, result.outcome)]);
+    await this.settle(result.request, result.outcome);
     return result;
   }
 
@@ -270,22 +271,22 @@ export class ApprovalsService {
     this.metrics.timeToDecision.observe(
       (Date.parse(outcome.decidedAt) - Date.parse(request.requestedAt)) / 1000,
     );
+    this.audit.record({
+      type: 'decision.published',
+      callId,
+      runId,
+      actor: outcome.approvers.join(',') || outcome.decidedBy,
+      detail: {
+        decision: outcome.decision,
+        decidedBy: outcome.decidedBy,
+        approvers: outcome.approvers,
+        reason: outcome.reason ?? null,
+        fingerprint: signed.fingerprint,
+        attempt,
+      },
+    });
     await Promise.all([
       this.store.markPublished(callId),
-      this.audit.append({
-        type: 'decision.published',
-        callId,
-        runId,
-        actor: outcome.approvers.join(',') || outcome.decidedBy,
-        detail: {
-          decision: outcome.decision,
-          decidedBy: outcome.decidedBy,
-          approvers: outcome.approvers,
-          reason: outcome.reason ?? null,
-          fingerprint: signed.fingerprint,
-          attempt,
-        },
-      }),
       this.live.announce({ callId, status: outcome.decidedBy === 'expired' ? 'expired' : 'decided' }),
       outcome.decidedBy === 'no_route' ? undefined : this.scheduler.showOutcome(callId, attempt),
     ]);
