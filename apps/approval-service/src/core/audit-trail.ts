@@ -1,5 +1,4 @@
-// The shared hash-chained audit log, with appends from this process serialized: AuditLog appends by
-// compare-and-set on the chain head, so concurrent appends from one process would only retry each other.
+// The shared hash-chained audit log (AuditLog batches this process's appends into one compare-and-set call).
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { AuditLog, type AuditInput, type Logger } from '@countersign/platform';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
@@ -9,7 +8,6 @@ import { LOGGER } from './tokens';
 @Injectable()
 export class AuditTrail implements OnModuleDestroy {
   readonly log: AuditLog;
-  private tail: Promise<unknown> = Promise.resolve();
 
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
@@ -19,25 +17,28 @@ export class AuditTrail implements OnModuleDestroy {
     this.log = new AuditLog(redis.commands, env.KEY_PREFIX, 'approval-service');
   }
 
-  /**
-   * Appends one entry; resolves once it is in Redis. Hot paths (request intake, publishing) call `record`
-   * instead, so the HTTP answer and the decision never wait behind the audit backlog; order is kept.
-   */
+  /** Appends one entry; resolves once it is in Redis. */
   append(entry: AuditInput): Promise<string> {
-    const appended = this.tail.then(() => this.log.append(entry));
-    this.tail = appended.catch((error: unknown) =>
-      this.logger.error({ err: error, type: entry.type, callId: entry.callId }, 'audit append failed'),
-    );
-    return appended;
+    return this.log.append(entry);
   }
 
-  /** Appends without waiting; a failure is logged (the entry order is still the call order). */
+  /**
+   * Appends without waiting, for hot paths (request intake, publishing): the HTTP answer and the decision
+   * never wait behind the audit backlog. Entries keep their call order; a failure is logged.
+   */
   record(entry: AuditInput): void {
-    this.append(entry).catch(() => undefined);
+    this.log
+      .append(entry)
+      .catch((error: unknown) =>
+        this.logger.error(
+          { err: error, type: entry.type, callId: entry.callId, runId: entry.runId },
+          'audit append failed',
+        ),
+      );
   }
 
   /** Lets queued appends finish before the connections close. */
   async onModuleDestroy(): Promise<void> {
-    await this.tail;
+    await this.log.drain();
   }
 }
