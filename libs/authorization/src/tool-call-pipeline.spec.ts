@@ -152,6 +152,16 @@ describe('ToolCallPipeline', () => {
       expect(tools.read_logs.executions).toBe(1);
     });
 
+    it('denies before looking at the arguments, so a refused user learns nothing of the schema', async () => {
+      const { sut } = setup({ accessControl: acl() });
+      const outcome = await sut.evaluate(
+        { id: 'c1', name: 'restart_service', args: { bogus: 1 } },
+        { ...ctx(), userId: 'bob' },
+      );
+      expect(outcome).toMatchObject({ kind: 'denied', by: 'rbac' });
+      expect(outcome.content).not.toMatch(/argument/i);
+    });
+
     it('denies before any before-callback is consulted', async () => {
       const beforeTool = jest.fn();
       const { sut } = setup({ accessControl: acl(), plugins: [{ name: 'spy', beforeTool }] });

@@ -1,5 +1,5 @@
 // The one function the worker calls for every tool call:
-// registry → arguments → RBAC → before-callbacks → tier/confirmation → execute → after-callbacks.
+// registry → RBAC → arguments → before-callbacks → tier/confirmation → execute → after-callbacks.
 import type { Tier } from '@countersign/contracts';
 import type { AccessControl } from './access-control';
 import { mapWithConcurrency } from './concurrency';
@@ -106,14 +106,15 @@ export class ToolCallPipeline {
       );
     }
 
-    const parsed = parseArguments(call, tool);
-    if (!parsed.ok) return parsed.outcome;
-    const args = parsed.args;
-
+    // RBAC before the arguments: a user without the permission learns nothing about the tool's schema.
     const access = this.options.accessControl?.check(ctx.userId, call.name);
     if (access && !access.allowed) {
       return { kind: 'denied', by: 'rbac', callId: call.id, toolName: call.name, content: access.reason };
     }
+
+    const parsed = parseArguments(call, tool);
+    if (!parsed.ok) return parsed.outcome;
+    const args = parsed.args;
 
     const tier = this.policy.effectiveTier(call.name, tool.tier);
     const guard = await this.runBeforeCallbacks(call, args, tier, ctx);
