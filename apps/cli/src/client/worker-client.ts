@@ -1,0 +1,81 @@
+// The agent worker's HTTP API as the CLI and the demo use it: start a run, read it, follow its events.
+import { RunEventSchema, type RunEvent, type RunView, type StartRunBody } from '@countersign/contracts';
+import { CliError, ExitCode } from '../cli-error';
+import { errorMessage, requestJson, unreachable } from './http';
+import { readSse } from './sse';
+
+const SERVICE = 'agent worker';
+
+export interface InfraView {
+  services: { name: string; status: string; replicas: number; restarts: number }[];
+  volumes: { name: string; sizeGb: number }[];
+}
+
+export class WorkerClient {
+  constructor(readonly baseUrl: string) {}
+
+  async startRun(body: StartRunBody): Promise<string> {
+    const answer = await requestJson<{ runId: string }>(SERVICE, `${this.baseUrl}/runs`, {
+      method: 'POST',
+      body,
+    });
+    if (answer.status === 202) return answer.body.runId;
+    if (answer.status === 400) {
+      const message = errorMessage(answer.body);
+      const code = /^agent: unknown agent/.test(message) ? ExitCode.NotFound : ExitCode.InvalidInput;
+      throw new CliError(`the agent worker refused the run: ${message}`, code);
+    }
+    throw new CliError(
+      `the agent worker answered ${answer.status}: ${errorMessage(answer.body)}`,
+      ExitCode.Failure,
+    );
+  }
+
+  async run(runId: string): Promise<RunView> {
+    const answer = await requestJson<RunView>(SERVICE, `${this.baseUrl}/runs/${encodeURIComponent(runId)}`);
+    if (answer.status === 200) return answer.body;
+    if (answer.status === 404) throw new CliError(`unknown run ${runId}`, ExitCode.NotFound);
+    throw new CliError(`GET /runs/${runId} answered ${answer.status}`, ExitCode.Failure);
+  }
+
+  async infra(): Promise<InfraView> {
+    return (await requestJson<InfraView>(SERVICE, `${this.baseUrl}/demo/infra`)).body;
+  }
+
+  /**
+   * The run's events from its SSE stream: a snapshot (status, calls waiting), then live events up to `done`.
+   * Reconnects when the stream drops before `done` (a worker restarted); the snapshot replays what is waiting.
+   */
+  async *follow(runId: string, signal?: AbortSignal): AsyncGenerator<RunEvent> {
+    const url = `${this.baseUrl}/runs/${encodeURIComponent(runId)}/events`;
+    for (let attempt = 0; ; attempt++) {
+      let response: Response;
+      try {
+        response = await fetch(url, { headers: { accept: 'text/event-stream' }, signal });
+      } catch (error) {
+        if (signal?.aborted) return;
+        if (attempt >= 20) throw unreachable(SERVICE, url, error);
+        await pause(500);
+        continue;
+      }
+      if (response.status === 404) throw new CliError(`unknown run ${runId}`, ExitCode.NotFound);
+      if (!response.ok || !response.body)
+        throw new CliError(`${url} answered ${response.status}`, ExitCode.Failure);
+      try {
+        for await (const message of readSse(response.body)) {
+          const parsed = RunEventSchema.safeParse(JSON.parse(message.data));
+          if (!parsed.success) continue;
+          yield parsed.data;
+          if (parsed.data.type === 'done') return;
+        }
+      } catch (error) {
+        if (signal?.aborted) return;
+        if (!(error instanceof TypeError) && (error as Error).name !== 'AbortError') throw error;
+      }
+      if (signal?.aborted) return;
+      await pause(250);
+    }
+  }
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

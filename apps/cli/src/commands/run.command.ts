@@ -1,0 +1,168 @@
+// `countersign run <agent> "<input>"`: starts a run, streams its events, and — when the person at the
+// terminal is an approver of a call — asks "Allow? [y/n]" and sends the answer through the approval service,
+// so it is fingerprinted, authorized and audited like a decision from any other channel.
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { z } from 'zod';
+import { ScriptTurnSchema, type PendingCall, type ScriptTurn } from '@countersign/contracts';
+import { ApprovalClient } from '../client/approval-client';
+import { WorkerClient } from '../client/worker-client';
+import { CliError, EXIT_CODES_HELP, ExitCode } from '../cli-error';
+import { approvalUrlOption, approverTokenOption, trimUrl, workerUrlOption } from '../options';
+import { LinePrompt } from '../prompt';
+import { callText, eventLine } from '../render';
+
+interface RunOptions {
+  user: string;
+  script?: string;
+  session?: string;
+  workerUrl: string;
+  approvalUrl: string;
+  approverToken?: string;
+  prompt: boolean;
+}
+
+const ScriptFileSchema = z.union([
+  z.array(ScriptTurnSchema),
+  z.object({ script: z.array(ScriptTurnSchema) }).transform((file) => file.script),
+]);
+
+export function runCommand(): Command {
+  return new Command('run')
+    .description(
+      'Start a run of an agent and stream its events; answer its confirmation requests if you are an approver.',
+    )
+    .argument('<agent>', 'agent name from the agents config, e.g. ops')
+    .argument('<input>', 'what the agent should do')
+    .option('-u, --user <userId>', 'the user the agent acts for (RBAC applies to this user)', 'alice')
+    .option('--script <file>', 'JSON file of scripted model turns (agents whose model is "scripted" only)')
+    .option('--session <sessionId>', 'session ID to attach the run to')
+    .addOption(workerUrlOption())
+    .addOption(approvalUrlOption())
+    .addOption(approverTokenOption())
+    .option(
+      '--no-prompt',
+      'never ask; only stream (someone decides in the inbox, Slack, email or with approve/deny)',
+    )
+    .addHelpText(
+      'after',
+      `
+Example:
+  $ countersign run ops "restart payments" --script runbook.json --approver-token bob-demo-token-change-me
+
+When a call needs confirmation and your approver token is one of the approvers the call is routed to,
+the tool and its arguments are shown and you are asked "Allow? [y/n]". The answer goes through the
+approval service (POST /approvals/:callId/decisions), which checks that you may decide and signs it.
+The requester may never approve their own call: use --user for someone else's run.
+${EXIT_CODES_HELP}`,
+    )
+    .action(async (agent: string, input: string, options: RunOptions) => {
+      process.exitCode = await runAgent(agent, input, options);
+    });
+}
+
+async function runAgent(agent: string, input: string, options: RunOptions): Promise<number> {
+  const script = options.script ? readScript(options.script) : undefined;
+  const worker = new WorkerClient(trimUrl(options.workerUrl));
+  const approvals =
+    options.prompt && options.approverToken
+      ? new ApprovalClient(trimUrl(options.approvalUrl), options.approverToken)
+      : undefined;
+  // Fail before starting anything when the token is wrong or the approval service is down.
+  if (approvals) await approvals.list('pending');
+
+  const runId = await worker.startRun({
+    agent,
+    userId: options.user,
+    input,
+    ...(options.session ? { sessionId: options.session } : {}),
+    ...(script ? { script } : {}),
+  });
+  say(`▶ run ${runId} started (agent ${agent}, user ${options.user})`);
+
+  const asked = new Set<string>();
+  let prompt: LinePrompt | undefined;
+  try {
+    for await (const event of worker.follow(runId)) {
+      const line = eventLine(event);
+      if (line) say(line);
+      if (event.type === 'tool_confirmation' && !asked.has(event.call.callId)) {
+        asked.add(event.call.callId);
+        if (approvals) await confirm(approvals, event.call, (prompt ??= new LinePrompt()));
+        else say(`  waiting for an approver: ${trimUrl(options.approvalUrl)}/inbox`);
+      }
+      if (event.type === 'done') return event.status === 'completed' ? ExitCode.Ok : ExitCode.Failure;
+    }
+  } finally {
+    prompt?.close();
+  }
+  return ExitCode.Failure;
+}
+
+/** Asks the person at the terminal about one call, if it is routed to them and still open. */
+async function confirm(approvals: ApprovalClient, call: PendingCall, prompt: LinePrompt): Promise<void> {
+  const view = await waitForRequest(approvals, call.callId);
+  if (!view) {
+    say('  not routed to you: waiting for an approver (inbox, Slack, email)');
+    return;
+  }
+  if (view.status !== 'pending') return;
+  const r = view.request;
+  say(`  ${r.requester}'s agent (${r.agent}) wants to run ${r.toolName} with:`);
+  say(
+    JSON.stringify(r.args, null, 2)
+      .split('\n')
+      .map((l) => `    ${l}`)
+      .join('\n'),
+  );
+  say(`  fingerprint ${r.fingerprint}${view.quorum > 1 ? `; needs ${view.quorum} approvers` : ''}`);
+  const allow = await prompt.yesNo('Allow? [y/n]');
+  if (allow === undefined) {
+    say('  no answer (stdin closed): waiting for an approver (inbox, Slack, email)');
+    return;
+  }
+  const reason = allow ? undefined : (await prompt.line('Reason (optional):')) || undefined;
+  try {
+    const result = await approvals.decide(call.callId, allow ? 'approve' : 'deny', reason);
+    say(
+      result.status === 'decided'
+        ? `  ${result.decision === 'approve' ? 'approved' : 'denied'} ${callText(r)} (by ${result.approvers?.join(', ')})`
+        : `  vote recorded (${result.approvals}/${result.quorum}); waiting for another approver`,
+    );
+  } catch (error) {
+    if (!(error instanceof CliError) || error.exitCode === ExitCode.Unreachable) throw error;
+    say(`  not decided: ${error.message}`); // e.g. decided elsewhere first, or your own request
+  }
+}
+
+/** The request reaches the approval service through a queue, a moment after the worker parked the call. */
+async function waitForRequest(approvals: ApprovalClient, callId: string) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const view = await approvals.get(callId);
+    if (view || Date.now() > deadline) return view;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+function readScript(file: string): ScriptTurn[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new CliError(`--script ${file}: ${(error as Error).message}`, ExitCode.InvalidInput);
+  }
+  const parsed = ScriptFileSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new CliError(
+      `--script ${file}: not a list of turns ({ "toolCalls": [...] } or { "text": "..." }): ${issue?.path.join('.')} ${issue?.message}`,
+      ExitCode.InvalidInput,
+    );
+  }
+  return parsed.data;
+}
+
+function say(line: string): void {
+  process.stdout.write(`${line}\n`);
+}

@@ -1,0 +1,62 @@
+// Line-by-line answers from stdin that also work when stdin is a pipe (lines may arrive before the question).
+import { createInterface, type Interface } from 'node:readline';
+
+export class LinePrompt {
+  private readonly lines: string[] = [];
+  private waiting?: (line: string | undefined) => void;
+  private closed = false;
+  private readonly rl: Interface;
+
+  constructor(
+    input: NodeJS.ReadableStream = process.stdin,
+    private readonly output: NodeJS.WritableStream = process.stdout,
+  ) {
+    this.rl = createInterface({ input, terminal: false });
+    this.rl.on('line', (line) => {
+      if (this.waiting) this.settle(line);
+      else this.lines.push(line);
+    });
+    this.rl.on('close', () => {
+      this.closed = true;
+      this.settle(undefined);
+    });
+  }
+
+  /** Asks until the answer is y or n; `undefined` when stdin closed without one. */
+  async yesNo(question: string): Promise<boolean | undefined> {
+    for (;;) {
+      this.output.write(`${question} `);
+      const line = await this.next();
+      if (line === undefined) {
+        this.output.write('\n');
+        return undefined;
+      }
+      const answer = line.trim().toLowerCase();
+      if (['y', 'yes'].includes(answer)) return true;
+      if (['n', 'no'].includes(answer)) return false;
+      this.output.write('Please answer y or n.\n');
+    }
+  }
+
+  /** One more line (for a reason); empty string when none. */
+  async line(question: string): Promise<string> {
+    this.output.write(`${question} `);
+    return (await this.next())?.trim() ?? '';
+  }
+
+  close(): void {
+    this.rl.close();
+  }
+
+  private next(): Promise<string | undefined> {
+    if (this.lines.length) return Promise.resolve(this.lines.shift());
+    if (this.closed) return Promise.resolve(undefined);
+    return new Promise((resolve) => (this.waiting = resolve));
+  }
+
+  private settle(line: string | undefined): void {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.(line);
+  }
+}

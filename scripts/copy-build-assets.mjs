@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+// Build step after tsc: copies the files tsc does not emit (the Lua scripts) into dist/, beside the compiled
+// modules that read them, so `node dist/apps/<app>/src/main.js` finds them.
+/* global process */
+import { cpSync, mkdirSync, readdirSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const ASSET = /\.lua$/;
+
+function* assets(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* assets(path);
+    else if (ASSET.test(entry.name)) yield path;
+  }
+}
+
+let copied = 0;
+for (const top of ['apps', 'libs']) {
+  for (const file of assets(join(root, top))) {
+    const target = join(root, 'dist', relative(root, file));
+    mkdirSync(dirname(target), { recursive: true });
+    cpSync(file, target);
+    copied++;
+  }
+}
+process.stdout.write(`copied ${copied} build asset(s) into dist/\n`);

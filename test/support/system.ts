@@ -1,0 +1,289 @@
+// The whole system for end-to-end tests: agent worker + approval service in-process on one shared Redis prefix,
+// a local Slack API stand-in and a real local SMTP server capturing mail — started with one call.
+//
+//   const system = await TestSystem.start('slack');
+//   const runId = await system.startRun(restartScript('web'));
+//   ...
+//   await system.close();
+import { startAgentWorker, type RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
+import type { InfraView } from '../../apps/agent-worker/src/infra/infra-store';
+import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
+import { slackSignature } from '../../apps/approval-service/src/slack/slack-signature';
+import type {
+  ApprovalView,
+  AuditEntry,
+  PendingCall,
+  RunStatus,
+  RunView,
+  StartRunBody,
+} from '@countersign/contracts';
+import { FakeSlackApi } from './fake-slack-api';
+import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor, type TestPrefixes } from './redis';
+import { SmtpCapture, type CapturedMail } from './smtp-capture';
+
+export const SYSTEM_SECRETS = {
+  DECISION_SIGNING_SECRET: 'system-decision-secret-0123456789',
+  LINK_TOKEN_SECRET: 'system-link-secret-0123456789',
+  SLACK_SIGNING_SECRET: 'system-slack-signing-secret',
+  SLACK_BOT_TOKEN: 'xoxb-system-test',
+};
+
+/** Approvers of the system tests. The agents config's users are alice/bob (operators) and mallory (viewer). */
+export const SYSTEM_APPROVERS = {
+  bob: {
+    id: 'bob',
+    name: 'Bob Builder',
+    email: 'bob@example.test',
+    slackUserId: 'U_BOB',
+    apiToken: 'bob-system-token-0123456789',
+  },
+  carol: {
+    id: 'carol',
+    name: 'Carol Ops',
+    email: 'carol@example.test',
+    slackUserId: 'U_CAROL',
+    apiToken: 'carol-system-token-0123456789',
+  },
+} as const;
+export type SystemApprover = keyof typeof SYSTEM_APPROVERS;
+
+export const SYSTEM_APPROVALS_CONFIG = {
+  approvers: Object.values(SYSTEM_APPROVERS),
+  groups: [{ id: 'ops', members: ['bob', 'carol'], slackChannel: '#ops-approvals' }],
+  defaultGroup: 'ops',
+  defaults: { channels: ['slack', 'email', 'web'], expiresIn: '30m' },
+};
+
+export interface SystemOptions {
+  /** Extra environment of the agent worker(s). */
+  workerEnv?: Record<string, string>;
+  /** Extra environment of the approval service (e.g. APPROVALS_CONFIG). */
+  approvalEnv?: Record<string, string>;
+  /** Agent workers to start (they share the prefix, as replicas do). Default 1. */
+  workers?: number;
+}
+
+export class TestSystem {
+  readonly slack = new FakeSlackApi();
+  readonly smtp = new SmtpCapture();
+  readonly workers: RunningAgentWorker[] = [];
+  approvals!: RunningApprovalService;
+
+  private constructor(readonly prefixes: TestPrefixes) {}
+
+  /** Starts the Slack stand-in, the SMTP capture, the approval service and the agent worker(s). */
+  static async start(label: string, options: SystemOptions = {}): Promise<TestSystem> {
+    const system = new TestSystem(uniquePrefixes(label));
+    try {
+      await system.boot(options);
+    } catch (error) {
+      await system.close();
+      throw error;
+    }
+    return system;
+  }
+
+  private async boot(options: SystemOptions): Promise<void> {
+    const [slackUrl, smtpUrl] = await Promise.all([this.slack.start(), this.smtp.start()]);
+    const shared = {
+      REDIS_URL: TEST_REDIS_URL,
+      KEY_PREFIX: this.prefixes.keyPrefix,
+      QUEUE_PREFIX: this.prefixes.queuePrefix,
+      DECISION_SIGNING_SECRET: SYSTEM_SECRETS.DECISION_SIGNING_SECRET,
+      LOG_LEVEL: 'silent',
+    };
+    const local = { port: 0, host: '127.0.0.1' };
+    this.approvals = await startApprovalService(
+      {
+        ...shared,
+        LINK_TOKEN_SECRET: SYSTEM_SECRETS.LINK_TOKEN_SECRET,
+        APPROVALS_CONFIG: JSON.stringify(SYSTEM_APPROVALS_CONFIG),
+        SLACK_BOT_TOKEN: SYSTEM_SECRETS.SLACK_BOT_TOKEN,
+        SLACK_SIGNING_SECRET: SYSTEM_SECRETS.SLACK_SIGNING_SECRET,
+        SLACK_API_URL: slackUrl,
+        SMTP_URL: smtpUrl,
+        NOTIFY_BACKOFF: '50ms',
+        ...options.approvalEnv,
+      },
+      local,
+    );
+    for (let i = 0; i < (options.workers ?? 1); i++) {
+      this.workers.push(
+        await startAgentWorker(
+          {
+            ...shared,
+            AGENTS_CONFIG: 'config/agents.json',
+            STALLED_INTERVAL_MS: '500',
+            LOCK_DURATION_MS: '2000',
+            JOB_BACKOFF_MS: '50',
+            ...options.workerEnv,
+          },
+          local,
+        ),
+      );
+    }
+  }
+
+  get workerUrl(): string {
+    return this.workers[0].url;
+  }
+
+  get approvalUrl(): string {
+    return this.approvals.url;
+  }
+
+  /** Stops everything this system started and deletes its keys (never FLUSHALL: the server is shared). */
+  async close(): Promise<void> {
+    await Promise.allSettled(this.workers.map((w) => w.close()));
+    await this.approvals?.close().catch(() => undefined);
+    await Promise.allSettled([this.slack.stop(), this.smtp.stop()]);
+    await deletePrefixedKeys(this.prefixes);
+  }
+
+  // ---- the agent worker's side --------------------------------------------------------------------
+
+  async startRun(script: StartRunBody['script'], body: Partial<StartRunBody> = {}): Promise<string> {
+    const response = await fetch(`${this.workerUrl}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ agent: 'ops', userId: 'alice', input: 'run the runbook', script, ...body }),
+    });
+    const answer = (await response.json()) as { runId?: string };
+    if (response.status !== 202 || !answer.runId)
+      throw new Error(`POST /runs answered ${response.status}: ${JSON.stringify(answer)}`);
+    return answer.runId;
+  }
+
+  async run(runId: string): Promise<RunView> {
+    return (await (await fetch(`${this.workerUrl}/runs/${runId}`)).json()) as RunView;
+  }
+
+  waitForStatus(runId: string, status: RunStatus, timeoutMs = 15_000): Promise<RunView> {
+    return waitFor(
+      async () => {
+        const view = await this.run(runId);
+        return view.status === status ? view : undefined;
+      },
+      `run ${runId} ${status}`,
+      timeoutMs,
+    );
+  }
+
+  /** The run parked, with its first pending call. */
+  async waitForPendingCall(runId: string): Promise<PendingCall> {
+    const view = await waitFor(async () => {
+      const v = await this.run(runId);
+      return v.status === 'awaiting_confirmation' && v.pending.length ? v : undefined;
+    }, `run ${runId} awaiting confirmation`);
+    return view.pending[0];
+  }
+
+  async infra(): Promise<InfraView> {
+    return (await (await fetch(`${this.workerUrl}/demo/infra`)).json()) as InfraView;
+  }
+
+  async service(name: string): Promise<InfraView['services'][number]> {
+    const service = (await this.infra()).services.find((s) => s.name === name);
+    if (!service) throw new Error(`no service ${name} on /demo/infra`);
+    return service;
+  }
+
+  // ---- the approval service's side ----------------------------------------------------------------
+
+  async api<T = unknown>(
+    method: string,
+    path: string,
+    as: SystemApprover = 'bob',
+    body?: unknown,
+  ): Promise<{ status: number; json: T }> {
+    const res = await fetch(`${this.approvalUrl}${path}`, {
+      method,
+      headers: {
+        Authorization: `Bearer ${SYSTEM_APPROVERS[as].apiToken}`,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, json: (text ? JSON.parse(text) : undefined) as T };
+  }
+
+  /** The request as the approval service shows it, once it has taken it off the queue. */
+  waitForApproval(callId: string, as: SystemApprover = 'bob'): Promise<ApprovalView> {
+    return waitFor(async () => {
+      const { status, json } = await this.api<ApprovalView>('GET', `/approvals/${callId}`, as);
+      return status === 200 ? json : undefined;
+    }, `approval request ${callId}`);
+  }
+
+  async audit(filter: { runId?: string; callId?: string }): Promise<AuditEntry[]> {
+    const query = new URLSearchParams(filter as Record<string, string>).toString();
+    return (await this.api<AuditEntry[]>('GET', `/audit?${query}`)).json;
+  }
+
+  /** Waits for an audit entry of `type` about the call (audit appends may trail the HTTP answer). */
+  waitForAudit(callId: string, type: AuditEntry['type']): Promise<AuditEntry> {
+    return waitFor(
+      async () => (await this.audit({ callId })).find((e) => e.type === type),
+      `audit ${type} for ${callId}`,
+    );
+  }
+
+  // ---- channels -----------------------------------------------------------------------------------
+
+  /** Clicks Approve/Deny in Slack as `approver`: a block_actions interaction signed like Slack signs it. */
+  async slackClick(callId: string, approver: SystemApprover, action: 'approve' | 'deny', attempt = 0) {
+    const posted = await waitFor(
+      () => this.slack.find('chat.postMessage', callId).find((c) => c.reply?.ok),
+      `Slack message for ${callId}`,
+    );
+    const payload = {
+      type: 'block_actions',
+      user: { id: SYSTEM_APPROVERS[approver].slackUserId },
+      channel: { id: posted.reply?.channel },
+      message: { ts: posted.reply?.ts },
+      actions: [{ action_id: `countersign_${action}`, value: `${callId}|${attempt}` }],
+    };
+    const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const res = await fetch(`${this.approvalUrl}/slack/interactions`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        'X-Slack-Request-Timestamp': timestamp,
+        'X-Slack-Signature': slackSignature(SYSTEM_SECRETS.SLACK_SIGNING_SECRET, timestamp, body),
+      },
+      body,
+    });
+    return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+  }
+
+  /** The mail to `approver` about the call, with its approval link (the link's token is bound to the call). */
+  async mailTo(approver: SystemApprover, callId: string): Promise<{ mail: CapturedMail; link: string }> {
+    const mail = await waitFor(
+      () => this.smtp.to(SYSTEM_APPROVERS[approver].email).find((m) => linkCallId(linkIn(m.text)) === callId),
+      `mail to ${approver} about ${callId}`,
+    );
+    return { mail, link: linkIn(mail.text)! };
+  }
+}
+
+export function linkIn(mailText: string): string | undefined {
+  return /https?:\/\/[^\s"<>]+\/approve\/[A-Za-z0-9_.-]+/.exec(mailText)?.[0];
+}
+
+/** The call ID a link's token is bound to (its payload is readable; only the signature is secret). */
+export function linkCallId(link: string | undefined): string | undefined {
+  const payload = link?.split('/approve/')[1]?.split('.')[0];
+  if (!payload) return undefined;
+  try {
+    return (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { c?: string }).c;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One confirm-tier call, then a final text: the smallest run that parks and resumes. */
+export function restartScript(service: string): StartRunBody['script'] {
+  return [{ toolCalls: [{ name: 'restart_service', args: { service } }] }, { text: `restarted ${service}` }];
+}

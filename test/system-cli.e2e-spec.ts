@@ -1,0 +1,183 @@
+// The whole system, decided from the terminal: `countersign approve|deny`, `approvals list`, and the
+// interactive "Allow? [y/n]" of `countersign run` — all through the approval service's API, so audited.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { waitFor } from './support/redis';
+import { restartScript, SYSTEM_APPROVERS, TestSystem } from './support/system';
+
+const bin = join(__dirname, '..', 'bin', 'countersign.js');
+
+interface Cli {
+  code: Promise<number>;
+  stdout: () => string;
+  stderr: () => string;
+  write: (text: string) => void;
+}
+
+function countersign(args: string[], env: Record<string, string> = {}): Cli {
+  const child = spawn(process.execPath, [bin, ...args], {
+    cwd: tmpdir(),
+    env: {
+      ...process.env,
+      COUNTERSIGN_WORKER_URL: system.workerUrl,
+      COUNTERSIGN_APPROVAL_URL: system.approvalUrl,
+      ...env,
+    },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 40_000);
+  return {
+    code: new Promise((resolve) =>
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolve(code ?? -1);
+      }),
+    ),
+    stdout: () => stdout,
+    stderr: () => stderr,
+    write: (text) => child.stdin.write(text),
+  };
+}
+
+async function finished(cli: Cli) {
+  const code = await cli.code;
+  return { code, stdout: cli.stdout(), stderr: cli.stderr() };
+}
+
+const asBob = { COUNTERSIGN_APPROVER_TOKEN: SYSTEM_APPROVERS.bob.apiToken };
+
+let system: TestSystem;
+beforeAll(async () => (system = await TestSystem.start('sys-cli')));
+afterAll(() => system?.close());
+
+it('runs a restart approved with `countersign approve`, after `approvals list` showed it', async () => {
+  const runId = await system.startRun(restartScript('web'));
+  const call = await system.waitForPendingCall(runId);
+  await system.waitForApproval(call.callId);
+
+  const list = await finished(countersign(['approvals', 'list', '--status', 'pending'], asBob));
+  expect(list.code).toBe(0);
+  expect(list.stdout).toContain(call.callId);
+  expect(list.stdout).toContain('restart_service {"service":"web"}');
+
+  const approve = await finished(countersign(['approve', call.callId], asBob));
+  expect(approve).toMatchObject({ code: 0, stdout: `${call.callId}: approved by bob\n` });
+
+  await system.waitForStatus(runId, 'completed');
+  expect((await system.service('web')).restarts).toBe(1);
+  expect(await system.waitForAudit(call.callId, 'decision.recorded')).toMatchObject({
+    actor: 'bob',
+    detail: { decision: 'approve', channel: 'api' },
+  });
+  await system.waitForAudit(call.callId, 'tool.executed');
+
+  const again = await finished(countersign(['deny', call.callId], asBob));
+  expect(again.code).toBe(6);
+  expect(again.stderr).toContain('already decided by bob');
+});
+
+it('asks "Allow? [y/n]" in `countersign run` and sends the answer through the approval service', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cs-cli-'));
+  const script = join(dir, 'runbook.json');
+  writeFileSync(script, JSON.stringify(restartScript('api')));
+  const before = (await system.service('api')).restarts;
+
+  const cli = countersign(['run', 'ops', 'restart api', '--script', script, '--user', 'alice'], asBob);
+  await waitFor(() => cli.stdout().includes('Allow? [y/n]'), 'the prompt', 20_000);
+  expect(cli.stdout()).toMatch(/⏸ restart_service \{"service":"api"\} needs confirmation/);
+  expect(cli.stdout()).toContain('"service": "api"');
+  expect((await system.service('api')).restarts).toBe(before); // nothing runs while the question is open
+  cli.write('y\n');
+
+  const result = await finished(cli);
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  expect(result.stdout).toContain('approved restart_service {"service":"api"} (by bob)');
+  expect(result.stdout).toMatch(/✓ restart_service \(.+\) executed/);
+  expect(result.stdout).toContain('■ run completed: restarted api');
+  expect((await system.service('api')).restarts).toBe(before + 1);
+
+  const runId = /▶ run (\S+) started/.exec(result.stdout)![1];
+  const entries = await waitFor(async () => {
+    const all = await system.audit({ runId });
+    return all.some((e) => e.type === 'tool.executed') ? all : undefined;
+  }, 'tool.executed in the run audit');
+  expect(entries.find((e) => e.type === 'decision.recorded')).toMatchObject({
+    actor: 'bob',
+    detail: { decision: 'approve', channel: 'api' },
+  });
+});
+
+it('a "n" answer with a reason denies the call; the model is told and nothing runs', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cs-cli-'));
+  const script = join(dir, 'runbook.json');
+  writeFileSync(
+    script,
+    JSON.stringify({
+      script: [
+        { toolCalls: [{ name: 'scale_service', args: { service: 'web', replicas: 9 } }] },
+        { text: 'ok' },
+      ],
+    }),
+  );
+  const cli = countersign(['run', 'ops', 'scale web', '--script', script], asBob);
+  await waitFor(() => cli.stdout().includes('Allow? [y/n]'), 'the prompt', 20_000);
+  cli.write('n\nnot during the freeze\n');
+  const result = await finished(cli);
+  expect(result.code).toBe(0);
+  expect(result.stdout).toMatch(/✗ scale_service \(.+\) denied: .*not during the freeze/);
+  expect((await system.service('web')).replicas).toBe(2);
+});
+
+it('exits with a clear error and its own exit code for each way a command can fail', async () => {
+  const cases: [string[], Record<string, string>, number, RegExp][] = [
+    [['approve', 'call-does-not-exist'], asBob, 4, /unknown call ID call-does-not-exist/],
+    [['approvals', 'list'], { COUNTERSIGN_APPROVER_TOKEN: 'not-a-real-token-000000' }, 5, /not authorized/],
+    [['deny', 'call-x'], {}, 5, /no approver token/],
+    [
+      ['approvals', 'list', '--approval-url', 'http://127.0.0.1:9'],
+      asBob,
+      3,
+      /cannot reach the approval service/,
+    ],
+    [['run', 'nobody', 'hi'], {}, 4, /unknown agent "nobody"/],
+    [['approve'], asBob, 2, /missing required argument 'callId'/],
+  ];
+  // Started together: each is a separate process, and none changes state.
+  const results = await Promise.all(cases.map(([args, env]) => finished(countersign(args, env))));
+  results.forEach((result, i) => {
+    const [args, , code, message] = cases[i];
+    expect({ args, code: result.code }).toEqual({ args, code });
+    expect(result.stderr).toMatch(message);
+  });
+});
+
+it('refuses the requester deciding their own call (separation of duties) with exit code 5', async () => {
+  const runId = await system.startRun(restartScript('web'), { userId: 'bob' });
+  const call = await system.waitForPendingCall(runId);
+  await system.waitForApproval(call.callId);
+  const result = await finished(countersign(['approve', call.callId], asBob));
+  expect(result.code).toBe(5);
+  expect(result.stderr).toContain('you cannot decide on your own request');
+  expect((await system.run(runId)).status).toBe('awaiting_confirmation');
+});
+
+it('explains the commands with --help', async () => {
+  const results = await Promise.all(
+    [
+      ['run', '--help'],
+      ['approvals', 'list', '--help'],
+      ['deny', '--help'],
+    ].map((args) => finished(countersign(args))),
+  );
+  for (const result of results) {
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Usage: countersign /);
+    expect(result.stdout).toContain('Exit codes:');
+  }
+});
