@@ -12,5 +12,8 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
-  { files: ['**/*.spec.ts', 'test/**', 'bench/**', 'scripts/**', 'apps/**/cli/**'], rules: { 'no-console': 'off' } },
+  {
+    files: ['**/*.spec.ts', 'test/**', 'bench/**', 'scripts/**', 'apps/**/cli/**'],
+    rules: { 'no-console': 'off' },
+  },
 );
