@@ -39,6 +39,11 @@ export class ApprovalClient {
     return this.expectOk(await this.call<AuditEntry[]>('GET', `/audit?${query}`), 'audit');
   }
 
+  /** Whether the audit log's hash chain is intact (GET /audit/verify). */
+  async verifyAudit(): Promise<{ intact: boolean; entries: number; brokenAt?: { id: string; reason: string } }> {
+    return this.expectOk(await this.call('GET', '/audit/verify'), 'audit');
+  }
+
   private call<T>(method: string, path: string, body?: unknown): Promise<HttpAnswer<T>> {
     if (!this.token)
       throw new CliError(

@@ -1,0 +1,241 @@
+// `npm run demo`: Redis (found or started), the approval service and an agent worker in this process, a mail
+// catcher, and the `ops` agent on a scripted runbook. Prints where to decide as each request arrives, follows
+// the run as it parks and resumes, and ends with a summary. Non-interactive mode lets a stand-in decide.
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { ApprovalView, PendingCall, RunEvent } from '@countersign/contracts';
+import { startAgentWorker, type RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
+import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
+import { loadApprovalServiceConfig } from '../../apps/approval-service/src/config/approval-service.config';
+import { WorkerClient } from '../../apps/cli/src/client/worker-client';
+import { callText, compact } from '../../apps/cli/src/render';
+import { Approvers, decideAsStandIn } from './approver-stand-in';
+import { ensureRedis, type DemoRedis } from './local-redis';
+import { MailCatcher } from './mail-catcher';
+import { freePort } from './ports';
+import { EXPECTED_SUMMARY, RUNBOOK, STAND_IN_DECISIONS } from './runbook';
+import { printSummary, runAudit, summarize, type Summary } from './summary';
+
+export interface DemoOptions {
+  /** A stand-in decides (CI); otherwise a person decides in the inbox, an email link or the CLI. */
+  autoApprove: boolean;
+  redisUrl: string;
+  workerPort: number;
+  approvalPort: number;
+  /** The environment the services start from (secrets, SMTP_*, SLACK_*, LOG_LEVEL ... pass through). */
+  env: Record<string, string | undefined>;
+  say: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+const DEMO_SECRET = 'demo-decision-secret-change-me';
+const DEMO_LINK_SECRET = 'demo-link-secret-change-me';
+
+/** Runs the demo; resolves to the exit code (0 = the expected summary, or a completed run when a person decided). */
+export async function runDemo(options: DemoOptions): Promise<number> {
+  const { say } = options;
+  const started = Date.now();
+  const log = (line: string) => say(`[${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s] ${line}`);
+  const cleanup: (() => Promise<unknown>)[] = [];
+  try {
+    // ---- infrastructure ------------------------------------------------------------------------
+    const redis: DemoRedis = await ensureRedis(options.redisUrl);
+    cleanup.push(() => redis.stop());
+    log(redis.started ? `started redis-server for the demo on ${redis.url}` : `using Redis on ${redis.url}`);
+
+    const env = options.env;
+    let smtpUrl = env.SMTP_URL;
+    const catcher = new MailCatcher();
+    if (!smtpUrl && !env.SMTP_HOST) {
+      smtpUrl = await catcher.start();
+      cleanup.push(() => catcher.stop());
+      log(`mail catcher (local SMTP) on ${smtpUrl}: every approval email is kept and its link printed here`);
+    }
+
+    // A fresh key/queue prefix per demo: the simulated infrastructure starts degraded every time, and the
+    // demo can delete exactly its own keys at the end on a shared Redis.
+    const id = `demo-${randomBytes(3).toString('hex')}`;
+    const serviceEnv: Record<string, string | undefined> = {
+      ...env,
+      REDIS_URL: redis.url,
+      KEY_PREFIX: id,
+      QUEUE_PREFIX: `{${id}}`,
+      DECISION_SIGNING_SECRET: env.DECISION_SIGNING_SECRET ?? DEMO_SECRET,
+      LINK_TOKEN_SECRET: env.LINK_TOKEN_SECRET ?? DEMO_LINK_SECRET,
+      LOG_LEVEL: env.LOG_LEVEL ?? 'error',
+      SMTP_URL: smtpUrl,
+      SEED_DEMO_INFRA: 'true',
+      PORT: undefined,
+      HOST: undefined,
+    };
+    if (!redis.started) cleanup.push(() => deleteKeys(redis.url, id));
+
+    const approvalPort = await freePort(options.approvalPort);
+    const approval: RunningApprovalService = await startApprovalService(serviceEnv, {
+      port: approvalPort,
+      host: '127.0.0.1',
+    });
+    cleanup.push(() => approval.close());
+    const workerPort = await freePort(options.workerPort);
+    const worker: RunningAgentWorker = await startAgentWorker(serviceEnv, {
+      port: workerPort,
+      host: '127.0.0.1',
+    });
+    cleanup.push(() => worker.close());
+    log(`agent worker      ${worker.url}   (POST /runs, GET /runs/:id/events, GET /demo/infra)`);
+    log(`approval service  ${approval.url}   (/inbox, /approvals, /audit, /docs)`);
+
+    const approvers = new Approvers(loadApprovalServiceConfig(serviceEnv).approvals, approval.url);
+    const observer = approvers.observer;
+    const inbox = `${approval.url}/inbox?token=${encodeURIComponent(approvers.tokenOf(observer))}`;
+    log(`web inbox: ${inbox}   (signed in as ${observer})`);
+    log(
+      options.autoApprove
+        ? 'mode: non-interactive — an approver stand-in decides as the runbook says (approve the restart, deny the scale)'
+        : 'mode: interactive — decide each request in the inbox, by email link, or with `countersign approve|deny <callId>`',
+    );
+
+    // ---- the run -------------------------------------------------------------------------------
+    const workerClient = new WorkerClient(worker.url);
+    const runId = await workerClient.startRun(RUNBOOK);
+    log(`▶ started run ${runId}: agent ${RUNBOOK.agent} for ${RUNBOOK.userId} — "${RUNBOOK.input}"`);
+
+    const onConfirmation = async (call: PendingCall) => {
+      const view = await waitForApproval(approvers, observer, call.callId);
+      const votes = view.quorum > 1 ? `, needs ${view.quorum} approvers` : '';
+      log(`  ✋ approval request ${call.callId}: routed to ${view.groups.join(', ')}${votes}`);
+      log(`     inbox: ${approval.url}/inbox`);
+      for (const { to, link } of await mailLinks(catcher, call.callId, approvers.eligible(view).length)) {
+        log(`     email to ${to}: ${link}`);
+      }
+      const who = approvers.eligible(view)[0];
+      log(
+        `     CLI:   npx countersign approve ${call.callId} --approval-url ${approval.url} --approver-token ${approvers.tokenOf(who)}`,
+      );
+      if (!options.autoApprove) {
+        log('     waiting for a person to decide …');
+        return;
+      }
+      const wanted = STAND_IN_DECISIONS[call.toolName] ?? { decision: 'deny', reason: 'not in the runbook' };
+      for (const vote of await decideAsStandIn(approvers, view, wanted)) {
+        log(
+          `  🤖 stand-in ${vote.approver} → ${vote.decision}${wanted.reason ? ` ("${wanted.reason}")` : ''}: ${vote.result}`,
+        );
+      }
+    };
+
+    let status = 'queued';
+    for await (const event of workerClient.follow(runId, options.signal)) {
+      if (event.type === 'status' && event.status !== status) {
+        log(statusLine(status, event.status));
+        status = event.status;
+      } else if (event.type === 'tool_confirmation') {
+        log(`⏸ ${callText(event.call)} needs confirmation (tier ${event.call.tier})`);
+        if (status !== 'awaiting_confirmation') log(statusLine(status, (status = 'awaiting_confirmation')));
+        await onConfirmation(event.call);
+      } else if (event.type === 'tool_result') {
+        log(resultLine(event));
+      } else if (event.type === 'done') {
+        log(`■ run ${event.status}${event.result ? `: ${event.result}` : ''}`);
+      }
+    }
+    if (options.signal?.aborted) return 130;
+
+    // ---- summary -------------------------------------------------------------------------------
+    const reader = approvers.as(observer);
+    const run = await workerClient.run(runId);
+    let summary: Summary | undefined;
+    for (let i = 0; i < 100 && !summary; i++) {
+      summary = summarize(run, await runAudit(reader, runId));
+      if (!summary) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    summary ??= summarize(run, await runAudit(reader, runId), true)!;
+    const infra = await workerClient.infra();
+    const chain = await reader.verifyAudit();
+    printSummary(say, runId, summary, infra, chain);
+
+    if (!options.autoApprove) return run.status === 'completed' ? 0 : 1;
+    const problems = checkExpected(summary, infra, chain.intact);
+    if (problems.length) {
+      say(`✘ The demo did not end as expected:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+      return 1;
+    }
+    say('✔ The demo ended as expected.');
+    return 0;
+  } finally {
+    for (const step of cleanup.reverse()) await step().catch(() => undefined);
+  }
+}
+
+function statusLine(from: string, to: string): string {
+  if (to === 'awaiting_confirmation') return '⏸ run parked in Redis: waiting for a decision';
+  if (to === 'running' && from === 'awaiting_confirmation')
+    return '▶ run resumed: every pending call is decided';
+  return `… run ${to}`;
+}
+
+function resultLine(event: Extract<RunEvent, { type: 'tool_result' }>): string {
+  const mark = { executed: '✓', denied: '✗', manual_required: '⚠' }[event.outcome] ?? '•';
+  return `${mark} ${event.toolName} ${event.outcome.replace('_', ' ')}: ${compact(event.content, 140)}`;
+}
+
+/** The request reaches the approval service through the queue a moment after the run parks. */
+async function waitForApproval(
+  approvers: Approvers,
+  observer: string,
+  callId: string,
+): Promise<ApprovalView> {
+  for (let i = 0; ; i++) {
+    const view = await approvers.as(observer).get(callId);
+    if (view) return view;
+    if (i > 200) throw new Error(`approval request ${callId} never reached the approval service`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The emailed links for a call, once the mails to every eligible approver arrived (or after a few seconds). */
+async function mailLinks(catcher: MailCatcher, callId: string, expected: number) {
+  for (let i = 0; i < 60 && catcher.linksFor(callId).length < expected; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return catcher.linksFor(callId);
+}
+
+export function checkExpected(
+  summary: Summary,
+  infra: { services: { name: string; restarts: number; replicas: number }[]; volumes: { name: string }[] },
+  chainIntact: boolean,
+): string[] {
+  const problems: string[] = [];
+  if (summary.status !== 'completed') problems.push(`the run ended ${summary.status}`);
+  for (const section of ['ran', 'refused', 'needsPerson'] as const) {
+    const got = summary[section].map((i) => i.toolName);
+    if (JSON.stringify(got) !== JSON.stringify(EXPECTED_SUMMARY[section]))
+      problems.push(
+        `${section}: expected ${EXPECTED_SUMMARY[section].join(', ')}, got ${got.join(', ') || 'nothing'}`,
+      );
+  }
+  const payments = infra.services.find((s) => s.name === 'payments');
+  if (payments?.restarts !== 1)
+    problems.push(`payments should have been restarted once (${payments?.restarts})`);
+  if (payments?.replicas !== 2)
+    problems.push(`payments should still have 2 replicas (${payments?.replicas})`);
+  if (!infra.volumes.some((v) => v.name === 'scratch')) problems.push('the scratch volume was deleted');
+  if (!chainIntact) problems.push('the audit hash chain is broken');
+  return problems;
+}
+
+/** Removes the demo's keys from a Redis the demo did not start (never FLUSHALL someone else's server). */
+async function deleteKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await redis.unlink(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -1,0 +1,81 @@
+// `npm run demo` in CI: spawned as a child process in non-interactive mode (the approver stand-in decides),
+// it must end with the expected summary and exit code 0.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { TEST_REDIS_URL } from './support/redis';
+
+jest.setTimeout(90_000);
+
+function runDemo(): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const root = join(__dirname, '..');
+  const child = spawn(
+    process.execPath,
+    [
+      '-r',
+      'ts-node/register/transpile-only',
+      '-r',
+      'tsconfig-paths/register',
+      'scripts/demo.ts',
+      '--worker-port',
+      '0',
+      '--approval-port',
+      '0',
+    ],
+    {
+      cwd: root,
+      env: { ...process.env, CI: 'true', REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'error' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 80_000);
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
+it('runs the ops runbook end to end and prints what ran, what was refused and what needs a person', async () => {
+  const { code, stdout, stderr } = await runDemo();
+  expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+
+  const summary = stdout.slice(stdout.indexOf('──── Summary'));
+  const section = (title: string) => {
+    const start = summary.indexOf(title);
+    const rest = summary.slice(start + title.length);
+    const end = rest.search(/\n(What|Infrastructure)/);
+    return rest
+      .slice(0, end)
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.trim());
+  };
+  expect(section('What ran')).toEqual([
+    '✓ get_service_status {"service":"payments"} — by policy (auto)',
+    '✓ restart_service {"service":"payments"} — approved by carol, dave',
+  ]);
+  expect(section('What was refused')).toEqual([
+    expect.stringMatching(
+      /^✗ scale_service \{"service":"payments","replicas":6\} — denied by carol: "no capacity changes/,
+    ),
+  ]);
+  expect(section('What needs a person')).toEqual([
+    expect.stringMatching(/^⚠ delete_volume \{"volume":"scratch"\} — manual_only/),
+  ]);
+  expect(summary).toMatch(/payments healthy ×2 \(1 restart\)/);
+  expect(summary).toMatch(/volumes pg-data, scratch/);
+  expect(summary).toMatch(/hash chain intact/);
+  expect(stdout).toContain('✔ The demo ended as expected.');
+
+  // Progress: the inbox, the approval links as requests arrived, the run parking and resuming.
+  expect(stdout).toMatch(/web inbox: http:\/\/127\.0\.0\.1:\d+\/inbox/);
+  expect(stdout).toMatch(/email to (carol|dave)@example\.test: http:\/\/127\.0\.0\.1:\d+\/approve\//);
+  expect(stdout).toContain('⏸ run parked in Redis');
+  expect(stdout).toContain('▶ run resumed');
+});
