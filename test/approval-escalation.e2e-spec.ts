@@ -1,0 +1,273 @@
+// Escalation end to end: a rule that also notifies a second group after a delay, against real Redis, the Slack
+// stand-in and a real SMTP server. Before the delay only the first group sees and may decide the request; after
+// it the second group is notified on Slack and by email and may decide; an expiry is shown on every channel.
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { fingerprint, verifyPayloadSignature } from '@countersign/authorization';
+import {
+  ApprovalServiceQueueName,
+  approvalServiceJobIds,
+  SignedDecisionSchema,
+  type ApprovalRequest,
+} from '@countersign/contracts';
+import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
+import { slackSignature } from '../apps/approval-service/src/slack/slack-signature';
+import { approvalRequest, AgentSideQueues } from './support/approval-harness';
+import { FakeSlackApi } from './support/fake-slack-api';
+import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
+import { SmtpCapture } from './support/smtp-capture';
+
+jest.setTimeout(20_000);
+
+const prefixes = uniquePrefixes('escalation');
+const SLACK_SIGNING_SECRET = 'slack-signing-secret-for-tests';
+const DECISION_SIGNING_SECRET = 'decision-secret-0123456789';
+const token = (id: string) => `${id}-api-token-0123456789`;
+
+// bob is in ops only, frank in leads only; requests come from alice, who approves nothing.
+const approvers = ['bob', 'frank'].map((id) => ({
+  id,
+  name: id[0].toUpperCase() + id.slice(1),
+  email: `${id}@example.test`,
+  slackUserId: `U_${id.toUpperCase()}`,
+  apiToken: token(id),
+}));
+const APPROVALS = {
+  approvers,
+  groups: [
+    { id: 'ops', members: ['bob'], slackChannel: '#ops' },
+    { id: 'leads', members: ['frank'], slackChannel: '#leads' },
+  ],
+  rules: [
+    // Long enough before escalation that the "before" checks never race the timer.
+    {
+      name: 'escalates',
+      match: { tool: 'scale_service' },
+      groups: ['ops'],
+      expiresIn: '30s',
+      escalation: { after: '2s', groups: ['leads'] },
+    },
+    {
+      name: 'escalates then expires',
+      match: { tool: 'purge_cache' },
+      groups: ['ops'],
+      expiresIn: '2500ms',
+      escalation: { after: '300ms', groups: ['leads'] },
+    },
+  ],
+};
+
+let service: RunningApprovalService;
+let queues: AgentSideQueues;
+let timers: Queue;
+let redis: Redis;
+const slack = new FakeSlackApi();
+const smtp = new SmtpCapture();
+
+beforeAll(async () => {
+  const [slackUrl, smtpUrl] = await Promise.all([slack.start(), smtp.start()]);
+  service = await startApprovalService(
+    {
+      REDIS_URL: TEST_REDIS_URL,
+      KEY_PREFIX: prefixes.keyPrefix,
+      QUEUE_PREFIX: prefixes.queuePrefix,
+      DECISION_SIGNING_SECRET,
+      LINK_TOKEN_SECRET: 'link-secret-0123456789',
+      APPROVALS_CONFIG: JSON.stringify(APPROVALS),
+      SLACK_BOT_TOKEN: 'xoxb-test-token',
+      SLACK_SIGNING_SECRET,
+      SLACK_API_URL: slackUrl,
+      SMTP_URL: smtpUrl,
+      NOTIFY_BACKOFF: '50ms',
+      LOG_LEVEL: 'silent',
+    },
+    { port: 0, host: '127.0.0.1' },
+  );
+  queues = new AgentSideQueues(prefixes);
+  redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+  timers = new Queue(ApprovalServiceQueueName.Timers, { connection: redis, prefix: prefixes.queuePrefix });
+});
+
+afterAll(async () => {
+  await service?.close();
+  await queues?.close();
+  await timers?.close();
+  await redis?.quit();
+  await Promise.all([slack.stop(), smtp.stop()]);
+  await deletePrefixedKeys(prefixes);
+});
+
+// ---- helpers -------------------------------------------------------------------------------------------
+
+async function clickInSlack(callId: string, userId: string, channelId: string) {
+  const body = new URLSearchParams({
+    payload: JSON.stringify({
+      type: 'block_actions',
+      user: { id: userId },
+      channel: { id: channelId },
+      actions: [{ action_id: 'countersign_approve', value: `${callId}|0` }],
+    }),
+  }).toString();
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const res = await fetch(`${service.url}/slack/interactions`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      'X-Slack-Request-Timestamp': timestamp,
+      'X-Slack-Signature': slackSignature(SLACK_SIGNING_SECRET, timestamp, body),
+    },
+    body,
+  });
+  return { status: res.status, json: (await res.json()) as { ok?: boolean; error?: string } };
+}
+
+async function api(method: string, path: string, as: string, body?: unknown) {
+  const res = await fetch(`${service.url}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${token(as)}`, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : undefined };
+}
+
+async function auditTypes(callId: string): Promise<{ type: string; detail: Record<string, unknown> }[]> {
+  return (await api('GET', `/audit?callId=${callId}`, 'bob')).json;
+}
+
+/** The Slack message about the call posted to `channel` (as the SDK sent it), once it is there. */
+const postedTo = (callId: string, channel: string) =>
+  waitFor(
+    () => slack.find('chat.postMessage', callId).find((c) => c.body.channel === channel && c.reply?.ok),
+    `Slack message for ${callId} in ${channel}`,
+  );
+
+const mailTo = (who: string, needle: string) =>
+  waitFor(() => smtp.to(`${who}@example.test`, needle)[0], `mail to ${who} containing ${needle}`);
+
+const slackChannelsOf = (callId: string) =>
+  slack.find('chat.postMessage', callId).map((c) => String(c.body.channel));
+
+// ---- tests ---------------------------------------------------------------------------------------------
+
+describe('escalation', () => {
+  it('notifies only the first group until the delay, then the second group too, whose member may then decide', async () => {
+    const request: ApprovalRequest = await queues.submit(
+      approvalRequest({ toolName: 'scale_service', args: { service: 'web', replicas: 6, ticket: 'ESC-1' } }),
+    );
+    const { callId } = request;
+
+    // Before escalation: ops is told, leads is not, and frank (leads only) may neither see nor decide.
+    await postedTo(callId, '#ops');
+    await mailTo('bob', '"ticket": "ESC-1"');
+    expect(await api('GET', `/approvals/${callId}`, 'frank')).toMatchObject({ status: 404 });
+    expect(await clickInSlack(callId, 'U_FRANK', 'C-ops')).toEqual({
+      status: 200,
+      json: { ok: false, error: 'you are not an approver for this request' },
+    });
+    expect(
+      await api('POST', `/approvals/${callId}/decisions`, 'frank', { decision: 'approve' }),
+    ).toMatchObject({
+      status: 403,
+      json: { error: 'unauthorized_approver' },
+    });
+    expect(slackChannelsOf(callId)).toEqual(['#ops']);
+    expect(smtp.to('frank@example.test', '"ticket": "ESC-1"')).toEqual([]);
+    const before = await auditTypes(callId);
+    expect(before.map((e) => e.type)).not.toContain('request.escalated');
+    expect(before.filter((e) => e.type === 'decision.rejected').map((e) => e.detail.reason)).toEqual([
+      'unauthorized_approver',
+      'unauthorized_approver',
+    ]);
+    expect(await queues.decision(callId)).toBeUndefined();
+
+    // After escalation: leads is told on Slack and by email, and the request is theirs to decide too.
+    const leadsMessage = await postedTo(callId, '#leads');
+    expect(JSON.stringify(leadsMessage.body.blocks)).toContain('countersign_approve');
+    expect(await mailTo('frank', '"ticket": "ESC-1"')).toBeDefined();
+    const escalated = await waitFor(
+      async () => (await auditTypes(callId)).find((e) => e.type === 'request.escalated'),
+      'request.escalated audited',
+    );
+    expect(escalated.detail).toEqual({ groups: ['leads'] });
+    expect((await api('GET', `/approvals/${callId}`, 'frank')).json).toMatchObject({
+      status: 'pending',
+      groups: ['ops', 'leads'],
+    });
+
+    expect(await clickInSlack(callId, 'U_FRANK', 'C-leads')).toEqual({
+      status: 200,
+      json: { ok: true, status: 'decided' },
+    });
+    const decision = SignedDecisionSchema.parse(await queues.waitForDecision(callId));
+    expect(decision).toMatchObject({
+      callId,
+      runId: request.runId,
+      decision: 'approve',
+      decidedBy: 'person',
+      approvers: ['frank'],
+      fingerprint: fingerprint('scale_service', { ticket: 'ESC-1', replicas: 6, service: 'web' }),
+    });
+    expect(verifyPayloadSignature(decision, DECISION_SIGNING_SECRET)).toBe(true);
+
+    // Both groups' messages now show who decided.
+    for (const channel of ['C-ops', 'C-leads']) {
+      await waitFor(
+        () => slack.find('chat.update', 'Approved by frank').find((c) => c.body.channel === channel),
+        `Slack message in ${channel} shows the outcome`,
+      );
+    }
+  });
+
+  it('does not escalate a request that was decided before the delay', async () => {
+    const { callId } = await queues.submit(
+      approvalRequest({ toolName: 'scale_service', args: { service: 'search', ticket: 'ESC-2' } }),
+    );
+    await postedTo(callId, '#ops');
+    expect(await api('POST', `/approvals/${callId}/decisions`, 'bob', { decision: 'deny' })).toMatchObject({
+      status: 200,
+    });
+    await queues.waitForDecision(callId);
+
+    // The escalation timer still fires; once it has run, nothing was escalated or sent to leads.
+    await waitFor(
+      async () => (await timers.getJob(approvalServiceJobIds.escalate(callId, 0)))?.finishedOn !== undefined,
+      'escalation timer ran',
+    );
+    expect((await auditTypes(callId)).map((e) => e.type)).not.toContain('request.escalated');
+    expect(slackChannelsOf(callId)).toEqual(['#ops']);
+    expect(smtp.to('frank@example.test', '"ticket": "ESC-2"')).toEqual([]);
+  });
+
+  it('says an escalated request expired on every channel that showed it', async () => {
+    const request = await queues.submit(
+      approvalRequest({ toolName: 'purge_cache', args: { prefix: 'img/', ticket: 'ESC-3' } }),
+    );
+    const { callId } = request;
+    const shown = await Promise.all([postedTo(callId, '#ops'), postedTo(callId, '#leads')]);
+    await Promise.all([mailTo('bob', '"ticket": "ESC-3"'), mailTo('frank', '"ticket": "ESC-3"')]);
+
+    const decision = await queues.waitForDecision(callId);
+    expect(decision).toMatchObject({
+      decision: 'deny',
+      decidedBy: 'expired',
+      reason: 'expired',
+      approvers: [],
+    });
+    expect(verifyPayloadSignature(decision, DECISION_SIGNING_SECRET)).toBe(true);
+
+    for (const message of shown) {
+      const update = await waitFor(
+        () =>
+          slack
+            .find('chat.update', 'expired')
+            .find((c) => c.body.channel === message.reply?.channel && c.body.ts === message.reply?.ts),
+        `Slack message in ${String(message.body.channel)} updated to say expired`,
+      );
+      expect(String(update.body.text)).toContain('expired');
+      expect(JSON.stringify(update.body.blocks)).not.toContain('countersign_approve');
+    }
+    await Promise.all([mailTo('bob', 'Expired: purge_cache'), mailTo('frank', 'Expired: purge_cache')]);
+    expect((await api('GET', `/approvals/${callId}`, 'frank')).json).toMatchObject({ status: 'expired' });
+  });
+});
