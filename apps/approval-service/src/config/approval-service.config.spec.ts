@@ -36,6 +36,16 @@ describe('loadApprovalServiceConfig', () => {
       'APPROVALS_CONFIG defaultGroup: unknown group "ops"',
     ],
     [{ APPROVALS_CONFIG: 'missing/approvals.json' }, 'APPROVALS_CONFIG: cannot read missing/approvals.json'],
+    [
+      {
+        APPROVALS_CONFIG: JSON.stringify({
+          approvers: [{ id: 'bob', name: 'Bob', apiToken: 'bob-token-0123456789' }],
+          groups: [{ id: 'ops', members: ['bob'] }],
+          rules: [{ groups: ['ops'], expiresIn: '10m', escalation: { after: '10m', groups: ['ops'] } }],
+        }),
+      },
+      "rules.0.escalation.after: must be shorter than the rule's expiresIn",
+    ],
   ])('refuses to start and names the bad variable (%#)', (change, message) => {
     expect(() => loadApprovalServiceConfig({ ...valid, ...change })).toThrow(ConfigError);
     expect(() => loadApprovalServiceConfig({ ...valid, ...change })).toThrow(message);

@@ -90,6 +90,14 @@ export const ApprovalsConfigSchema = z
       }),
     );
     config.rules.forEach((rule, r) => {
+      // An escalation that would fire after the request expired never happens: say so at start-up.
+      const expiresIn = rule.expiresIn ?? config.defaults.expiresIn;
+      if (rule.escalation && expiresIn !== undefined && rule.escalation.after >= expiresIn)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['rules', r, 'escalation', 'after'],
+          message: "must be shorter than the rule's expiresIn, or the escalation never fires",
+        });
       rule.groups.forEach((id, i) => unknownGroup(id, ['rules', r, 'groups', i]));
       rule.escalation?.groups.forEach((id, i) => unknownGroup(id, ['rules', r, 'escalation', 'groups', i]));
     });
