@@ -40,7 +40,11 @@ export class ApprovalClient {
   }
 
   /** Whether the audit log's hash chain is intact (GET /audit/verify). */
-  async verifyAudit(): Promise<{ intact: boolean; entries: number; brokenAt?: { id: string; reason: string } }> {
+  async verifyAudit(): Promise<{
+    intact: boolean;
+    entries: number;
+    brokenAt?: { id: string; reason: string };
+  }> {
     return this.expectOk(await this.call('GET', '/audit/verify'), 'audit');
   }
 

@@ -1,0 +1,108 @@
+// docker-compose.yml is checked without a Docker engine: parsed with `yaml`, its services, Redis flags and health
+// checks asserted, and every environment variable it sets checked against the services' own config schemas —
+// so the file stays in step with the configuration reference. (No Redis or network needed.)
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import type { z } from 'zod';
+import { AgentWorkerEnvSchema, loadWorkerConfig } from '../apps/agent-worker/src/config/worker-config';
+import {
+  ApprovalServiceEnvSchema,
+  loadApprovalServiceConfig,
+} from '../apps/approval-service/src/config/approval-service.config';
+
+const root = join(__dirname, '..');
+interface ComposeService {
+  image?: string;
+  build?: { context: string; dockerfile: string };
+  command?: string[];
+  environment?: Record<string, string | null>;
+  ports?: string[];
+  healthcheck?: { test: string[] };
+  depends_on?: Record<string, { condition: string }>;
+  container_name?: string;
+}
+const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, ComposeService>;
+  volumes?: Record<string, unknown>;
+};
+const { services } = compose;
+
+/** The value compose would pass with an empty shell: `${VAR:-default}` → default; a bare key passes nothing. */
+function resolvedEnv(service: ComposeService): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(service.environment ?? {})) {
+    if (value === null) continue;
+    env[key] = String(value).replace(
+      /\$\{(\w+)(?::?-([^}]*))?\}/g,
+      (_m, _name, fallback?: string) => fallback ?? '',
+    );
+  }
+  return env;
+}
+
+const apps: [string, z.ZodObject, (env: Record<string, string>) => unknown][] = [
+  ['agent-worker', AgentWorkerEnvSchema, loadWorkerConfig],
+  ['approval-service', ApprovalServiceEnvSchema as unknown as z.ZodObject, loadApprovalServiceConfig],
+];
+
+it('has redis, the agent worker, the approval service and a mail catcher with a web UI', () => {
+  expect(Object.keys(services).sort()).toEqual(['agent-worker', 'approval-service', 'mailpit', 'redis']);
+  expect(services.mailpit.image).toMatch(/^axllent\/mailpit/);
+  expect(services.mailpit.ports).toContain('8025:8025');
+});
+
+it('runs Redis with AOF (fsync every second), noeviction and a persistent volume', () => {
+  const command = services.redis.command!.join(' ');
+  expect(command).toMatch(/--appendonly yes/);
+  expect(command).toMatch(/--appendfsync everysec/);
+  expect(command).toMatch(/--maxmemory-policy noeviction/);
+  expect(compose.volumes).toHaveProperty('redis-data');
+});
+
+it('gives every service a health check, and starts the apps once Redis is healthy', () => {
+  for (const [name, service] of Object.entries(services)) {
+    expect({ name, test: service.healthcheck?.test?.length }).toEqual({ name, test: expect.any(Number) });
+  }
+  for (const [name] of apps) {
+    expect(services[name].depends_on?.redis).toEqual({ condition: 'service_healthy' });
+  }
+});
+
+it('lets the agent worker scale: no container name and no single fixed host port', () => {
+  const worker = services['agent-worker'];
+  expect(worker.container_name).toBeUndefined();
+  for (const port of worker.ports ?? []) expect(port).toMatch(/^\d+-\d+:\d+$/);
+});
+
+it.each(apps)('sets only variables the %s config knows, and every required one', (name, schema, load) => {
+  const env = resolvedEnv(services[name]);
+  const known = Object.keys(schema.shape);
+  for (const key of Object.keys(services[name].environment ?? {})) {
+    expect({ key, known: known.includes(key) }).toEqual({ key, known: true });
+  }
+  const required = known.filter((key) => !schema.shape[key].safeParse(undefined).success);
+  for (const key of required) expect({ key, set: key in env }).toEqual({ key, set: true });
+  // The values compose passes with an empty shell are a valid configuration (files resolved from the repo
+  // root, as from /app in the image).
+  expect(() => load(env)).not.toThrow();
+});
+
+it('wires both apps to the same Redis, prefixes and decision signing secret', () => {
+  const [worker, approvals] = apps.map(([name]) => resolvedEnv(services[name]));
+  for (const key of ['REDIS_URL', 'QUEUE_PREFIX', 'KEY_PREFIX', 'DECISION_SIGNING_SECRET']) {
+    expect({ key, value: worker[key] }).toEqual({ key, value: approvals[key] });
+  }
+  expect(worker.REDIS_URL).toBe('redis://redis:6379');
+  expect(approvals.SMTP_URL).toBe('smtp://mailpit:1025');
+});
+
+it.each(apps)('builds %s with a multi-stage Dockerfile that runs the compiled main.js', (name) => {
+  const build = services[name].build!;
+  const dockerfile = readFileSync(join(root, build.context, build.dockerfile), 'utf8');
+  expect(dockerfile.match(/^FROM /gm)?.length).toBeGreaterThanOrEqual(2);
+  expect(dockerfile).toMatch(/RUN npm ci/);
+  expect(dockerfile).toMatch(/RUN npm run build/);
+  expect(dockerfile).toContain(`CMD ["node", "dist/apps/${name}/src/main.js"]`);
+  expect(existsSync(join(root, 'apps', name, 'src', 'main.ts'))).toBe(true);
+});
