@@ -62,7 +62,16 @@ export class AuditLog {
     const json = canonicalJson(stripUndefined(body));
     return new Promise<string>((resolve, reject) => {
       this.queue.push({ json, resolve, reject });
-      this.flushing ??= this.flush().finally(() => (this.flushing = undefined));
+      this.startFlush();
+    });
+  }
+
+  private startFlush(): void {
+    // A caller resumed by the last batch may append before this flush's `finally` ran; such an entry found
+    // `flushing` still set and must not be left in the queue, so a finished flush starts again for it.
+    this.flushing ??= this.flush().finally(() => {
+      this.flushing = undefined;
+      if (this.queue.length > 0) this.startFlush();
     });
   }
 
