@@ -1,0 +1,151 @@
+// One Countersign deployment under test: a Redis target (the shared server, an own server or an own
+// cluster), a key/queue prefix, worker processes, and test-side clients for queues and state.
+import { Queue } from 'bullmq';
+import {
+  type ApprovalRequest,
+  infraKeys,
+  JobName,
+  jobIds,
+  QueueName,
+  runKeys,
+  type StartRunJob,
+} from '@countersign/contracts';
+import { AuditLog, createRedis, type RedisClient } from '@countersign/platform';
+import { workerEnv } from '../../support/agent-worker-harness';
+import { deletePrefixedKeys, TEST_REDIS_URL, type TestPrefixes, uniquePrefixes } from '../../support/redis';
+import { WorkerProcess } from './worker-processes';
+
+export interface RedisTarget {
+  url: string;
+  /** REDIS_CLUSTER_NODES when the target is a cluster. */
+  clusterNodes?: string;
+  /** True for a server the suite owns (stopped afterwards, so nothing to delete). */
+  owned?: boolean;
+}
+
+export const SHARED_REDIS: RedisTarget = { url: TEST_REDIS_URL };
+
+export interface RunState {
+  status?: string;
+  messages?: string;
+}
+
+export class Deployment {
+  readonly prefixes: TestPrefixes;
+  readonly redis: RedisClient;
+  /** For BullMQ: blocking-safe (maxRetriesPerRequest null). */
+  readonly queueConnection: RedisClient;
+  readonly runs: Queue;
+  readonly requests: Queue;
+  readonly decisions: Queue;
+  readonly audit: AuditLog;
+  readonly workers: WorkerProcess[] = [];
+
+  constructor(
+    label: string,
+    readonly target: RedisTarget = SHARED_REDIS,
+  ) {
+    this.prefixes = uniquePrefixes(label);
+    const redisTarget = { url: target.url, clusterNodes: target.clusterNodes };
+    this.redis = createRedis(redisTarget, { name: 'reliability' });
+    this.queueConnection = createRedis(redisTarget, { blocking: true, name: 'reliability-queues' });
+    const queue = (name: string) =>
+      new Queue(name, { connection: this.queueConnection, prefix: this.prefixes.queuePrefix });
+    this.runs = queue(QueueName.AgentRuns);
+    this.requests = queue(QueueName.ApprovalRequests);
+    this.decisions = queue(QueueName.ApprovalDecisions);
+    this.audit = new AuditLog(this.redis, this.prefixes.keyPrefix, 'reliability');
+  }
+
+  /** The environment of a worker (or, with the approval-service variables, of the approval service). */
+  env(extra: Record<string, string> = {}): Record<string, string> {
+    return workerEnv(this.prefixes, {
+      REDIS_URL: this.target.url,
+      ...(this.target.clusterNodes ? { REDIS_CLUSTER_NODES: this.target.clusterNodes } : {}),
+      LOG_LEVEL: 'warn',
+      ...extra,
+    });
+  }
+
+  async startWorkers(count: number, extra: Record<string, string> = {}): Promise<WorkerProcess[]> {
+    const started = await Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        WorkerProcess.start(`${this.prefixes.keyPrefix}-w${this.workers.length + i}`, this.env(extra)),
+      ),
+    );
+    this.workers.push(...started);
+    return started;
+  }
+
+  /** Services the runs restart, one per call, so a restart count is the execution count of one call. */
+  async addServices(names: string[]): Promise<void> {
+    const key = infraKeys(this.prefixes.keyPrefix).services;
+    for (let i = 0; i < names.length; i += 2_000) {
+      const fields: Record<string, string> = {};
+      for (const name of names.slice(i, i + 2_000)) {
+        fields[`${name}:status`] = 'healthy';
+        fields[`${name}:replicas`] = '1';
+        fields[`${name}:restarts`] = '0';
+      }
+      await this.redis.hset(key, fields);
+    }
+  }
+
+  async startRuns(jobs: StartRunJob[]): Promise<void> {
+    for (let i = 0; i < jobs.length; i += 500) {
+      await this.runs.addBulk(
+        jobs.slice(i, i + 500).map((data) => ({
+          name: JobName.StartRun,
+          data,
+          opts: { jobId: jobIds.startRun(data.runId) },
+        })),
+      );
+    }
+  }
+
+  /** Status (and optionally messages) of many runs, read straight from Redis in batches. */
+  async runStates(runIds: string[], withMessages = false): Promise<RunState[]> {
+    const states: RunState[] = [];
+    for (let i = 0; i < runIds.length; i += 1_000) {
+      const batch = runIds.slice(i, i + 1_000);
+      states.push(
+        ...(await Promise.all(
+          batch.map(async (runId) => {
+            const meta = runKeys(this.prefixes.keyPrefix, runId).meta;
+            if (!withMessages) return { status: (await this.redis.hget(meta, 'status')) ?? undefined };
+            const [status, messages] = await this.redis.hmget(meta, 'status', 'messages');
+            return { status: status ?? undefined, messages: messages ?? undefined };
+          }),
+        )),
+      );
+    }
+    return states;
+  }
+
+  /** Polls until every run finished; returns early (the caller counts the rest as lost) when progress stops for `stallMs`. */
+  async waitForRunsToFinish(runIds: string[], stallMs = 30_000): Promise<number> {
+    let best = -1;
+    let lastProgress = Date.now();
+    for (;;) {
+      const states = await this.runStates(runIds);
+      const done = states.filter((s) => s.status === 'completed' || s.status === 'failed').length;
+      if (done === runIds.length) return done;
+      if (done > best) [best, lastProgress] = [done, Date.now()];
+      if (Date.now() - lastProgress > stallMs) return done;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+
+  async approvalRequest(callId: string, attempt = 0): Promise<ApprovalRequest | undefined> {
+    return (await this.requests.getJob(jobIds.approvalRequest(callId, attempt)))?.data as
+      ApprovalRequest | undefined;
+  }
+
+  /** Stops workers (kill -9: nothing to finish in a test that is over), closes clients, removes keys. */
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.kill()));
+    await Promise.allSettled([this.runs.close(), this.requests.close(), this.decisions.close()]);
+    await Promise.allSettled([this.redis.quit(), this.queueConnection.quit()]);
+    if (!this.target.owned) await deletePrefixedKeys(this.prefixes, this.target.url);
+  }
+}
