@@ -28,8 +28,15 @@ export class ConfigError extends Error {
 }
 
 /** Parses the environment; the error names every bad variable and says what it must be. */
-export function loadEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.output<S> {
-  const parsed = schema.safeParse(env);
+export function loadEnv<S extends z.ZodType>(
+  schema: S,
+  env: Record<string, string | undefined>,
+): z.output<S> {
+  // An empty variable (`FOO=`, or compose's `${FOO:-}`) means unset, in every service alike.
+  const set = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
+  );
+  const parsed = schema.safeParse(set);
   if (parsed.success) return parsed.data;
   const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`);
   throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);

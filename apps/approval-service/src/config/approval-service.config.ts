@@ -7,25 +7,25 @@ import { BaseEnvSchema, ConfigError, loadEnv } from '@countersign/platform';
 import { ApprovalsConfigSchema, type ApprovalsConfig } from './approvals-config.schema';
 import { DurationSchema } from './duration';
 
-const optional = <S extends z.ZodType>(schema: S) =>
-  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
-
 export const ApprovalServiceEnvSchema = BaseEnvSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65_535).default(3001),
   HOST: z.string().min(1).default('0.0.0.0'),
   /** Inline JSON (starts with "{") or a path to the approvers / groups / rules file. */
   APPROVALS_CONFIG: z.string().min(1).default('config/approvals.json'),
   /** Base of links in emails; defaults to the address the service listens on. */
-  PUBLIC_URL: optional(z.url()),
+  PUBLIC_URL: z.url().optional(),
   /** Signs email-link tokens and inbox session cookies. */
   LINK_TOKEN_SECRET: z.string().min(16, 'must be at least 16 characters'),
   /** Slack is disabled when no bot token is set. */
-  SLACK_BOT_TOKEN: optional(z.string().min(1)),
-  SLACK_SIGNING_SECRET: optional(z.string().min(1)),
+  SLACK_BOT_TOKEN: z.string().min(1).optional(),
+  SLACK_SIGNING_SECRET: z.string().min(1).optional(),
   SLACK_API_URL: z.url().default('https://slack.com/api/'),
   /** e.g. smtp://user:pass@mail:1025; or SMTP_HOST / SMTP_PORT. Without either, mail goes to the log. */
-  SMTP_URL: optional(z.string().regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')),
-  SMTP_HOST: optional(z.string().min(1)),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')
+    .optional(),
+  SMTP_HOST: z.string().min(1).optional(),
   SMTP_PORT: z.coerce.number().int().min(1).max(65_535).default(587),
   MAIL_FROM: z.string().min(3).default('Countersign <countersign@localhost>'),
   /** Expiry of a request whose rule and defaults name none. */
