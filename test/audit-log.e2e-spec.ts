@@ -20,7 +20,9 @@ describe('AuditLog (real Redis)', () => {
     const writers = connections.map((c, i) => new AuditLog(c, prefixes.keyPrefix, `svc-${i}`));
     await Promise.all(
       writers.flatMap((w, i) =>
-        Array.from({ length: 30 }, (_, n) => w.append({ type: 'tool.executed', runId: `run-${i}`, callId: `c-${i}-${n}` })),
+        Array.from({ length: 30 }, (_, n) =>
+          w.append({ type: 'tool.executed', runId: `run-${i}`, callId: `c-${i}-${n}` }),
+        ),
       ),
     );
     connections.forEach((c) => c.disconnect());
@@ -30,7 +32,9 @@ describe('AuditLog (real Redis)', () => {
     entries.forEach((entry, i) => expect(entry.prevHash).toBe(i === 0 ? '' : entries[i - 1].hash));
     await expect(sut.verify()).resolves.toEqual({ intact: true, entries: 90 });
     expect(await sut.read({ runId: 'run-1' })).toHaveLength(30);
-    expect(await sut.read({ callId: 'c-2-7' })).toEqual([expect.objectContaining({ runId: 'run-2', service: 'svc-2' })]);
+    expect(await sut.read({ callId: 'c-2-7' })).toEqual([
+      expect.objectContaining({ runId: 'run-2', service: 'svc-2' }),
+    ]);
   });
 
   it('reports the first entry whose content was changed', async () => {

@@ -36,7 +36,12 @@ export async function deletePrefixedKeys(prefixes: TestPrefixes, url = TEST_REDI
 }
 
 /** Polls `probe` until it returns a truthy value (or throws after `timeoutMs`). For state, not for timing. */
-export async function waitFor<T>(probe: () => Promise<T> | T, what: string, timeoutMs = 15_000, everyMs = 25): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  probe: () => Promise<T> | T,
+  what: string,
+  timeoutMs = 15_000,
+  everyMs = 25,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -46,7 +51,8 @@ export async function waitFor<T>(probe: () => Promise<T> | T, what: string, time
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

@@ -38,5 +38,6 @@ export interface JobPayloads {
 export const jobIds = {
   startRun: (runId: string) => `run-${runId}`,
   approvalRequest: (callId: string, attempt = 0) => (attempt === 0 ? callId : `${callId}-r${attempt}`),
-  decision: (callId: string, attempt = 0) => (attempt === 0 ? `decision-${callId}` : `decision-${callId}-r${attempt}`),
+  decision: (callId: string, attempt = 0) =>
+    attempt === 0 ? `decision-${callId}` : `decision-${callId}-r${attempt}`,
 };

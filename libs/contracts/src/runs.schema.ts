@@ -90,6 +90,11 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal(RunEventName.Text), runId: IdSchema, text: z.string() }),
   z.object({ type: z.literal(RunEventName.Status), runId: IdSchema, status: RunStatusSchema }),
-  z.object({ type: z.literal(RunEventName.Done), runId: IdSchema, status: RunStatusSchema, result: z.string().optional() }),
+  z.object({
+    type: z.literal(RunEventName.Done),
+    runId: IdSchema,
+    status: RunStatusSchema,
+    result: z.string().optional(),
+  }),
 ]);
 export type RunEvent = z.infer<typeof RunEventSchema>;

@@ -12,7 +12,10 @@ export interface RedisTarget {
  * One connection. `blocking: true` is for BullMQ workers, which need `maxRetriesPerRequest: null`
  * so a blocking command survives a reconnect.
  */
-export function createRedis(target: RedisTarget, options: { blocking?: boolean; name?: string } = {}): RedisClient {
+export function createRedis(
+  target: RedisTarget,
+  options: { blocking?: boolean; name?: string } = {},
+): RedisClient {
   const common: RedisOptions = {
     maxRetriesPerRequest: options.blocking ? null : 20,
     enableReadyCheck: true,
