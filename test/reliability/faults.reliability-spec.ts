@@ -3,7 +3,7 @@
 // and restarted with runs parked. Every run ends; no approved call runs more than once per approved
 // attempt (counted on /demo/infra); every call a dead worker was executing is asked about again.
 import { DecisionDesk } from './support/decision-desk';
-import { Deployment, SHARED_REDIS } from './support/deployment';
+import { Deployment } from './support/deployment';
 import { type OwnRedisServer, startDurableRedis } from './support/redis-servers';
 import { ScenarioTally } from './support/scenario-tally';
 import { agentsConfigWith } from './support/worker-processes';
@@ -191,5 +191,3 @@ describe('faults', () => {
     });
   });
 });
-
-export { SHARED_REDIS };

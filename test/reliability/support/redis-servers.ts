@@ -153,7 +153,7 @@ export class OwnRedisCluster {
     const client = new Redis(this.servers[0].port, '127.0.0.1');
     try {
       const slot = (await client.cluster('KEYSLOT', key)) as number;
-      const slots = (await client.cluster('SLOTS')) as [number, number, [string, number]][];
+      const slots = (await client.cluster('SLOTS')) as unknown as [number, number, [string, number]][];
       return slots.find(([from, to]) => slot >= from && slot <= to)![2][1];
     } finally {
       client.disconnect();

@@ -1,0 +1,139 @@
+// Past one Redis: a three-master Redis Cluster on loopback. The full round trip (worker processes, the
+// approval service, decisions through its API) and the load scenario run against it. Redis refuses any
+// script or transaction whose keys span slots (CROSSSLOT), so runs completing here prove every such key
+// set shares a hash tag; the keys are then checked on the masters themselves.
+import { Redis } from 'ioredis';
+import { type ApprovalView, runKeys } from '@countersign/contracts';
+import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
+import { SYSTEM_APPROVALS_CONFIG, SYSTEM_APPROVERS, SYSTEM_SECRETS } from '../support/system';
+import { TEST_SECRET } from '../support/agent-worker-harness';
+import { Deployment } from './support/deployment';
+import { OwnRedisCluster } from './support/redis-servers';
+import { ScenarioTally } from './support/scenario-tally';
+import { checkRuns, mostlyApprove, planRuns } from './support/workload';
+import { LOAD_WORKER_ENV, loadScenario, RUNS } from './support/load-scenario';
+
+/** The cluster load is smaller by default: the same code paths, with three more Redis processes on 2 cores. */
+const CLUSTER_RUNS = Number(process.env.RELIABILITY_CLUSTER_RUNS ?? Math.min(RUNS, 500));
+const ROUND_TRIP_RUNS = 60;
+
+describe('Redis Cluster (three masters)', () => {
+  let cluster: OwnRedisCluster;
+  beforeAll(async () => {
+    cluster = await OwnRedisCluster.start(3);
+  });
+  afterAll(() => cluster?.stop());
+
+  it('completes full approval round trips through the approval service API, each approved call once', async () => {
+    const tally = new ScenarioTally(
+      `round trip on Redis Cluster (3 workers, approval service, ${ROUND_TRIP_RUNS} runs)`,
+    );
+    const target = { url: 'redis://127.0.0.1:6379', clusterNodes: cluster.nodes, owned: true };
+    const deployment = new Deployment('cluster-rt', target);
+    let approvals: RunningApprovalService | undefined;
+    try {
+      const { runs, jobs } = planRuns(ROUND_TRIP_RUNS, 'C');
+      await deployment.addServices(runs.flatMap((r) => r.calls.map((c) => c.service)));
+      const workers = await deployment.startWorkers(3, LOAD_WORKER_ENV);
+      approvals = await startApprovalService(
+        deployment.env({
+          DECISION_SIGNING_SECRET: TEST_SECRET,
+          LINK_TOKEN_SECRET: SYSTEM_SECRETS.LINK_TOKEN_SECRET,
+          APPROVALS_CONFIG: JSON.stringify({
+            ...SYSTEM_APPROVALS_CONFIG,
+            defaults: { channels: ['web'], expiresIn: '30m' },
+          }),
+          LOG_LEVEL: 'warn',
+        }),
+        { port: 0, host: '127.0.0.1' },
+      );
+      await deployment.startRuns(jobs);
+
+      // Bob decides whatever is pending, in random order, some twice (the second is refused with 409).
+      const runIds = runs.map((r) => r.runId);
+      const decided = new Set<string>();
+      for (;;) {
+        const states = await deployment.runStates(runIds);
+        if (states.every((s) => s.status === 'completed' || s.status === 'failed')) break;
+        const res = await fetch(`${approvals.url}/approvals?status=pending`, {
+          headers: { Authorization: `Bearer ${SYSTEM_APPROVERS.bob.apiToken}` },
+        });
+        const pending = ((await res.json()) as ApprovalView[]).sort(() => Math.random() - 0.5);
+        for (const p of pending) {
+          const again = decided.has(p.request.callId);
+          const vote = await fetch(`${approvals.url}/approvals/${p.request.callId}/decisions`, {
+            method: 'POST',
+            headers: {
+              Authorization: `Bearer ${SYSTEM_APPROVERS.bob.apiToken}`,
+              'content-type': 'application/json',
+            },
+            body: JSON.stringify({ decision: mostlyApprove(p.request) }),
+          });
+          if (again && vote.status === 409) tally.refusedAsExpected();
+          decided.add(p.request.callId);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await checkRuns(deployment, workers[1], runs, { verdict: mostlyApprove }, tally);
+
+      // Each run's two keys sit on one master; the runs are spread over all three.
+      const masters = new Set<number>();
+      for (const run of runs) {
+        const keys = runKeys(deployment.prefixes.keyPrefix, run.runId);
+        const [meta, calls] = await Promise.all([cluster.portOf(keys.meta), cluster.portOf(keys.calls)]);
+        if (meta !== calls) tally.wronglyExecuted(`${run.runId}: meta and calls on different masters`);
+        masters.add(meta);
+      }
+      expect(masters.size).toBe(3);
+      // Every worker process both started runs and resumed runs: they share all runs, whatever master holds them.
+      const counts = await Promise.all(
+        workers.map(async (w) => {
+          const text = await (await fetch(`${w.url}/metrics`)).text();
+          const total = (name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+          return {
+            started: total('countersign_runs_started_total'),
+            resumed: total('countersign_runs_resumed_total'),
+          };
+        }),
+      );
+      process.stdout.write(`[reliability]   cluster round trip per worker: ${JSON.stringify(counts)}\n`);
+      expect(counts.every((c) => c.resumed > 0)).toBe(true);
+      tally.expectClean();
+    } finally {
+      await approvals?.close();
+      await deployment.close();
+    }
+  });
+
+  it('keeps every multi-key group under one hash tag (checked on the masters)', async () => {
+    // After the round trip, every key of the deployment exists on some master: group them by hash tag and
+    // check that no tag is split across masters (what Redis would have refused as CROSSSLOT).
+    const tagsByPort = new Map<string, Set<number>>();
+    for (const server of cluster.servers) {
+      const node = new Redis(server.port, '127.0.0.1');
+      try {
+        let cursor = '0';
+        do {
+          const [next, keys] = await node.scan(cursor, 'COUNT', 1000);
+          cursor = next;
+          for (const key of keys) {
+            const tag = /\{([^}]+)\}/.exec(key)?.[1];
+            if (!tag) continue;
+            tagsByPort.set(tag, (tagsByPort.get(tag) ?? new Set()).add(server.port));
+          }
+        } while (cursor !== '0');
+      } finally {
+        node.disconnect();
+      }
+    }
+    const split = [...tagsByPort].filter(([, ports]) => ports.size > 1).map(([tag]) => tag);
+    expect(split).toEqual([]);
+  });
+
+  it(`completes ${CLUSTER_RUNS} load runs on 3 workers with every approved call executed exactly once`, () =>
+    loadScenario(
+      'load, Redis Cluster',
+      { url: 'redis://127.0.0.1:6379', clusterNodes: cluster.nodes, owned: true },
+      CLUSTER_RUNS,
+    ));
+});
