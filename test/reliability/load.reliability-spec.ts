@@ -1,6 +1,6 @@
-// Load: three worker processes, RELIABILITY_RUNS runs (default 1,000 for CI; the issue's full size is
-// `RELIABILITY_RUNS=10000 npm run test:reliability`), decisions in random order, about one in ten delivered
-// twice. Every run completes, every approved call runs exactly once and every denied call never.
+// Load: three worker processes, RELIABILITY_RUNS runs (default 10,000), decisions in random order, about
+// one in ten delivered twice. Every run completes, every approved call runs exactly once and every denied
+// call never.
 import { SHARED_REDIS } from './support/deployment';
 import { loadScenario, RUNS } from './support/load-scenario';
 
