@@ -1,0 +1,286 @@
+// `npm run bench`: end-to-end benchmarks of Countersign against a real Redis — approval round trips and their
+// bare-BullMQ floor, scale-out over worker processes, Redis memory of parked runs, and auto-tier overhead.
+// Prints one table and writes bench/results.json. `--quick` is a smoke-sized run. See bench/README.md.
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { resolve } from 'node:path';
+import { Redis } from 'ioredis';
+import { deletePrefixedKeys, uniquePrefixes, type TestPrefixes } from '../test/support/redis';
+import { autoOverhead } from './phases/auto-overhead';
+import { floor } from './phases/floor';
+import { parkRuns } from './phases/parked';
+import { roundTrips, type RoundTripResult } from './phases/round-trip';
+import { describeMachine } from './support/measure';
+import {
+  allHealthy,
+  type Child,
+  type ServiceEnv,
+  startApprovalService,
+  startFloorWorker,
+  startWorker,
+  waitReady,
+} from './support/processes';
+import { printTable, verdicts } from './report';
+
+export interface BenchOptions {
+  runs: number;
+  parked: number;
+  workerCounts: number[];
+  /** POST /runs and decision POSTs in flight at once; the floor uses the same bounds. */
+  concurrency: number;
+  workerConcurrency: number;
+  parkedWorkers: number;
+  parkedWorkerConcurrency: number;
+  autoRepeats: number;
+  warmup: number;
+  logLevel: string;
+  out: string;
+  quick: boolean;
+  strict: boolean;
+}
+
+const APPROVER_TOKEN = 'bench-approver-token-0123456789';
+const APPROVALS_CONFIG = JSON.stringify({
+  approvers: [{ id: 'bench-approver', name: 'Bench approver', apiToken: APPROVER_TOKEN }],
+  groups: [{ id: 'bench', members: ['bench-approver'] }],
+  defaultGroup: 'bench',
+  defaults: { channels: ['web'], expiresIn: '30m' },
+});
+
+export function parseArgs(argv: string[]): BenchOptions {
+  const flag = (name: string) => argv.includes(`--${name}`);
+  const value = (name: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const int = (name: string, fallback: number) => {
+    const raw = value(name);
+    if (raw === undefined) return fallback;
+    const n = Number(raw.replace(/_/g, ''));
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got "${raw}"`);
+    return n;
+  };
+  const quick = flag('quick');
+  const workers = value('workers') ?? (quick ? '1' : '1,2,4');
+  const workerCounts = workers.split(',').map(Number);
+  if (workerCounts.some((n) => !Number.isInteger(n) || n < 1 || n > 16))
+    throw new Error(`--workers must be a comma-separated list of 1..16, got "${workers}"`);
+  return {
+    runs: int('runs', quick ? 50 : 2_000),
+    parked: int('parked', quick ? 2_000 : 100_000),
+    workerCounts,
+    concurrency: int('concurrency', 16),
+    workerConcurrency: int('worker-concurrency', 16),
+    parkedWorkers: int('parked-workers', 2),
+    parkedWorkerConcurrency: int('parked-worker-concurrency', 32),
+    autoRepeats: int('auto-repeats', quick ? 3 : 10),
+    warmup: int('warmup', quick ? 10 : 100),
+    logLevel: value('log-level') ?? 'warn',
+    out: resolve(value('out') ?? resolve(__dirname, 'results.json')),
+    quick,
+    strict: flag('strict'),
+  };
+}
+
+const log = (message: string) => console.log(`[bench] ${message}`);
+
+async function main(): Promise<void> {
+  const options = parseArgs(process.argv.slice(2));
+  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const redis = new Redis(redisUrl);
+  const machine = await describeMachine(redis);
+  const main = uniquePrefixes('bench');
+  const parkedPrefixes = uniquePrefixes('bench-parked');
+  const children: Child[] = [];
+  const envOf = (p: TestPrefixes): ServiceEnv => ({
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: p.queuePrefix,
+    KEY_PREFIX: p.keyPrefix,
+    DECISION_SIGNING_SECRET: 'bench-decision-secret-0123456789',
+    LOG_LEVEL: options.logLevel,
+  });
+  const spawned = <C extends Child>(child: C): C => {
+    children.push(child);
+    return child;
+  };
+  const stopAll = async (which: Child[]) => {
+    await Promise.all(which.map((c) => c.stop()));
+  };
+  let cleaned = false;
+  const cleanUp = async () => {
+    if (cleaned) return;
+    cleaned = true;
+    await stopAll(children);
+    const deleted =
+      (await deletePrefixedKeys(main, redisUrl)) + (await deletePrefixedKeys(parkedPrefixes, redisUrl));
+    log(
+      `cleaned up ${deleted.toLocaleString('en-US')} keys under ${main.keyPrefix} and ${parkedPrefixes.keyPrefix}`,
+    );
+  };
+  process.once('SIGINT', () => {
+    log('interrupted: stopping children and cleaning up');
+    void cleanUp().finally(() => process.exit(130));
+  });
+
+  log(
+    `node ${machine.node}, redis ${machine.redis}, ${machine.cores} × ${machine.cpuModel}, load ${machine.loadAverage1mAtStart}`,
+  );
+  log(
+    `runs ${options.runs}, workers ${options.workerCounts.join('/')}, parked ${options.parked}, concurrency ${options.concurrency}`,
+  );
+  const started = new Date();
+  try {
+    const env = envOf(main);
+    log('starting the approval service, one agent worker and the floor worker');
+    const approval = spawned(
+      await startApprovalService(env, {
+        approvalsConfig: APPROVALS_CONFIG,
+        linkSecret: 'bench-link-secret-0123456789',
+      }),
+    );
+    const workers = [spawned(await startWorker(0, env, { concurrency: options.workerConcurrency }))];
+    const floorWorker = spawned(
+      startFloorWorker({
+        REDIS_URL: redisUrl,
+        QUEUE_PREFIX: env.QUEUE_PREFIX,
+        CONCURRENCY: String(options.workerConcurrency),
+      }),
+    );
+    await Promise.all([allHealthy([approval, ...workers]), waitReady(floorWorker)]);
+
+    const roundTrip = (label: string, runs: number, quiet = false) =>
+      roundTrips({
+        label,
+        runs,
+        workers,
+        approvalUrl: approval.url!,
+        approverToken: APPROVER_TOKEN,
+        startConcurrency: options.concurrency,
+        decideConcurrency: options.concurrency,
+        quiet,
+      });
+    const floorRun = (label: string, runs: number, quiet = false) =>
+      floor({
+        label,
+        runs,
+        worker: floorWorker,
+        redisUrl,
+        queuePrefix: env.QUEUE_PREFIX,
+        startConcurrency: options.concurrency,
+        decideConcurrency: options.concurrency,
+        quiet,
+      });
+
+    log(`warming up (${options.warmup} round trips and ${options.warmup} floor runs, not recorded)`);
+    await roundTrip('warm-up', options.warmup, true);
+    await floorRun('warm-up', options.warmup, true);
+
+    const countersign = await roundTrip('round trips, 1 worker', options.runs);
+    const floorResult = await floorRun('floor (bare BullMQ)', options.runs);
+    await floorWorker.stop();
+
+    const auto = await autoOverhead({
+      worker: workers[0],
+      redisUrl,
+      keyPrefix: env.KEY_PREFIX,
+      repeats: options.autoRepeats,
+      calls: 100,
+    });
+
+    const scaleOut: { workers: number; result: RoundTripResult }[] = [];
+    for (const count of options.workerCounts) {
+      if (count === 1) {
+        scaleOut.push({ workers: 1, result: countersign });
+        continue;
+      }
+      const added: Child[] = [];
+      for (let i = workers.length; i < count; i++) {
+        added.push(spawned(await startWorker(i, env, { concurrency: options.workerConcurrency })));
+      }
+      await allHealthy(added);
+      workers.push(...added);
+      // New processes are cold; trimming extra workers (a list like 4,2) keeps the first `count`.
+      const active = workers.slice(0, count);
+      const run = (label: string, runs: number, quiet = false) =>
+        roundTrips({
+          label,
+          runs,
+          workers: active,
+          approvalUrl: approval.url!,
+          approverToken: APPROVER_TOKEN,
+          startConcurrency: options.concurrency,
+          decideConcurrency: options.concurrency,
+          quiet,
+        });
+      await run('warm-up', options.warmup, true);
+      scaleOut.push({ workers: count, result: await run(`round trips, ${count} workers`, options.runs) });
+    }
+    await stopAll(children.filter((c) => c.running));
+
+    log(
+      `parking ${options.parked} runs with ${options.parkedWorkers} worker process(es); approval service not running`,
+    );
+    const parkedEnv = envOf(parkedPrefixes);
+    const parkedWorkers: Child[] = [];
+    for (let i = 0; i < options.parkedWorkers; i++) {
+      parkedWorkers.push(
+        spawned(await startWorker(i, parkedEnv, { concurrency: options.parkedWorkerConcurrency })),
+      );
+    }
+    await allHealthy(parkedWorkers);
+    const parked = await parkRuns({
+      runs: options.parked,
+      redis,
+      keyPrefix: parkedPrefixes.keyPrefix,
+      queuePrefix: parkedPrefixes.queuePrefix,
+      workers: parkedWorkers,
+    });
+    await stopAll(parkedWorkers);
+
+    const results = {
+      timestamp: started.toISOString(),
+      finishedAt: new Date().toISOString(),
+      machine: { ...machine, loadAverage1mAtEnd: Number(loadavg()[0].toFixed(2)) },
+      options: { ...options, out: undefined },
+      roundTrip: countersign,
+      floor: floorResult,
+      ...verdicts(countersign, floorResult, parked),
+      scaleOut: scaleOut.map((s) => ({ workers: s.workers, ...s.result })),
+      parked,
+      autoOverhead: auto,
+      definitions: {
+        decisionToExecution:
+          'from the moment the approver stand-in starts sending its decision (HTTP POST for Countersign, queue add ' +
+          'for the floor) to the moment the worker enters the tool handler (ToolCallPipeline.execute, reported by a ' +
+          'probe preloaded into the worker process only by the bench); both are wall-clock times ' +
+          '(performance.timeOrigin + performance.now()) of processes on one machine',
+        throughput: 'runs / (last run finished − first run started)',
+        parked:
+          'INFO used_memory after − before, over the runs; completed start jobs (BullMQ retention) cleaned first',
+      },
+    };
+    writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
+    printTable(results);
+    log(`results written to ${options.out}`);
+    if (options.strict && Object.values(results.targets).some((t) => !t.pass)) process.exitCode = 1;
+  } catch (error) {
+    for (const child of children) {
+      const output = child.output();
+      if (output) console.error(`[bench] last output of ${child.name}:\n${output.slice(-3_000)}`);
+    }
+    throw error;
+  } finally {
+    await cleanUp();
+    redis.disconnect();
+  }
+}
+
+if (require.main === module) {
+  main().then(
+    () => process.exit(process.exitCode ?? 0),
+    (error: Error) => {
+      console.error(`[bench] failed: ${error.stack ?? error.message}`);
+      process.exit(1);
+    },
+  );
+}

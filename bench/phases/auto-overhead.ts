@@ -1,0 +1,136 @@
+// Auto-tier overhead through the whole worker: a run of 100 auto calls (two turns of 50, the scripted model
+// allows 64 per turn) against a run with no tool call, and against calling the same handler directly on the
+// same Redis with the same concurrency (maxConcurrentTools, 4) in the same two batches.
+import { Redis } from 'ioredis';
+import { mapWithConcurrency } from '@countersign/authorization';
+import { opsTools } from '../../apps/agent-worker/src/agents/ops-tools';
+import { InfraStore } from '../../apps/agent-worker/src/infra/infra-store';
+import type { Child } from '../support/processes';
+import { sendJson } from '../support/http';
+import { median, Progress, wallNow } from '../support/measure';
+import type { ProbeEvent } from '../support/worker-probe';
+
+export interface AutoOverheadOptions {
+  worker: Child;
+  redisUrl: string;
+  keyPrefix: string;
+  repeats: number;
+  calls: number;
+  quiet?: boolean;
+}
+
+export interface AutoOverheadResult {
+  calls: number;
+  repeats: number;
+  /** Median wall time of a run with `calls` auto calls, POST /runs sent → run finished. */
+  runWithCallsMs: number;
+  /** Median wall time of a run that answers at once (no tool call). */
+  emptyRunMs: number;
+  /** Median wall time of the same handler calls made directly (no worker, no pipeline). */
+  directCallsMs: number;
+  /** (runWithCalls − emptyRun) / calls. */
+  perCallThroughWorkerMs: number;
+  directPerCallMs: number;
+  /** perCallThroughWorker − directPerCall. */
+  overheadPerCallMs: number;
+}
+
+const TURN = 50;
+const MAX_CONCURRENT_TOOLS = 4;
+
+function scriptOf(calls: number) {
+  const turns = [];
+  for (let done = 0; done < calls; done += TURN) {
+    const n = Math.min(TURN, calls - done);
+    turns.push({
+      toolCalls: Array.from({ length: n }, () => ({ name: 'get_service_status', args: { service: 'api' } })),
+    });
+  }
+  return [...turns, { text: 'status checked' }];
+}
+
+export async function autoOverhead(o: AutoOverheadOptions): Promise<AutoOverheadResult> {
+  const bar = o.quiet ? undefined : new Progress('auto-tier overhead', o.repeats * 3);
+  const finished = new Map<string, number>();
+  const waiters = new Map<string, (at: number) => void>();
+  const listener = (event: ProbeEvent) => {
+    if (event.t !== 'done') return;
+    const waiter = waiters.get(event.runId);
+    if (waiter) waiter(event.at);
+    else finished.set(event.runId, event.at);
+  };
+  o.worker.on('probe', listener);
+
+  const timeRun = async (script: unknown[]): Promise<number> => {
+    const start = wallNow();
+    const res = await sendJson<{ runId: string }>('POST', `${o.worker.url}/runs`, {
+      agent: 'ops',
+      userId: 'alice',
+      input: 'bench auto calls',
+      script,
+    });
+    if (res.status !== 202) throw new Error(`POST /runs answered ${res.status}: ${JSON.stringify(res.body)}`);
+    const { runId } = res.body;
+    const end =
+      finished.get(runId) ??
+      (await new Promise<number>((done, fail) => {
+        const timer = setTimeout(() => fail(new Error(`run ${runId} did not finish in 60 s`)), 60_000);
+        waiters.set(runId, (at) => {
+          clearTimeout(timer);
+          done(at);
+        });
+      }));
+    return end - start;
+  };
+
+  const redis = new Redis(o.redisUrl);
+  const handler = opsTools(new InfraStore(redis, o.keyPrefix), { restartMs: 0, maxReplicas: 20 }).find(
+    (t) => t.name === 'get_service_status',
+  )!.handler;
+  const ctx = { runId: 'direct', agent: 'ops', userId: 'alice', scopes: [], callId: 'direct' };
+  const timeDirect = async (): Promise<number> => {
+    const start = wallNow();
+    for (let done = 0; done < o.calls; done += TURN) {
+      const batch = Array.from({ length: Math.min(TURN, o.calls - done) }, () => ({ service: 'api' }));
+      await mapWithConcurrency(batch, MAX_CONCURRENT_TOOLS, async (args) => handler(args, ctx));
+    }
+    return wallNow() - start;
+  };
+
+  const withCalls: number[] = [];
+  const empty: number[] = [];
+  const direct: number[] = [];
+  try {
+    // One unrecorded round of each warms the JIT and the connections.
+    await timeRun(scriptOf(o.calls));
+    await timeRun([{ text: 'nothing to do' }]);
+    await timeDirect();
+    for (let r = 0; r < o.repeats; r++) {
+      withCalls.push(await timeRun(scriptOf(o.calls)));
+      bar?.update(3 * r + 1);
+      empty.push(await timeRun([{ text: 'nothing to do' }]));
+      bar?.update(3 * r + 2);
+      direct.push(await timeDirect());
+      bar?.update(3 * r + 3);
+    }
+  } finally {
+    o.worker.off('probe', listener);
+    redis.disconnect();
+    bar?.stop();
+  }
+  const runWithCallsMs = median(withCalls);
+  const emptyRunMs = median(empty);
+  const directCallsMs = median(direct);
+  const perCallThroughWorkerMs = (runWithCallsMs - emptyRunMs) / o.calls;
+  const directPerCallMs = directCallsMs / o.calls;
+  return {
+    calls: o.calls,
+    repeats: o.repeats,
+    runWithCallsMs,
+    emptyRunMs,
+    directCallsMs,
+    perCallThroughWorkerMs,
+    directPerCallMs,
+    overheadPerCallMs: perCallThroughWorkerMs - directPerCallMs,
+  };
+}

@@ -1,0 +1,145 @@
+// Full approval round trips: POST /runs → the worker parks the run → approval-requests → the approval
+// service → an approver stand-in (inbox SSE + REST) POSTs "approve" → approval-decisions → a worker resumes
+// the run and runs restart_service → the run completes.
+import type { Child } from '../support/processes';
+import { Flow } from '../support/flow';
+import { getJson, openEventStream, sendJson } from '../support/http';
+import { Latencies, type LatencySummary, pool, Progress, wallNow } from '../support/measure';
+
+export interface RoundTripOptions {
+  label: string;
+  runs: number;
+  workers: Child[];
+  approvalUrl: string;
+  approverToken: string;
+  /** POST /runs in flight at once. */
+  startConcurrency: number;
+  /** Decision POSTs in flight at once (the approver stand-in). */
+  decideConcurrency: number;
+  quiet?: boolean;
+}
+
+export interface RoundTripResult {
+  runs: number;
+  completed: number;
+  failed: number;
+  seconds: number;
+  runsPerSecond: number;
+  /** Stand-in starts its decision POST → the worker enters restart_service's handler. */
+  decisionToExecution: LatencySummary;
+  /** The decision POST itself, as the stand-in sees it. */
+  decisionPost: LatencySummary;
+  clockSkewNegatives: number;
+  decisionErrors: number;
+}
+
+/** The scripted run: one confirm-tier call, then a final answer. */
+export const ROUND_TRIP_SCRIPT = [
+  { toolCalls: [{ name: 'restart_service', args: { service: 'api' } }] },
+  { text: 'restarted' },
+];
+
+export async function roundTrips(o: RoundTripOptions): Promise<RoundTripResult> {
+  const bar = o.quiet ? undefined : new Progress(o.label, o.runs);
+  const post = new Latencies();
+  const queue: string[] = [];
+  const seen = new Set<string>();
+  let inFlight = 0;
+  let decisionErrors = 0;
+  const auth = { authorization: `Bearer ${o.approverToken}` };
+  const flow = new Flow(
+    o.runs,
+    'restart_service',
+    (done) => bar?.update(done),
+    60_000,
+    () => `(pending seen ${seen.size}, queued for decision ${queue.length})`,
+  );
+  flow.watch(o.workers);
+
+  const decide = async (callId: string, attempt = 0): Promise<void> => {
+    const t0 = wallNow();
+    flow.sentAt.set(callId, t0);
+    const res = await sendJson(
+      'POST',
+      `${o.approvalUrl}/approvals/${callId}/decisions`,
+      { decision: 'approve' },
+      auth,
+    );
+    post.recordMs(wallNow() - t0);
+    flow.progressed();
+    if (res.status === 200) return;
+    if (res.status >= 500 && attempt < 5) return decide(callId, attempt + 1);
+    decisionErrors++;
+    if (decisionErrors <= 3)
+      console.error(`[bench] decision ${callId}: ${res.status} ${JSON.stringify(res.body)}`);
+  };
+  const pump = () => {
+    while (inFlight < o.decideConcurrency && queue.length > 0) {
+      const callId = queue.shift()!;
+      inFlight++;
+      void decide(callId)
+        .catch((error: Error) => {
+          decisionErrors++;
+          console.error(`[bench] decision ${callId}: ${error.message}`);
+        })
+        .finally(() => {
+          inFlight--;
+          pump();
+        });
+    }
+  };
+  const offer = (callId: string) => {
+    if (seen.has(callId)) return;
+    seen.add(callId);
+    queue.push(callId);
+    pump();
+  };
+
+  const stream = await openEventStream(`${o.approvalUrl}/inbox/events`, auth, (event, data) => {
+    if (event !== 'change') return;
+    const change = JSON.parse(data) as { callId: string; status: string };
+    if (change.status === 'pending') offer(change.callId);
+  });
+  // Safety net for a missed live update: list what is pending when nothing moved for a while.
+  let lastDone = 0;
+  const sweep = setInterval(async () => {
+    if (flow.done !== lastDone || flow.done >= o.runs) return void (lastDone = flow.done);
+    const res = await getJson<{ callId: string }[]>(`${o.approvalUrl}/approvals?status=pending`, auth).catch(
+      () => undefined,
+    );
+    if (res?.status === 200) for (const a of res.body) offer(a.callId);
+  }, 2_000);
+
+  try {
+    flow.markStart();
+    const starting = pool(o.runs, o.startConcurrency, async (i) => {
+      const worker = o.workers[i % o.workers.length];
+      const res = await sendJson('POST', `${worker.url}/runs`, {
+        agent: 'ops',
+        userId: 'alice',
+        input: `bench round trip ${i}`,
+        script: ROUND_TRIP_SCRIPT,
+      });
+      if (res.status !== 202)
+        throw new Error(`POST /runs answered ${res.status}: ${JSON.stringify(res.body)}`);
+      flow.progressed();
+    });
+    await Promise.all([starting, flow.finished]);
+  } finally {
+    clearInterval(sweep);
+    stream.close();
+    flow.close();
+    bar?.stop();
+  }
+  return {
+    runs: o.runs,
+    completed: flow.done - flow.failed,
+    failed: flow.failed,
+    seconds: flow.seconds,
+    runsPerSecond: o.runs / flow.seconds,
+    decisionToExecution: flow.decisionToExecution.summary(),
+    decisionPost: post.summary(),
+    clockSkewNegatives: flow.decisionToExecution.negatives,
+    decisionErrors,
+  };
+}

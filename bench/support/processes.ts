@@ -1,0 +1,177 @@
+// Child processes of the bench: agent workers (with the probe preloaded), the approval service and the floor
+// worker. Each is started with ts-node like `npm start` would, waited on until healthy, and stopped by its PID.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import type { ProbeEvent } from './worker-probe';
+import { getJson } from './http';
+
+export const ROOT = resolve(__dirname, '..', '..');
+const TS_NODE = ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'];
+const TAIL_BYTES = 8_000;
+
+export class Child extends EventEmitter {
+  private tail = '';
+  private exited: Promise<number | null>;
+  exitCode: number | null | undefined;
+
+  constructor(
+    readonly name: string,
+    readonly proc: ChildProcess,
+    readonly url?: string,
+  ) {
+    super();
+    const keep = (chunk: Buffer) => {
+      this.tail = (this.tail + chunk.toString('utf8')).slice(-TAIL_BYTES);
+    };
+    proc.stdout?.on('data', keep);
+    proc.stderr?.on('data', keep);
+    proc.on('message', (message: { probe?: ProbeEvent[]; ready?: boolean }) => {
+      if (message?.probe) for (const event of message.probe) this.emit('probe', event);
+      if (message?.ready) this.emit('ready');
+    });
+    this.exited = new Promise((done) =>
+      proc.once('exit', (code) => {
+        this.exitCode = code;
+        done(code);
+      }),
+    );
+  }
+
+  /** The last lines the process wrote, for error messages. */
+  output(): string {
+    return this.tail.trim();
+  }
+
+  get running(): boolean {
+    return this.exitCode === undefined;
+  }
+
+  /** SIGTERM (graceful), then SIGKILL after `graceMs`. Only ever signals this child's own PID. */
+  async stop(graceMs = 15_000): Promise<void> {
+    if (!this.running) return;
+    this.proc.kill('SIGTERM');
+    const timer = setTimeout(() => this.running && this.proc.kill('SIGKILL'), graceMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+function startTs(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  preload: string[] = [],
+  url?: string,
+) {
+  const proc = spawn(process.execPath, [...TS_NODE, ...preload.flatMap((p) => ['-r', p]), script], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  return new Child(name, proc, url);
+}
+
+/** Polls GET /health until it answers 200; fails early (with the child's output) if the child exits. */
+export async function waitHealthy(child: Child, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (!child.running)
+      throw new Error(`${child.name} exited (${child.exitCode}) while starting:\n${child.output()}`);
+    try {
+      const { status } = await getJson(`${child.url}/health`);
+      if (status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${child.name} did not become healthy in ${timeoutMs} ms:\n${child.output()}`);
+}
+
+export interface ServiceEnv {
+  REDIS_URL: string;
+  QUEUE_PREFIX: string;
+  KEY_PREFIX: string;
+  DECISION_SIGNING_SECRET: string;
+  LOG_LEVEL: string;
+}
+
+export async function startWorker(
+  index: number,
+  env: ServiceEnv,
+  options: { concurrency: number },
+): Promise<Child> {
+  const port = await freePort();
+  const child = startTs(
+    `agent-worker-${index}`,
+    'apps/agent-worker/src/main.ts',
+    {
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      AGENTS_CONFIG: 'config/agents.json',
+      WORKER_CONCURRENCY: String(options.concurrency),
+    },
+    ['./bench/support/worker-probe.ts'],
+    `http://127.0.0.1:${port}`,
+  );
+  return child;
+}
+
+export async function startApprovalService(
+  env: ServiceEnv,
+  options: { approvalsConfig: string; linkSecret: string },
+): Promise<Child> {
+  const port = await freePort();
+  return startTs(
+    'approval-service',
+    'apps/approval-service/src/main.ts',
+    {
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      APPROVALS_CONFIG: options.approvalsConfig,
+      LINK_TOKEN_SECRET: options.linkSecret,
+    },
+    [],
+    `http://127.0.0.1:${port}`,
+  );
+}
+
+export function startFloorWorker(env: {
+  REDIS_URL: string;
+  QUEUE_PREFIX: string;
+  CONCURRENCY: string;
+}): Child {
+  return startTs('floor-worker', 'bench/floor-worker.ts', env);
+}
+
+/** Waits for a child without HTTP (the floor worker) to say it is ready over IPC. */
+export function waitReady(child: Child, timeoutMs = 120_000): Promise<void> {
+  return new Promise((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`${child.name} not ready:\n${child.output()}`)), timeoutMs);
+    child.proc.once('exit', () => fail(new Error(`${child.name} exited while starting:\n${child.output()}`)));
+    child.once('ready', () => {
+      clearTimeout(timer);
+      done();
+    });
+  });
+}
+
+/** Starts every child at once (boot is CPU-bound ts-node work) and waits until all are healthy. */
+export async function allHealthy(children: Child[]): Promise<void> {
+  await Promise.all(children.map((c) => waitHealthy(c)));
+}
