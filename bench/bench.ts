@@ -14,6 +14,7 @@ import { describeMachine } from './support/measure';
 import {
   allHealthy,
   type Child,
+  profileChildrenInto,
   type ServiceEnv,
   startApprovalService,
   startFloorWorker,
@@ -26,7 +27,7 @@ export interface BenchOptions {
   runs: number;
   parked: number;
   workerCounts: number[];
-  /** POST /runs and decision POSTs in flight at once; the floor uses the same bounds. */
+  /** Runs in flight at once (closed loop) and decision POSTs in flight at once; the floor uses the same bounds. */
   concurrency: number;
   workerConcurrency: number;
   parkedWorkers: number;
@@ -37,6 +38,7 @@ export interface BenchOptions {
   out: string;
   quick: boolean;
   strict: boolean;
+  cpuProf?: string;
 }
 
 const APPROVER_TOKEN = 'bench-approver-token-0123456789';
@@ -79,6 +81,7 @@ export function parseArgs(argv: string[]): BenchOptions {
     out: resolve(value('out') ?? resolve(__dirname, 'results.json')),
     quick,
     strict: flag('strict'),
+    cpuProf: value('cpu-prof') && resolve(value('cpu-prof')!),
   };
 }
 
@@ -86,6 +89,7 @@ const log = (message: string) => console.log(`[bench] ${message}`);
 
 async function main(): Promise<void> {
   const options = parseArgs(process.argv.slice(2));
+  profileChildrenInto(options.cpuProf);
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const redis = new Redis(redisUrl);
   const machine = await describeMachine(redis);
@@ -158,6 +162,7 @@ async function main(): Promise<void> {
         startConcurrency: options.concurrency,
         decideConcurrency: options.concurrency,
         quiet,
+        redis,
       });
     const floorRun = (label: string, runs: number, quiet = false) =>
       floor({
@@ -169,6 +174,7 @@ async function main(): Promise<void> {
         startConcurrency: options.concurrency,
         decideConcurrency: options.concurrency,
         quiet,
+        commandsRedis: redis,
       });
 
     log(`warming up (${options.warmup} round trips and ${options.warmup} floor runs, not recorded)`);
@@ -211,6 +217,7 @@ async function main(): Promise<void> {
           startConcurrency: options.concurrency,
           decideConcurrency: options.concurrency,
           quiet,
+          redis,
         });
       await run('warm-up', options.warmup, true);
       scaleOut.push({ workers: count, result: await run(`round trips, ${count} workers`, options.runs) });

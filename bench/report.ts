@@ -55,6 +55,11 @@ interface Printable {
 
 const ms = (v: number) => `${v.toFixed(2)} ms`;
 const rate = (v: number) => `${v.toFixed(0)} runs/s`;
+const top = (perCommand: Record<string, number>) =>
+  Object.entries(perCommand)
+    .slice(0, 5)
+    .map(([name, n]) => `${name} ${n}`)
+    .join(', ');
 const verdict = (t: Target) => (t.pass ? 'PASS' : 'MISS');
 
 export function printTable(r: Printable): void {
@@ -70,11 +75,21 @@ export function printTable(r: Printable): void {
       `max ${ms(d.maxMs)}`,
     ],
     ['  decision POST p50 / p99', `${ms(rt.decisionPost.p50Ms)} / ${ms(rt.decisionPost.p99Ms)}`, ''],
+    [
+      '  Redis commands per run (all clients)',
+      `${rt.redisCommandsPerRun.total}`,
+      top(rt.redisCommandsPerRun.perCommand),
+    ],
     [`floor: bare BullMQ (N=${fl.runs})`, rate(fl.runsPerSecond), ''],
     [
       '  decision → resume p50 / p95 / p99',
       `${ms(f.p50Ms)} / ${ms(f.p95Ms)} / ${ms(f.p99Ms)}`,
       `max ${ms(f.maxMs)}`,
+    ],
+    [
+      '  Redis commands per run (all clients)',
+      `${fl.redisCommandsPerRun.total}`,
+      top(fl.redisCommandsPerRun.perCommand),
     ],
     [
       'throughput Countersign / floor',

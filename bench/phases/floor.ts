@@ -6,7 +6,14 @@ import { Redis } from 'ioredis';
 import { FLOOR_JOB_OPTIONS, FloorQueue } from '../floor-worker';
 import type { Child } from '../support/processes';
 import { Flow } from '../support/flow';
-import { pool, Progress, wallNow, type LatencySummary } from '../support/measure';
+import {
+  commandCalls,
+  commandsPerRun,
+  pool,
+  Progress,
+  wallNow,
+  type LatencySummary,
+} from '../support/measure';
 
 export interface FloorOptions {
   label: string;
@@ -17,6 +24,7 @@ export interface FloorOptions {
   startConcurrency: number;
   decideConcurrency: number;
   quiet?: boolean;
+  commandsRedis: Redis;
 }
 
 export interface FloorResult {
@@ -25,6 +33,7 @@ export interface FloorResult {
   runsPerSecond: number;
   /** Stand-in starts adding the decision job → the floor worker's decision handler starts. */
   decisionToExecution: LatencySummary;
+  redisCommandsPerRun: ReturnType<typeof commandsPerRun>;
 }
 
 export async function floor(o: FloorOptions): Promise<FloorResult> {
@@ -51,6 +60,7 @@ export async function floor(o: FloorOptions): Promise<FloorResult> {
     { connection, prefix, concurrency: o.decideConcurrency, removeOnComplete: { age: 3600, count: 10_000 } },
   );
   const tag = randomBytes(4).toString('hex');
+  const commandsBefore = await commandCalls(connection);
   try {
     await approver.waitUntilReady();
     flow.markStart();
@@ -58,6 +68,7 @@ export async function floor(o: FloorOptions): Promise<FloorResult> {
       const runId = `floor-${tag}-${i}`;
       await runs.add('start', { runId, callId: `call-${tag}-${i}` }, { jobId: runId });
       flow.progressed();
+      await Promise.race([flow.runDone(runId), flow.finished]);
     });
     await Promise.all([starting, flow.finished]);
   } finally {
@@ -67,8 +78,10 @@ export async function floor(o: FloorOptions): Promise<FloorResult> {
     await Promise.all([runs.close(), decisions.close()]);
     connection.disconnect();
   }
+  const redisCommandsPerRun = commandsPerRun(commandsBefore, await commandCalls(o.commandsRedis), o.runs);
   return {
     runs: o.runs,
+    redisCommandsPerRun,
     seconds: flow.seconds,
     runsPerSecond: o.runs / flow.seconds,
     decisionToExecution: flow.decisionToExecution.summary(),

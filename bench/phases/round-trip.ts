@@ -4,7 +4,16 @@
 import type { Child } from '../support/processes';
 import { Flow } from '../support/flow';
 import { getJson, openEventStream, sendJson } from '../support/http';
-import { Latencies, type LatencySummary, pool, Progress, wallNow } from '../support/measure';
+import type { Redis } from 'ioredis';
+import {
+  commandCalls,
+  commandsPerRun,
+  Latencies,
+  type LatencySummary,
+  pool,
+  Progress,
+  wallNow,
+} from '../support/measure';
 
 export interface RoundTripOptions {
   label: string;
@@ -12,11 +21,13 @@ export interface RoundTripOptions {
   workers: Child[];
   approvalUrl: string;
   approverToken: string;
-  /** POST /runs in flight at once. */
+  /** Runs in flight at once (closed loop: a lane starts its next run when its last one finished). */
   startConcurrency: number;
   /** Decision POSTs in flight at once (the approver stand-in). */
   decideConcurrency: number;
   quiet?: boolean;
+  /** For INFO commandstats before and after. */
+  redis: Redis;
 }
 
 export interface RoundTripResult {
@@ -31,6 +42,8 @@ export interface RoundTripResult {
   decisionPost: LatencySummary;
   clockSkewNegatives: number;
   decisionErrors: number;
+  /** Redis commands per run during the phase (INFO commandstats: every client of the server counts). */
+  redisCommandsPerRun: ReturnType<typeof commandsPerRun>;
 }
 
 /** The scripted run: one confirm-tier call, then a final answer. */
@@ -110,11 +123,12 @@ export async function roundTrips(o: RoundTripOptions): Promise<RoundTripResult> 
     if (res?.status === 200) for (const a of res.body) offer(a.callId);
   }, 2_000);
 
+  const commandsBefore = await commandCalls(o.redis);
   try {
     flow.markStart();
     const starting = pool(o.runs, o.startConcurrency, async (i) => {
       const worker = o.workers[i % o.workers.length];
-      const res = await sendJson('POST', `${worker.url}/runs`, {
+      const res = await sendJson<{ runId: string }>('POST', `${worker.url}/runs`, {
         agent: 'ops',
         userId: 'alice',
         input: `bench round trip ${i}`,
@@ -123,6 +137,7 @@ export async function roundTrips(o: RoundTripOptions): Promise<RoundTripResult> 
       if (res.status !== 202)
         throw new Error(`POST /runs answered ${res.status}: ${JSON.stringify(res.body)}`);
       flow.progressed();
+      await Promise.race([flow.runDone(res.body.runId), flow.finished]);
     });
     await Promise.all([starting, flow.finished]);
   } finally {
@@ -131,8 +146,10 @@ export async function roundTrips(o: RoundTripOptions): Promise<RoundTripResult> 
     flow.close();
     bar?.stop();
   }
+  const redisCommandsPerRun = commandsPerRun(commandsBefore, await commandCalls(o.redis), o.runs);
   return {
     runs: o.runs,
+    redisCommandsPerRun,
     completed: flow.done - flow.failed,
     failed: flow.failed,
     seconds: flow.seconds,

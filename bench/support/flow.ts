@@ -21,6 +21,9 @@ export class Flow {
     this.fail = fail;
   });
   private readonly detach: (() => void)[] = [];
+  /** Runs that finished before anyone waited for them, and waiters for runs that have not yet. */
+  private readonly doneRuns = new Set<string>();
+  private readonly waiters = new Map<string, () => void>();
 
   constructor(
     private readonly runs: number,
@@ -67,11 +70,22 @@ export class Flow {
       return;
     }
     this.done++;
+    const waiter = this.waiters.get(event.runId);
+    if (waiter) {
+      this.waiters.delete(event.runId);
+      waiter();
+    } else this.doneRuns.add(event.runId);
     if (event.status !== 'completed') this.failed++;
     this.lastDoneAt = Math.max(this.lastDoneAt, event.at);
     this.progressed();
     this.onProgress(this.done);
     if (this.done >= this.runs) this.finish();
+  }
+
+  /** Resolves when the run finished (the probe's `done`), even if that happened before the call. */
+  runDone(runId: string): Promise<void> {
+    if (this.doneRuns.delete(runId)) return Promise.resolve();
+    return new Promise((done) => this.waiters.set(runId, done));
   }
 
   counts(): string {

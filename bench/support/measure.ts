@@ -125,3 +125,26 @@ export async function usedMemory(redis: Redis): Promise<number> {
   const info = await redis.info('memory');
   return Number(/used_memory:(\d+)/.exec(info)?.[1] ?? NaN);
 }
+
+/** Calls per command from INFO commandstats (every client of the server counts, not only ours). */
+export async function commandCalls(redis: Redis): Promise<Map<string, number>> {
+  const calls = new Map<string, number>();
+  for (const match of (await redis.info('commandstats')).matchAll(/cmdstat_([^:]+):calls=(\d+)/g))
+    calls.set(match[1], Number(match[2]));
+  return calls;
+}
+
+/** Redis commands per run between two commandstats readings, the busiest first. */
+export function commandsPerRun(before: Map<string, number>, after: Map<string, number>, runs: number) {
+  const perCommand: Record<string, number> = {};
+  let total = 0;
+  const rows = [...after]
+    .map(([name, n]) => [name, n - (before.get(name) ?? 0)] as const)
+    .filter(([name, n]) => n > 0 && name !== 'info')
+    .sort((a, b) => b[1] - a[1]);
+  for (const [name, n] of rows) {
+    total += n;
+    if (Object.keys(perCommand).length < 10) perCommand[name] = Number((n / runs).toFixed(2));
+  }
+  return { total: Number((total / runs).toFixed(1)), perCommand };
+}

@@ -69,6 +69,12 @@ export async function freePort(): Promise<number> {
   });
 }
 
+let profileDir: string | undefined;
+/** `--cpu-prof <dir>`: every child writes a V8 CPU profile there when it exits. */
+export function profileChildrenInto(dir: string | undefined): void {
+  profileDir = dir;
+}
+
 function startTs(
   name: string,
   script: string,
@@ -76,11 +82,18 @@ function startTs(
   preload: string[] = [],
   url?: string,
 ) {
-  const proc = spawn(process.execPath, [...TS_NODE, ...preload.flatMap((p) => ['-r', p]), script], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-  });
+  const profile = profileDir
+    ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`]
+    : [];
+  const proc = spawn(
+    process.execPath,
+    [...profile, ...TS_NODE, ...preload.flatMap((p) => ['-r', p]), script],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    },
+  );
   return new Child(name, proc, url);
 }
 
