@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { AuditEntry } from '@countersign/contracts';
 import { canonicalJson } from '@countersign/authorization';
-import { loadLua } from './lua';
+import { LuaScript } from './lua';
 import type { RedisClient } from './redis';
 
 export type AuditInput = Omit<AuditEntry, 'id' | 'at' | 'prevHash' | 'hash' | 'service' | 'detail'> & {
@@ -17,7 +17,7 @@ export interface ChainCheck {
   brokenAt?: { id: string; reason: string };
 }
 
-const APPEND_SCRIPT = loadLua(__dirname, 'audit-append-2.lua');
+const APPEND_SCRIPT = LuaScript.load(__dirname, 'audit-append-2.lua');
 const MAX_APPEND_ATTEMPTS = 100;
 /** Entries appended by one script call at most; keeps a single call short. */
 const MAX_BATCH = 200;
@@ -58,7 +58,12 @@ export class AuditLog {
 
   /** Resolves with the stream ID once the entry is durably in the chain. */
   append(input: AuditInput): Promise<string> {
-    const body = { ...input, detail: input.detail ?? {}, service: this.service, at: new Date().toISOString() };
+    const body = {
+      ...input,
+      detail: input.detail ?? {},
+      service: this.service,
+      at: new Date().toISOString(),
+    };
     const json = canonicalJson(stripUndefined(body));
     return new Promise<string>((resolve, reject) => {
       this.queue.push({ json, resolve, reject });
@@ -101,7 +106,7 @@ export class AuditLog {
         prev = chainHash(prev, json);
         args.push(prev, json);
       }
-      const reply = (await this.redis.eval(APPEND_SCRIPT, 2, this.keys.stream, this.keys.head, ...args)) as [
+      const reply = (await APPEND_SCRIPT.run(this.redis, [this.keys.stream, this.keys.head], args)) as [
         number,
         ...string[],
       ];
@@ -129,13 +134,27 @@ export class AuditLog {
     let prev = '';
     for (const [id, fields] of rows) {
       const f = fieldMap(fields);
-      if (f.prev !== prev) return { intact: false, entries: rows.length, brokenAt: { id, reason: 'link to the previous entry does not match' } };
-      if (chainHash(prev, f.entry) !== f.hash) return { intact: false, entries: rows.length, brokenAt: { id, reason: 'entry content does not match its hash' } };
+      if (f.prev !== prev)
+        return {
+          intact: false,
+          entries: rows.length,
+          brokenAt: { id, reason: 'link to the previous entry does not match' },
+        };
+      if (chainHash(prev, f.entry) !== f.hash)
+        return {
+          intact: false,
+          entries: rows.length,
+          brokenAt: { id, reason: 'entry content does not match its hash' },
+        };
       prev = f.hash;
     }
     const head = (await this.redis.get(this.keys.head)) ?? '';
     if (head !== prev) {
-      return { intact: false, entries: rows.length, brokenAt: { id: rows.at(-1)?.[0] ?? '-', reason: 'newest entries are missing' } };
+      return {
+        intact: false,
+        entries: rows.length,
+        brokenAt: { id: rows.at(-1)?.[0] ?? '-', reason: 'newest entries are missing' },
+      };
     }
     return { intact: true, entries: rows.length };
   }
@@ -149,7 +168,12 @@ function fieldMap(fields: string[]): Record<string, string> {
 
 function toEntry(id: string, fields: string[]): AuditEntry {
   const f = fieldMap(fields);
-  return { ...(JSON.parse(f.entry) as Omit<AuditEntry, 'id' | 'prevHash' | 'hash'>), id, prevHash: f.prev, hash: f.hash };
+  return {
+    ...(JSON.parse(f.entry) as Omit<AuditEntry, 'id' | 'prevHash' | 'hash'>),
+    id,
+    prevHash: f.prev,
+    hash: f.hash,
+  };
 }
 
 function stripUndefined<T extends object>(value: T): T {

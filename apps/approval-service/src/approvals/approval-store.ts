@@ -9,16 +9,16 @@ import {
   type DecidedBy,
   type DecisionValue,
 } from '@countersign/contracts';
-import { loadLua, type RedisClient } from '@countersign/platform';
+import { LuaScript, type RedisClient } from '@countersign/platform';
 import { z } from 'zod';
 import { approvalKeys, trustField, type ApprovalKeys } from './approval-keys';
 import { voteRefusal } from './approval-errors';
 
 const SCRIPTS = {
-  create: loadLua(__dirname, 'create-request-6.lua'),
-  recordVote: loadLua(__dirname, 'record-vote-5.lua'),
-  expire: loadLua(__dirname, 'expire-request-4.lua'),
-  escalate: loadLua(__dirname, 'escalate-request-1.lua'),
+  create: LuaScript.load(__dirname, 'create-request-6.lua'),
+  recordVote: LuaScript.load(__dirname, 'record-vote-5.lua'),
+  expire: LuaScript.load(__dirname, 'expire-request-4.lua'),
+  escalate: LuaScript.load(__dirname, 'escalate-request-1.lua'),
 };
 
 const VoteSchema = z.object({
@@ -107,28 +107,25 @@ export class ApprovalStore {
     const refusal = input.refusal
       ? [input.refusal.reason, input.refusal.decidedBy, input.refusal.at].join(UNIT_SEPARATOR)
       : '';
-    const reply = (await this.redis.eval(
-      SCRIPTS.create,
-      6,
-      this.keys.call(r.callId),
-      this.keys.pending,
-      this.keys.notices,
-      this.keys.decided,
-      this.keys.expired,
-      this.keys.trust,
-      r.callId,
-      r.attempt,
-      JSON.stringify(r),
-      input.status,
-      input.groups.join(','),
-      input.quorum,
-      input.channels.join(','),
-      input.now,
-      input.expiresAt,
-      r.requester,
-      trustField(r.requester, r.toolName),
-      refusal,
-      this.retentionMs,
+    const keys = this.keys;
+    const reply = (await SCRIPTS.create.run(
+      this.redis,
+      [keys.call(r.callId), keys.pending, keys.notices, keys.decided, keys.expired, keys.trust],
+      [
+        r.callId,
+        r.attempt,
+        JSON.stringify(r),
+        input.status,
+        input.groups.join(','),
+        input.quorum,
+        input.channels.join(','),
+        input.now,
+        input.expiresAt,
+        r.requester,
+        trustField(r.requester, r.toolName),
+        refusal,
+        this.retentionMs,
+      ],
     )) as [number, number | string];
     if (reply[0] === 1) return { created: true, trustCount: Number(reply[1]), status: input.status };
     return { created: false, trustCount: 0, status: String(reply[1]) };
@@ -139,24 +136,22 @@ export class ApprovalStore {
     const onceKey = vote.singleUseToken
       ? this.keys.usedToken(createHash('sha256').update(vote.singleUseToken).digest('hex'))
       : this.keys.usedToken('-');
-    const reply = (await this.redis.eval(
-      SCRIPTS.recordVote,
-      5,
-      this.keys.call(vote.callId),
-      this.keys.pending,
-      this.keys.decided,
-      this.keys.trust,
-      onceKey,
-      vote.approver,
-      vote.approverGroups.join(','),
-      vote.decision,
-      vote.reason ?? '',
-      vote.channel,
-      now,
-      new Date(now).toISOString(),
-      vote.attempt === undefined ? '' : String(vote.attempt),
-      vote.singleUseToken ? '1' : '0',
-      this.retentionMs,
+    const keys = this.keys;
+    const reply = (await SCRIPTS.recordVote.run(
+      this.redis,
+      [keys.call(vote.callId), keys.pending, keys.decided, keys.trust, onceKey],
+      [
+        vote.approver,
+        vote.approverGroups.join(','),
+        vote.decision,
+        vote.reason ?? '',
+        vote.channel,
+        now,
+        new Date(now).toISOString(),
+        vote.attempt === undefined ? '' : String(vote.attempt),
+        vote.singleUseToken ? '1' : '0',
+        this.retentionMs,
+      ],
     )) as (string | number)[];
     if (reply[0] === 1) {
       const outcome: Outcome = {
@@ -174,17 +169,11 @@ export class ApprovalStore {
   }
 
   async expire(callId: string, attempt: number, now = Date.now()): Promise<ExpireResult> {
-    const reply = (await this.redis.eval(
-      SCRIPTS.expire,
-      4,
-      this.keys.call(callId),
-      this.keys.pending,
-      this.keys.expired,
-      this.keys.notices,
-      attempt,
-      now,
-      new Date(now).toISOString(),
-      this.retentionMs,
+    const keys = this.keys;
+    const reply = (await SCRIPTS.expire.run(
+      this.redis,
+      [keys.call(callId), keys.pending, keys.expired, keys.notices],
+      [attempt, now, new Date(now).toISOString(), this.retentionMs],
     )) as [number, string | number];
     switch (reply[0]) {
       case 1:
@@ -199,12 +188,10 @@ export class ApprovalStore {
   }
 
   async escalate(callId: string, attempt: number, groups: string[]): Promise<boolean> {
-    const reply = (await this.redis.eval(
-      SCRIPTS.escalate,
-      1,
-      this.keys.call(callId),
-      attempt,
-      groups.join(','),
+    const reply = (await SCRIPTS.escalate.run(
+      this.redis,
+      [this.keys.call(callId)],
+      [attempt, groups.join(',')],
     )) as [number];
     return reply[0] === 1;
   }
