@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { QueueName } from '@countersign/contracts';
 import { restartScript, WorkerHarness, workerEnv } from './support/agent-worker-harness';
 import { waitFor } from './support/redis';
 
@@ -114,6 +115,73 @@ describe('agent worker recovery', () => {
     expect(Number(await h.redis.hget(`{${h.prefixes.keyPrefix}:infra}:services`, 'payments:restarts'))).toBe(
       before + 1,
     );
+  });
+
+  it('lets a live worker whose lock lapsed mid-call finish it: the call runs once and is not asked again', async () => {
+    const agents = agentsConfigWith({ restartMs: 3_000 });
+    const a = await h.startWorker({ AGENTS_CONFIG: agents });
+    const before = await h.restarts(a.url, 'web');
+    const runId = await h.startRun(a.url, { script: restartScript('web') });
+    const [call] = await h.waitForPending(a.url, runId);
+    const job = await h.publishDecision(h.decision(runId, call, 'approve'));
+    await waitFor(
+      async () => (await h.infra(a.url)).services.find((s) => s.name === 'web')?.status === 'restarting',
+      'the restart to start on the first worker',
+    );
+
+    // The first worker is alive and busy, but its lock is gone (as when renewal is starved under load):
+    // BullMQ redelivers the decision job, to the second worker or to the first one again.
+    const b = await h.startWorker({ AGENTS_CONFIG: agents });
+    await h.redis.del(`${h.prefixes.queuePrefix}:${QueueName.ApprovalDecisions}:${job.id}:lock`);
+    await waitFor(
+      async () =>
+        Number(
+          await h.redis.hget(`${h.prefixes.queuePrefix}:${QueueName.ApprovalDecisions}:${job.id}`, 'stc'),
+        ) >= 1,
+      'the decision job to be redelivered',
+    );
+
+    const end = await waitFor(async () => {
+      const view = await h.run(b.url, runId);
+      if (view.status === 'completed') return { view, reasked: undefined };
+      const reasked = await h.approvalRequest(call.callId, 1);
+      return reasked ? { view, reasked } : undefined;
+    }, 'the run to complete (or the call to be asked again)');
+    expect(end.reasked).toBeUndefined();
+    expect(end.view.status).toBe('completed');
+    expect(await h.restarts(b.url, 'web')).toBe(before + 1);
+    const types = await h.auditTypes(runId);
+    expect(types).not.toContain('tool.interrupted');
+    expect(types.filter((t) => t === 'tool.executed')).toHaveLength(1);
+    // Resumed by the first processing, then once after the wait; the receipt audited per delivery, not per wait.
+    expect(types.filter((t) => t === 'run.resumed')).toHaveLength(2);
+    expect(types.filter((t) => t === 'decision.received')).toHaveLength(2);
+    const toolMessage = end.view.messages.find((m) => m.role === 'tool' && m.toolCallId === call.callId);
+    expect(JSON.parse((toolMessage as { content: string }).content)).toMatchObject({
+      name: 'web',
+      restarts: before + 1,
+    });
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('fails the run, saying why, when BullMQ gives up on a decision job that stalled too often', async () => {
+    const worker = await h.startWorker({
+      AGENTS_CONFIG: agentsConfigWith({ restartMs: 2_000 }),
+      MAX_STALLED_COUNT: '0',
+    });
+    const runId = await h.startRun(worker.url, { script: restartScript('api') });
+    const [call] = await h.waitForPending(worker.url, runId);
+    const job = await h.publishDecision(h.decision(runId, call, 'approve'));
+    await waitFor(
+      async () => (await h.infra(worker.url)).services.find((s) => s.name === 'api')?.status === 'restarting',
+      'the restart to start',
+    );
+
+    await h.redis.del(`${h.prefixes.queuePrefix}:${QueueName.ApprovalDecisions}:${job.id}:lock`);
+    expect(await h.settled(job)).toBe('failed');
+    const view = await h.waitForStatus(worker.url, runId, 'failed');
+    expect(view.error).toMatch(/stalled more than allowable limit/);
+    await worker.close();
   });
 
   describe('a worker killed with SIGKILL while executing an approved call', () => {

@@ -33,6 +33,9 @@ export function workerEnv(
     AGENTS_CONFIG: 'config/agents.json',
     STALLED_INTERVAL_MS: '500',
     LOCK_DURATION_MS: '1000',
+    // A dead executor is noticed within 3 s (the default 10 s would slow the kill tests down).
+    EXECUTION_HEARTBEAT_MS: '300',
+    EXECUTION_STALE_MS: '3000',
     JOB_BACKOFF_MS: '50',
     ...extra,
   };

@@ -54,8 +54,8 @@ export class Lifecycle implements OnApplicationBootstrap, BeforeApplicationShutd
     if (this.settings.config.SEED_DEMO_INFRA) await this.infra.seedDefaults();
     await this.events.start();
     this.workers.start({
-      [QueueName.AgentRuns]: this.runs.process,
-      [QueueName.ApprovalDecisions]: this.decisions.process,
+      [QueueName.AgentRuns]: this.runs,
+      [QueueName.ApprovalDecisions]: this.decisions,
     });
   }
 
@@ -123,7 +123,11 @@ export class AgentWorkerModule {
             ...deps: [RunStore, AgentCatalog, ApprovalRequestsProducer, RunEvents, AuditLog, WorkerMetrics]
           ) => {
             const [store, catalog, approvals, events, audit, metrics] = deps;
-            return new RunLoop({ store, catalog, approvals, events, audit, metrics, logger });
+            const execution = {
+              heartbeatMs: config.EXECUTION_HEARTBEAT_MS,
+              staleAfterMs: config.EXECUTION_STALE_MS,
+            };
+            return new RunLoop({ store, catalog, approvals, events, audit, metrics, logger, execution });
           },
           inject: [RunStore, AgentCatalog, ApprovalRequestsProducer, RunEvents, AuditLog, WorkerMetrics],
         },

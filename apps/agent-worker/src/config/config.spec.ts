@@ -15,12 +15,21 @@ describe('worker config', () => {
     expect(() => loadWorkerConfig({ ...base, SEED_DEMO_INFRA: 'perhaps' })).toThrow(/SEED_DEMO_INFRA/);
   });
 
+  it('refuses a staleness window so short that a slow heartbeat would be taken for a dead worker', () => {
+    expect(() =>
+      loadWorkerConfig({ ...base, EXECUTION_HEARTBEAT_MS: '1000', EXECUTION_STALE_MS: '2000' }),
+    ).toThrow(/EXECUTION_STALE_MS/);
+  });
+
   it('has defaults for everything else', () => {
     expect(loadWorkerConfig(base)).toMatchObject({
       PORT: 3000,
       AGENTS_CONFIG: 'config/agents.json',
       WORKER_CONCURRENCY: 16,
       SEED_DEMO_INFRA: true,
+      MAX_STALLED_COUNT: 3,
+      EXECUTION_HEARTBEAT_MS: 1_000,
+      EXECUTION_STALE_MS: 10_000,
     });
   });
 });

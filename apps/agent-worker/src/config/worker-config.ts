@@ -15,6 +15,15 @@ export const AgentWorkerEnvSchema = BaseEnvSchema.extend({
   STALLED_INTERVAL_MS: milliseconds(30_000),
   /** How long a job's lock lives without renewal; a dead worker's job is redelivered after this. */
   LOCK_DURATION_MS: milliseconds(30_000),
+  /** Redeliveries of a job whose lock lapsed (its worker died or starved) before BullMQ fails it; its run then fails. */
+  MAX_STALLED_COUNT: z.coerce.number().int().min(0).max(100).default(3),
+  /** How often a worker executing an approved call renews the call's heartbeat (in the run's Redis hash). */
+  EXECUTION_HEARTBEAT_MS: milliseconds(1_000),
+  /**
+   * A call whose heartbeat is this old is taken for dead: a worker that took its run over marks it interrupted
+   * and asks again. Fresher, it waits for the result. Keep it several heartbeats long (at least 3).
+   */
+  EXECUTION_STALE_MS: milliseconds(10_000),
   /** Attempts of a job that throws (e.g. the model provider is down) before the run is failed. */
   JOB_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
   JOB_BACKOFF_MS: z.coerce.number().int().min(0).max(600_000).default(1_000),
@@ -30,6 +39,9 @@ export const AgentWorkerEnvSchema = BaseEnvSchema.extend({
   OPENAI_BASE_URL: z.url().optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_MODEL: z.string().min(1).default('gpt-4o-mini'),
+}).refine((env) => env.EXECUTION_STALE_MS >= 3 * env.EXECUTION_HEARTBEAT_MS, {
+  path: ['EXECUTION_STALE_MS'],
+  message: 'must be at least 3 x EXECUTION_HEARTBEAT_MS, or a slow heartbeat is taken for a dead worker',
 });
 export type AgentWorkerConfig = z.infer<typeof AgentWorkerEnvSchema>;
 

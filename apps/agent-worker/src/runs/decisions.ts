@@ -27,12 +27,17 @@ export interface DecisionsDeps {
 export class Decisions {
   constructor(private readonly deps: DecisionsDeps) {}
 
-  /** `raw` is the message exactly as signed; `decision` its parsed form. Throws ForgedDecisionError when unsigned or forged. */
+  /**
+   * `raw` is the message exactly as signed; `decision` its parsed form. Throws ForgedDecisionError when unsigned
+   * or forged. `receiptAudited`: this job already recorded the decision and audited its receipt, and comes back
+   * only to resume (it waited for a call executing on another worker), so the receipt is not audited again.
+   */
   async apply(
     raw: Record<string, unknown>,
     decision: SignedDecision,
     lease: Lease,
     enqueuedAt: number,
+    { receiptAudited = false }: { receiptAudited?: boolean } = {},
   ): Promise<ApplyDecisionResult['kind']> {
     const { store, audit, metrics, logger, runLoop } = this.deps;
     const where = { runId: decision.runId, callId: decision.callId };
@@ -48,12 +53,13 @@ export class Decisions {
       logger.warn(where, 'decision rejected: bad signature');
       throw new ForgedDecisionError(decision.callId);
     }
-    await audit.append({
-      type: 'decision.received',
-      ...where,
-      actor: decision.approvers.join(',') || decision.decidedBy,
-      detail: { decision: decision.decision, decidedBy: decision.decidedBy, attempt: decision.attempt },
-    });
+    if (!receiptAudited)
+      await audit.append({
+        type: 'decision.received',
+        ...where,
+        actor: decision.approvers.join(',') || decision.decidedBy,
+        detail: { decision: decision.decision, decidedBy: decision.decidedBy, attempt: decision.attempt },
+      });
 
     const result = await store.applyDecision(
       decision.runId,

@@ -1,6 +1,9 @@
 // The agent loop: model turn → every call through the pipeline → park on a pending frontier, or
 // feed the results back for the next turn. Resuming settles the frontier (each approved call runs
 // at most once, guarded by compare-and-set in Redis) and gives the model exactly one follow-up turn.
+// An approved call executes under its own token and heartbeat: a worker that takes the run over
+// waits for a live executor's result, and re-asks only when the executor's heartbeat went stale.
+import { randomUUID } from 'node:crypto';
 import {
   DecisionBook,
   mapWithConcurrency,
@@ -25,8 +28,9 @@ import {
   withUniqueIds,
 } from './frontier';
 import type { RunEvents } from './run-events';
-import { CallState, type FrontierCall, type Lease, type RunRecord } from './run-state';
+import { CallState, type CallResult, type FrontierCall, type Lease, type RunRecord } from './run-state';
 import type { NewRun, RunStore } from './run-store';
+import { ExecutionLostError, OwnershipLostError } from './run-store.errors';
 
 export interface RunLoopDeps {
   store: RunStore;
@@ -36,6 +40,27 @@ export interface RunLoopDeps {
   audit: AuditLog;
   metrics: WorkerMetrics;
   logger: Logger;
+  execution: ExecutionTimings;
+}
+
+/** How an executing call shows it is alive; see EXECUTION_HEARTBEAT_MS and EXECUTION_STALE_MS. */
+export interface ExecutionTimings {
+  /** How often an executor renews its call's heartbeat. */
+  heartbeatMs: number;
+  /** A heartbeat at least this old means the executor died: the call is interrupted and asked about again. */
+  staleAfterMs: number;
+}
+
+/** Calls of the run are still executing on a live worker (fresh heartbeat): try again later, never re-ask. */
+export class CallsInFlightError extends Error {
+  constructor(
+    readonly runId: string,
+    readonly callIds: string[],
+    readonly retryAfterMs: number,
+  ) {
+    super(`run "${runId}" waits for call(s) ${callIds.join(', ')} still executing on another worker`);
+    this.name = this.constructor.name;
+  }
 }
 
 export class RunLoop {
@@ -73,8 +98,10 @@ export class RunLoop {
   /** The last decision of a frontier arrived (or its job was redelivered): continue the run. */
   async resume(runId: string, lease: Lease, decisionEnqueuedAt: number): Promise<void> {
     const { store, metrics, audit, logger } = this.deps;
-    const run = await store.load(runId);
-    if (!run) return;
+    const loaded = await store.load(runId);
+    if (!loaded) return;
+    // First the calls an earlier processing left executing, so waiting on a live executor costs no audit entry.
+    const run = { ...loaded, frontier: await this.settleExecutions(loaded, lease, loaded.frontier) };
     const agent = this.deps.catalog.get(run.agent);
     metrics.runsResumed.inc();
     metrics.decisionToResume.observe(Math.max(0, Date.now() - decisionEnqueuedAt) / 1000);
@@ -204,7 +231,7 @@ export class RunLoop {
     frontier: FrontierCall[],
   ): Promise<FrontierCall[]> {
     // Transitions throw (and the job retries from Redis state) when this worker lost the run: fail closed.
-    return mapWithConcurrency(frontier, agent.pipeline.maxConcurrentTools, async (call) => {
+    const settled = await mapWithConcurrency(frontier, agent.pipeline.maxConcurrentTools, async (call) => {
       switch (call.state) {
         case CallState.Done:
         case CallState.Pending:
@@ -214,9 +241,35 @@ export class RunLoop {
         case CallState.Approved:
           return this.settleApproved(run, agent, lease, call);
         case CallState.Executing:
-          return this.settleInterrupted(run, lease, call);
+          return this.settleExecuting(run, lease, call);
       }
     });
+    this.throwIfInFlight(run, settled);
+    return settled;
+  }
+
+  /** Settles only the calls left `executing`; throws CallsInFlightError while any executor is alive. */
+  private async settleExecutions(
+    run: RunRecord,
+    lease: Lease,
+    frontier: FrontierCall[],
+  ): Promise<FrontierCall[]> {
+    if (!frontier.some((call) => call.state === CallState.Executing)) return frontier;
+    const settled = await Promise.all(
+      frontier.map((call) =>
+        call.state === CallState.Executing ? this.settleExecuting(run, lease, call) : call,
+      ),
+    );
+    this.throwIfInFlight(run, settled);
+    return settled;
+  }
+
+  private throwIfInFlight(run: RunRecord, frontier: FrontierCall[]): void {
+    const inFlight = frontier
+      .filter((call) => call.state === CallState.Executing)
+      .map((call) => call.body.id);
+    if (inFlight.length > 0)
+      throw new CallsInFlightError(run.runId, inFlight, this.deps.execution.heartbeatMs);
   }
 
   private async settleDenied(run: RunRecord, lease: Lease, call: FrontierCall): Promise<FrontierCall> {
@@ -284,59 +337,124 @@ export class RunLoop {
       return { ...call, state: CallState.Done, result };
     }
 
-    await store.transitionCall(run.runId, lease, body.id, CallState.Approved, CallState.Executing);
+    const executionToken = randomUUID();
+    await store.startCall(run.runId, lease, body.id, executionToken);
     logger.info({ runId: run.runId, callId: body.id, tool: body.name }, 'executing approved call');
-    const outcome = await agent.pipeline.execute(authorization, ctx);
+    const outcome = await this.withHeartbeat(run.runId, body.id, executionToken, () =>
+      agent.pipeline.execute(authorization, ctx),
+    );
     const result = { outcome: outcome.kind, content: outcome.content };
-    await store.transitionCall(run.runId, lease, body.id, CallState.Executing, CallState.Done, { result });
-    if (outcome.kind === 'executed') {
-      await audit.append({
-        type: 'tool.executed',
-        runId: run.runId,
-        callId: body.id,
-        actor: 'person',
-        detail: { toolName: body.name, approvers: call.decision?.approvers ?? [], attempt: body.attempt },
+    const executed = {
+      type: 'tool.executed' as const,
+      runId: run.runId,
+      callId: body.id,
+      actor: 'person',
+      detail: { toolName: body.name, approvers: call.decision?.approvers ?? [], attempt: body.attempt },
+    };
+    // Recorded by the execution token, not by run ownership: a result is never thrown away for a takeover.
+    const recorded = await store
+      .completeCall(run.runId, lease, body.id, executionToken, result)
+      .catch(async (error: unknown) => {
+        if (error instanceof ExecutionLostError && outcome.kind === 'executed') {
+          // Declared dead (stale heartbeat) though it ran: the re-ask stands, but the audit says what happened.
+          await audit.append({ ...executed, detail: { ...executed.detail, recorded: false } });
+          logger.error({ runId: run.runId, callId: body.id }, 'call ran after it was declared interrupted');
+        }
+        throw error;
       });
-    }
+    if (outcome.kind === 'executed') await audit.append(executed);
     this.afterSettle(run, call, result);
+    // The run was taken over while the tool ran: the new owner continues with this result; this one stops.
+    if (!recorded.stillOwner) throw new OwnershipLostError(run.runId);
     return { ...call, state: CallState.Done, result };
   }
 
-  /** We own the run and the call is still `executing`: its previous owner died mid-call. Never re-run: ask again. */
-  private async settleInterrupted(run: RunRecord, lease: Lease, call: FrontierCall): Promise<FrontierCall> {
+  /** Keeps the call's heartbeat fresh while `work` runs, so a worker that takes the run over waits instead of re-asking. */
+  private async withHeartbeat<T>(
+    runId: string,
+    callId: string,
+    executionToken: string,
+    work: () => Promise<T>,
+  ): Promise<T> {
+    const { store, logger } = this.deps;
+    const timer = setInterval(() => {
+      store.heartbeatCall(runId, callId, executionToken).then(
+        (alive) => {
+          if (alive) return;
+          clearInterval(timer);
+          logger.warn({ runId, callId }, 'call declared interrupted while it still executes');
+        },
+        (error: unknown) => logger.warn({ runId, callId, err: String(error) }, 'call heartbeat failed'),
+      );
+    }, this.deps.execution.heartbeatMs);
+    timer.unref();
+    try {
+      return await work();
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  /**
+   * We own the run and the call is still `executing` under an earlier processing. A fresh heartbeat means
+   * its executor is alive: leave it (the caller waits). Done meanwhile: take its result. Stale: the executor
+   * died mid-call; never re-run it on our own, ask again.
+   */
+  private async settleExecuting(run: RunRecord, lease: Lease, call: FrontierCall): Promise<FrontierCall> {
+    const { store, audit, metrics, logger } = this.deps;
     const next = reasked(call.body, 'interrupted');
-    await this.deps.audit.append({
-      type: 'tool.interrupted',
-      runId: run.runId,
-      callId: call.body.id,
-      actor: 'agent-worker',
-      detail: { toolName: call.body.name, attempt: call.body.attempt, nextAttempt: next.attempt },
-    });
-    this.deps.metrics.toolCalls.inc({ outcome: 'interrupted' });
-    return this.reask(run, lease, call, CallState.Executing, next);
+    const where = { runId: run.runId, callId: call.body.id };
+    const found = await store.settleExecutingCall(
+      run.runId,
+      lease,
+      call.body.id,
+      this.deps.execution.staleAfterMs,
+      next,
+    );
+    switch (found.kind) {
+      case 'in_flight':
+        logger.info(
+          { ...where, heartbeatAgeMs: found.heartbeatAgeMs },
+          'call still executing elsewhere; waiting',
+        );
+        return call;
+      case 'done':
+        logger.info({ ...where, outcome: found.result.outcome }, 'call finished by its executor; continuing');
+        return { ...call, state: CallState.Done, result: found.result };
+      case 'interrupted':
+        await audit.append({
+          type: 'tool.interrupted',
+          ...where,
+          actor: 'agent-worker',
+          detail: { toolName: call.body.name, attempt: call.body.attempt, nextAttempt: next.attempt },
+        });
+        metrics.toolCalls.inc({ outcome: 'interrupted' });
+        this.noteReask(run, next);
+        return { body: next, state: CallState.Pending };
+    }
   }
 
   private async reask(
     run: RunRecord,
     lease: Lease,
     call: FrontierCall,
-    from: CallState,
+    from: typeof CallState.Approved,
     body: FrontierCall['body'],
   ): Promise<FrontierCall> {
     await this.deps.store.transitionCall(run.runId, lease, call.body.id, from, CallState.Pending, { body });
+    this.noteReask(run, body);
+    return { body, state: CallState.Pending };
+  }
+
+  private noteReask(run: RunRecord, body: FrontierCall['body']): void {
     this.deps.metrics.toolCalls.inc({ outcome: 'reasked' });
     this.deps.logger.warn(
       { runId: run.runId, callId: body.id, reason: body.reason, attempt: body.attempt },
       'call asked about again',
     );
-    return { body, state: CallState.Pending };
   }
 
-  private afterSettle(
-    run: RunRecord,
-    call: FrontierCall,
-    result: { outcome: string; content: string },
-  ): void {
+  private afterSettle(run: RunRecord, call: FrontierCall, result: CallResult): void {
     this.deps.metrics.toolCalls.inc({ outcome: result.outcome });
     this.deps.logger.info(
       { runId: run.runId, callId: call.body.id, tool: call.body.name, outcome: result.outcome },
@@ -393,7 +511,7 @@ export class RunLoop {
 
   private async finish(
     run: RunRecord,
-    lease: Lease,
+    lease: Lease | { jobId: string },
     end: { status: 'completed' | 'failed'; messages?: ChatMessage[]; result?: string; error?: string },
   ): Promise<void> {
     const finished = await this.deps.store.finishRun(run.runId, lease, end);
@@ -411,6 +529,17 @@ export class RunLoop {
   async failRun(runId: string, lease: Lease, error: string): Promise<void> {
     const run = await this.deps.store.load(runId);
     if (run) await this.finish(run, lease, { status: 'failed', error });
+  }
+
+  /**
+   * A job failed for good outside its processor (BullMQ failed it for stalling too often): a run some
+   * processing of that job still owns would otherwise stay `running` forever, so it fails with the reason.
+   */
+  async failOrphanedRun(runId: string, jobId: string, error: string): Promise<void> {
+    const run = await this.deps.store.load(runId);
+    // finish() ends it only if a processing of this job owns it, and logs when it did.
+    if (run?.status === 'running')
+      await this.finish(run, { jobId }, { status: 'failed', error: `job ${jobId} failed: ${error}` });
   }
 
   private emit(...events: RunEvent[]): void {

@@ -7,6 +7,7 @@ export enum ErrorCode {
   FingerprintMismatch = -4,
   NotOwner = -5,
   WrongCallState = -6,
+  ExecutionLost = -7,
 }
 
 export class RunNotFoundError extends Error {
@@ -36,6 +37,23 @@ export class WrongCallStateError extends Error {
   }
 }
 
+/**
+ * The call this worker executed was declared interrupted (its heartbeat went stale) and asked about
+ * again before the result could be recorded: the result is dropped, the re-ask stands.
+ */
+export class ExecutionLostError extends Error {
+  constructor(
+    readonly runId: string,
+    readonly callId: string,
+    readonly state: string,
+  ) {
+    super(
+      `call "${callId}" of run "${runId}" is "${state || 'missing'}", no longer executing under this worker`,
+    );
+    this.name = this.constructor.name;
+  }
+}
+
 export class UnexpectedScriptReplyError extends Error {
   constructor(script: string, reply: unknown) {
     super(`script ${script} answered ${JSON.stringify(reply)}`);
@@ -53,6 +71,8 @@ export function throwOnErrorCode(
       throw new RunNotFoundError(ctx.runId);
     case ErrorCode.NotOwner:
       throw new OwnershipLostError(ctx.runId);
+    case ErrorCode.ExecutionLost:
+      throw new ExecutionLostError(ctx.runId, ctx.callId ?? '?', ctx.actual ?? '');
     case ErrorCode.WrongCallState:
       throw new WrongCallStateError(ctx.runId, ctx.callId ?? '?', ctx.expected ?? '?', ctx.actual ?? '');
     default:

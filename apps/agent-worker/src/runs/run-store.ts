@@ -1,7 +1,7 @@
 // All Redis I/O of runs: every transition is one Lua script over the run's two keys (one slot).
 import { callFields, type ChatMessage, runKeys } from '@countersign/contracts';
 import { loadLua, type RedisClient } from '@countersign/platform';
-import { throwOnErrorCode, UnexpectedScriptReplyError } from './run-store.errors';
+import { ErrorCode, throwOnErrorCode, UnexpectedScriptReplyError } from './run-store.errors';
 import {
   type CallResult,
   type CallState,
@@ -19,9 +19,19 @@ const SCRIPTS = {
   transitionCall: loadLua(__dirname, 'transition-call-2.lua'),
   parkRun: loadLua(__dirname, 'park-run-2.lua'),
   finishRun: loadLua(__dirname, 'finish-run-2.lua'),
+  startCall: loadLua(__dirname, 'start-call-2.lua'),
+  heartbeatCall: loadLua(__dirname, 'heartbeat-call-1.lua'),
+  completeCall: loadLua(__dirname, 'complete-call-2.lua'),
+  settleExecutingCall: loadLua(__dirname, 'settle-executing-call-2.lua'),
 };
 
 export type ClaimResult = 'claimed' | 'republish' | 'skip' | 'not_found';
+
+/** What the run's owner found on a call left `executing` by an earlier processing. */
+export type ExecutingCallSettlement =
+  | { kind: 'interrupted' }
+  | { kind: 'done'; result: CallResult }
+  | { kind: 'in_flight'; heartbeatAgeMs: number };
 
 export type ApplyDecisionResult =
   | { kind: 'resume' }
@@ -125,8 +135,8 @@ export class RunStore {
     runId: string,
     lease: Lease,
     callId: string,
-    from: CallState,
-    to: CallState,
+    from: Exclude<CallState, 'executing'>,
+    to: Exclude<CallState, 'executing'>,
     change: { result?: CallResult; body?: ParkedCallBody } = {},
   ): Promise<void> {
     const { meta, calls } = this.keys(runId);
@@ -145,6 +155,97 @@ export class RunStore {
     if (reply === 1) return;
     if (Array.isArray(reply)) throwOnErrorCode(reply[0], { runId, callId, expected: from, actual: reply[1] });
     throwOnErrorCode(reply as number, { runId, callId });
+  }
+
+  /** approved -> executing by the run's owner, under a fresh execution token; the first heartbeat is stamped now. */
+  async startCall(runId: string, lease: Lease, callId: string, executionToken: string): Promise<void> {
+    const { meta, calls } = this.keys(runId);
+    const reply = (await this.redis.eval(
+      SCRIPTS.startCall,
+      2,
+      meta,
+      calls,
+      ownerOf(lease),
+      callId,
+      executionToken,
+    )) as number | [number, string];
+    if (reply === 1) return;
+    if (Array.isArray(reply))
+      throwOnErrorCode(reply[0], { runId, callId, expected: 'approved', actual: reply[1] });
+    throwOnErrorCode(reply as number, { runId, callId });
+  }
+
+  /** Renews an executing call's heartbeat; false when the call is no longer executing under this token. */
+  async heartbeatCall(runId: string, callId: string, executionToken: string): Promise<boolean> {
+    const reply = (await this.redis.eval(
+      SCRIPTS.heartbeatCall,
+      1,
+      this.keys(runId).calls,
+      callId,
+      executionToken,
+    )) as number;
+    if (reply === 1) return true;
+    if (reply === ErrorCode.ExecutionLost) return false;
+    throw new UnexpectedScriptReplyError('heartbeat-call', reply);
+  }
+
+  /**
+   * executing -> done with the result, by the call's executor (execution token), whoever owns the run now.
+   * Returns whether the caller still owns the run; throws ExecutionLostError when the call was interrupted meanwhile.
+   */
+  async completeCall(
+    runId: string,
+    lease: Lease,
+    callId: string,
+    executionToken: string,
+    result: CallResult,
+  ): Promise<{ stillOwner: boolean }> {
+    const { meta, calls } = this.keys(runId);
+    const [code, detail] = (await this.redis.eval(
+      SCRIPTS.completeCall,
+      2,
+      meta,
+      calls,
+      callId,
+      executionToken,
+      JSON.stringify(result),
+      ownerOf(lease),
+    )) as [number, string];
+    if (code === 1 || code === 2) return { stillOwner: code === 1 };
+    throwOnErrorCode(code, { runId, callId, actual: detail });
+    throw new UnexpectedScriptReplyError('complete-call', [code, detail]);
+  }
+
+  /** The owner settles a call an earlier processing left `executing`: wait for a live executor, else re-ask. */
+  async settleExecutingCall(
+    runId: string,
+    lease: Lease,
+    callId: string,
+    staleAfterMs: number,
+    reasked: ParkedCallBody,
+  ): Promise<ExecutingCallSettlement> {
+    const { meta, calls } = this.keys(runId);
+    const [code, detail] = (await this.redis.eval(
+      SCRIPTS.settleExecutingCall,
+      2,
+      meta,
+      calls,
+      ownerOf(lease),
+      callId,
+      staleAfterMs,
+      JSON.stringify(reasked),
+    )) as [number, string];
+    switch (code) {
+      case 1:
+        return { kind: 'interrupted' };
+      case 2:
+        return { kind: 'done', result: JSON.parse(detail) as CallResult };
+      case 0:
+        return { kind: 'in_flight', heartbeatAgeMs: Number(detail) };
+      default:
+        throwOnErrorCode(code, { runId, callId, expected: 'executing', actual: detail });
+        throw new UnexpectedScriptReplyError('settle-executing-call', [code, detail]);
+    }
   }
 
   async parkRun(
@@ -169,10 +270,13 @@ export class RunStore {
     if (reply !== 1) throwOnErrorCode(reply, { runId });
   }
 
-  /** Ends the run. `lease` undefined ends it regardless of owner (a job that failed for good). */
+  /**
+   * Ends the run. `{ jobId }` instead of a lease ends it only if some processing of that job owns it
+   * (the job failed for good outside its processor); false when it did not.
+   */
   async finishRun(
     runId: string,
-    lease: Lease | undefined,
+    lease: Lease | { jobId: string },
     end: { status: 'completed' | 'failed'; messages?: ChatMessage[]; result?: string; error?: string },
   ): Promise<boolean> {
     const { meta, calls } = this.keys(runId);
@@ -181,7 +285,7 @@ export class RunStore {
       2,
       meta,
       calls,
-      lease ? ownerOf(lease) : '',
+      'token' in lease ? ownerOf(lease) : `${lease.jobId}|*`,
       end.status,
       end.messages ? JSON.stringify(end.messages) : '',
       end.result ?? '',
@@ -190,6 +294,7 @@ export class RunStore {
     )) as number;
     if (reply === 1) return true;
     if (reply === 0) return false;
+    if (reply === ErrorCode.NotOwner && !('token' in lease)) return false;
     throwOnErrorCode(reply, { runId });
     return false;
   }

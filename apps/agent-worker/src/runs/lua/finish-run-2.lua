@@ -4,7 +4,8 @@
   KEYS[1] run meta hash
   KEYS[2] run calls hash
 
-  ARGV[1] owner ("<jobId>|<token>"), or "" to end a run nobody owns (e.g. a job that failed for good)
+  ARGV[1] owner ("<jobId>|<token>"); "<jobId>|*" to end it whichever processing of that job owns it
+          (the job failed for good outside its processor, e.g. it stalled too often)
   ARGV[2] final status: completed | failed
   ARGV[3] messages JSON ("" = leave)
   ARGV[4] result text ("" = none)
@@ -15,12 +16,17 @@
     1   finished
     0   the run was already finished
    -1   the run does not exist
-   -5   this processing no longer owns the run
+   -5   this processing (or job) does not own the run
 ]]
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 local status, owner = unpack(redis.call('HMGET', KEYS[1], 'status', 'owner'))
 if status == 'completed' or status == 'failed' then return 0 end
-if ARGV[1] ~= '' and owner ~= ARGV[1] then return -5 end
+if string.sub(ARGV[1], -2) == '|*' then
+  local job = string.sub(ARGV[1], 1, -2)
+  if not owner or string.sub(owner, 1, #job) ~= job then return -5 end
+elseif owner ~= ARGV[1] then
+  return -5
+end
 
 redis.call('HSET', KEYS[1], 'status', ARGV[2])
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'messages', ARGV[3]) end

@@ -1,7 +1,8 @@
 --[[
   Compare-and-set of one call's state, by the processing that owns the run:
-  approved -> executing -> done, denied -> done, executing -> pending (interrupted, re-asked),
-  approved -> pending (definition changed, re-asked).
+  denied -> done, approved -> done (refused now, nothing ran), approved -> pending (definition
+  changed, re-asked). `executing` is entered and left only through start-call, complete-call and
+  settle-executing-call, which carry the execution token and heartbeat.
 
   KEYS[1] run meta hash
   KEYS[2] run calls hash

@@ -1,0 +1,19 @@
+--[[
+  Renews the heartbeat of an executing call, by its executor: a fresh heartbeat tells a worker that
+  took the run over that the executor is alive, so it waits for the result instead of re-asking.
+  Never creates the hash (a finished run's calls are gone and must stay gone).
+
+  KEYS[1] run calls hash
+
+  ARGV[1] call ID
+  ARGV[2] execution token (from start-call)
+
+  Returns
+    1   renewed (Redis TIME, ms)
+   -7   the call is no longer executing under this token (interrupted and re-asked, or settled)
+]]
+if redis.call('HGET', KEYS[1], ARGV[1] .. ':s') ~= 'executing' then return -7 end
+if redis.call('HGET', KEYS[1], ARGV[1] .. ':x') ~= ARGV[2] then return -7 end
+local t = redis.call('TIME')
+redis.call('HSET', KEYS[1], ARGV[1] .. ':h', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+return 1
