@@ -220,7 +220,7 @@ describe('escalation', () => {
   });
 
   it('does not escalate a request that was decided before the delay', async () => {
-    const { callId } = await queues.submit(
+    const { callId, requestedAt } = await queues.submit(
       approvalRequest({ toolName: 'scale_service', args: { service: 'search', ticket: 'ESC-2' } }),
     );
     await postedTo(callId, '#ops');
@@ -229,11 +229,14 @@ describe('escalation', () => {
     });
     await queues.waitForDecision(callId);
 
-    // The escalation timer still fires; once it has run, nothing was escalated or sent to leads.
+    // The decision removes both timers; past the escalation delay nothing was escalated or sent to leads.
     await waitFor(
-      async () => (await timers.getJob(approvalServiceJobIds.escalate(callId, 0)))?.finishedOn !== undefined,
-      'escalation timer ran',
+      async () =>
+        !(await timers.getJob(approvalServiceJobIds.escalate(callId, 0))) &&
+        !(await timers.getJob(approvalServiceJobIds.expire(callId, 0))),
+      'escalation and expiry timers removed',
     );
+    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(requestedAt) + 2_500 - Date.now())));
     expect((await auditTypes(callId)).map((e) => e.type)).not.toContain('request.escalated');
     expect(slackChannelsOf(callId)).toEqual(['#ops']);
     expect(smtp.to('frank@example.test', '"ticket": "ESC-2"')).toEqual([]);

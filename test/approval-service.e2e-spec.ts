@@ -1,7 +1,13 @@
 // The approval service end to end: real Redis, real HTTP, a stand-in Slack API and a real SMTP server.
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { fingerprint, verifyPayloadSignature } from '@countersign/authorization';
-import { SignedDecisionSchema, type ApprovalRequest } from '@countersign/contracts';
+import {
+  ApprovalServiceQueueName,
+  approvalServiceJobIds,
+  SignedDecisionSchema,
+  type ApprovalRequest,
+} from '@countersign/contracts';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
 import { slackSignature } from '../apps/approval-service/src/slack/slack-signature';
 import { approvalRequest, AgentSideQueues } from './support/approval-harness';
@@ -33,6 +39,7 @@ const APPROVALS = {
   rules: [
     { name: 'payments', match: { agent: 'ops', args: { service: 'payments*' } }, groups: ['ops'], quorum: 2 },
     { name: 'short-lived', match: { tool: 'short_lived' }, groups: ['ops'], expiresIn: '1200ms' },
+    { name: 'inbox only', match: { tool: 'inbox_only' }, groups: ['ops'], channels: ['web'] },
     { name: 'ops agent', match: { agent: 'ops' }, groups: ['ops'] },
   ],
   // No default group: a request from any other agent has no route.
@@ -41,6 +48,7 @@ const APPROVALS = {
 let service: RunningApprovalService;
 let queues: AgentSideQueues;
 let redis: Redis;
+let internalQueues: { timers: Queue; notifications: Queue };
 const slack = new FakeSlackApi();
 const smtp = new SmtpCapture();
 
@@ -65,12 +73,18 @@ beforeAll(async () => {
     { port: 0, host: '127.0.0.1' },
   );
   queues = new AgentSideQueues(prefixes);
-  redis = new Redis(TEST_REDIS_URL);
+  redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+  const internal = (name: string) => new Queue(name, { connection: redis, prefix: prefixes.queuePrefix });
+  internalQueues = {
+    timers: internal(ApprovalServiceQueueName.Timers),
+    notifications: internal(ApprovalServiceQueueName.Notifications),
+  };
 });
 
 afterAll(async () => {
   await service?.close();
   await queues?.close();
+  await Promise.all(Object.values(internalQueues ?? {}).map((q) => q.close()));
   await redis?.quit();
   await Promise.all([slack.stop(), smtp.stop()]);
   await deletePrefixedKeys(prefixes);
@@ -382,6 +396,34 @@ describe('approval service', () => {
       status: 409,
       json: { message: 'already decided: the request expired' },
     });
+  });
+
+  it('removes the expiry timer of a decided request, and queues an outcome notice only where a channel shows the request', async () => {
+    const inboxOnly = await queues.submit(approvalRequest({ toolName: 'inbox_only', args: { n: 1 } }));
+    const onSlack = await queues.submit(
+      approvalRequest({ args: { service: 'search', ticket: 'FOLLOW-UP-2' } }),
+    );
+    await posted(onSlack.callId);
+    await waitFor(
+      async () => (await decide(inboxOnly.callId, 'bob', 'approve')).status === 200,
+      'inbox-only decided',
+    );
+    expect(await decide(onSlack.callId, 'bob', 'approve')).toMatchObject({ status: 200 });
+    await Promise.all([queues.waitForDecision(inboxOnly.callId), queues.waitForDecision(onSlack.callId)]);
+
+    const timer = (r: ApprovalRequest) =>
+      internalQueues.timers.getJob(approvalServiceJobIds.expire(r.callId, 0));
+    const outcomeNotice = (r: ApprovalRequest) =>
+      internalQueues.notifications.getJob(approvalServiceJobIds.showOutcome(r.callId, 0));
+    // The timers go last, once the outcome notice (if any) is queued.
+    await waitFor(async () => !(await timer(inboxOnly)) && !(await timer(onSlack)), 'expiry timers removed');
+    expect(await outcomeNotice(inboxOnly)).toBeUndefined();
+    expect(await outcomeNotice(onSlack)).toBeDefined();
+    await waitFor(
+      () => slack.find('chat.update', 'FOLLOW-UP-2').length > 0,
+      'Slack message shows the outcome',
+    );
+    expect(await decide(inboxOnly.callId, 'carol', 'deny')).toMatchObject({ status: 409 });
   });
 
   it('denies a request that matches no route with reason "no approver route"', async () => {

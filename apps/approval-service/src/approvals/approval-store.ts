@@ -81,7 +81,8 @@ export interface VoteInput {
 }
 
 export type VoteResult =
-  | { status: 'decided'; request: ApprovalRequest; outcome: Outcome }
+  /** `channels`: where the request was routed (which channels may have to show the outcome). */
+  | { status: 'decided'; request: ApprovalRequest; outcome: Outcome; channels: string[] }
   | { status: 'vote_recorded'; approvals: number; quorum: number };
 
 export type ExpireResult =
@@ -161,7 +162,8 @@ export class ApprovalStore {
         reason: vote.reason || undefined,
         decidedAt: new Date(now).toISOString(),
       };
-      return { status: 'decided', request: parseRequest(reply[1]), outcome };
+      const channels = reply[3] ? String(reply[3]).split(',') : [];
+      return { status: 'decided', request: parseRequest(reply[1]), outcome, channels };
     }
     if (reply[0] === 2)
       return { status: 'vote_recorded', approvals: Number(reply[1]), quorum: Number(reply[2]) };

@@ -1,6 +1,6 @@
 // The approval lifecycle: take a request in, route it, record votes, expire or escalate it, publish the decision.
 // Every refusal is audited; every settled request gets exactly one signed decision (idempotent job ID).
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { ApprovalRequest, AuditEntry } from '@countersign/contracts';
 import { fingerprint, printableReadableForm } from '@countersign/authorization';
 import type { Logger } from '@countersign/platform';
@@ -42,7 +42,10 @@ export interface Rejection {
 }
 
 @Injectable()
-export class ApprovalsService {
+export class ApprovalsService implements OnModuleDestroy {
+  /** Follow-up work of answered requests (live updates, outcome notices, timer clean-up), drained on close. */
+  private readonly followUps = new Set<Promise<void>>();
+
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) private readonly config: ApprovalServiceConfig,
     private readonly store: ApprovalStore,
@@ -97,6 +100,8 @@ export class ApprovalsService {
       channels: route?.channels ?? [],
     };
     const expiresInMs = route?.expiresInMs ?? this.config.env.APPROVAL_DEFAULT_EXPIRY;
+    // Timers and notifications are awaited: the message is only done with once they are queued (a redelivery
+    // schedules them again); the live update is a courtesy to open inboxes and is not waited for.
     const work: Promise<unknown>[] = [
       this.scheduler.scheduleTimers(callId, attempt, expiresInMs, isNotice ? undefined : route?.escalation),
       this.scheduler.notifyApprovers(target),
@@ -120,7 +125,10 @@ export class ApprovalsService {
           fingerprint: shown,
         },
       });
-      work.push(this.live.announce({ callId, status: isNotice ? 'notice' : 'pending' }));
+      this.followUp(
+        { callId, runId },
+        this.live.announce({ callId, status: isNotice ? 'notice' : 'pending' }),
+      );
     }
     await Promise.all(work);
     this.logger.info(
@@ -165,10 +173,13 @@ export class ApprovalsService {
       },
     });
     if (result.status === 'vote_recorded') {
-      await this.live.announce({ callId: input.callId, status: 'pending' });
+      this.followUp(
+        { callId: input.callId },
+        this.live.announce({ callId: input.callId, status: 'pending' }),
+      );
       return result;
     }
-    await this.settle(result.request, result.outcome);
+    await this.settle(result.request, result.outcome, result.channels);
     return result;
   }
 
@@ -193,7 +204,7 @@ export class ApprovalsService {
         actor: 'expiry',
         detail: { decision: 'deny', decidedBy: 'expired' },
       });
-      return this.settle(result.expired, settledOutcome);
+      return this.settle(result.expired, settledOutcome, stored?.channels ?? []);
     }
     if ('notDueFor' in result) return this.scheduler.retryExpiry(callId, attempt, result.notDueFor);
     const stored = await this.store.get(callId);
@@ -202,7 +213,7 @@ export class ApprovalsService {
         { callId, runId: stored.request.runId },
         're-publishing a decision that was recorded but not published',
       );
-      await this.settle(stored.request, stored.outcome);
+      await this.settle(stored.request, stored.outcome, stored.channels);
     }
   }
 
@@ -263,8 +274,16 @@ export class ApprovalsService {
     return this.audit.log.read(filter);
   }
 
-  /** Publishes the decision and tells every channel how the request ended. */
-  private async settle(request: ApprovalRequest, outcome: Outcome): Promise<void> {
+  /** Lets follow-up work finish before the queues and connections close. */
+  async onModuleDestroy(): Promise<void> {
+    while (this.followUps.size > 0) await Promise.all([...this.followUps]);
+  }
+
+  /**
+   * Publishes the decision; returns once it is on the queue (the caller may then say "decided"). Telling
+   * the channels and cleaning up follow without holding the caller up.
+   */
+  private async settle(request: ApprovalRequest, outcome: Outcome, channels: string[]): Promise<void> {
     const { callId, runId, attempt } = request;
     const signed = await this.publisher.publish(request, outcome);
     this.metrics.decisionsPublished.inc({ decision: outcome.decision, decided_by: outcome.decidedBy });
@@ -285,11 +304,11 @@ export class ApprovalsService {
         attempt,
       },
     });
-    await Promise.all([
-      this.store.markPublished(callId),
+    this.followUp(
+      { callId, runId },
       this.live.announce({ callId, status: outcome.decidedBy === 'expired' ? 'expired' : 'decided' }),
-      outcome.decidedBy === 'no_route' ? undefined : this.scheduler.showOutcome(callId, attempt),
-    ]);
+    );
+    this.followUp({ callId, runId }, this.afterPublish(request, outcome, channels));
     this.logger.info(
       {
         callId,
@@ -301,6 +320,37 @@ export class ApprovalsService {
       },
       'decision published',
     );
+  }
+
+  /**
+   * In this order, so that the expiry timer stays as the safety net until everything is done: it re-publishes
+   * (and re-queues the outcome notice of) a decision that is not marked published.
+   */
+  private async afterPublish(request: ApprovalRequest, outcome: Outcome, channels: string[]): Promise<void> {
+    const { callId, attempt } = request;
+    if (outcome.decidedBy !== 'no_route')
+      await this.scheduler.showOutcome(callId, attempt, { channels, decidedBy: outcome.decidedBy });
+    await this.store.markPublished(callId);
+    if (outcome.decidedBy === 'person')
+      await this.scheduler.cancelTimers(callId, attempt, this.hasEscalationTimer(request));
+  }
+
+  /** Whether receive() scheduled an escalation timer for this request (routing is pure and config is fixed). */
+  private hasEscalationTimer(request: ApprovalRequest): boolean {
+    if (request.reason === 'manual_step') return false;
+    const route = routeRequest(request, this.config.approvals, {
+      expiresInMs: this.config.env.APPROVAL_DEFAULT_EXPIRY,
+    });
+    return route?.escalation !== undefined && route.escalation.afterMs < route.expiresInMs;
+  }
+
+  /** Runs `work` without the caller waiting for it; a failure is logged, and close() waits for it. */
+  private followUp(ids: { callId: string; runId?: string }, work: Promise<unknown>): void {
+    const tracked: Promise<void> = work
+      .then(() => undefined)
+      .catch((error: unknown) => this.logger.error({ ...ids, err: error }, 'follow-up after a change failed'))
+      .finally(() => this.followUps.delete(tracked));
+    this.followUps.add(tracked);
   }
 
   private async refuseUnroutable(request: ApprovalRequest, now: number): Promise<void> {
@@ -330,10 +380,11 @@ export class ApprovalsService {
         actor: request.requester,
         detail: { toolName: request.toolName, route: null },
       });
-      return this.settle(request, outcome);
+      return this.settle(request, outcome, []);
     }
     // Redelivered: publish again only if the first delivery died before publishing.
     const stored = await this.store.get(request.callId);
-    if (stored?.outcome && !stored.published) await this.settle(stored.request, stored.outcome);
+    if (stored?.outcome && !stored.published)
+      await this.settle(stored.request, stored.outcome, stored.channels);
   }
 }

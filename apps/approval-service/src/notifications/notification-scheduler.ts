@@ -9,8 +9,10 @@ import {
   type ApprovalServiceJobPayloads,
 } from '@countersign/contracts';
 import type { Queue } from 'bullmq';
+import type { DecidedBy } from '@countersign/contracts';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { Queues } from '../core/queues';
+import { SlackNotifier } from '../slack/slack-notifier';
 
 type Notice = {
   [K in keyof ApprovalServiceJobPayloads]: { name: K; data: ApprovalServiceJobPayloads[K]; jobId: string };
@@ -29,6 +31,7 @@ export class NotificationScheduler {
   constructor(
     private readonly queues: Queues,
     private readonly directory: ApproverDirectory,
+    private readonly slack: SlackNotifier,
   ) {}
 
   /** Slack messages to each group's channel, and one email per member with an address (never the requester). */
@@ -60,11 +63,36 @@ export class NotificationScheduler {
     await this.addAll(this.queues.notifications, jobs);
   }
 
-  /** Updates every channel that showed the request with how it ended. */
-  async showOutcome(callId: string, attempt: number): Promise<void> {
+  /**
+   * Updates every channel that showed the request with how it ended: its Slack messages, and an email to
+   * each approver when it expired. Adds nothing when no such channel was routed (web-only requests: open
+   * inboxes hear of the outcome over live updates). A Slack post still in flight when the request settles
+   * updates its own message (NotificationService.notifySlack), so skipping is never a missed update.
+   */
+  async showOutcome(
+    callId: string,
+    attempt: number,
+    shown: { channels: string[]; decidedBy: DecidedBy },
+  ): Promise<void> {
+    if (!this.hasOutcomeToShow(shown)) return;
     await this.addAll(this.queues.notifications, [
       { name: Job.ShowOutcome, data: { callId, attempt }, jobId: ids.showOutcome(callId, attempt) },
     ]);
+  }
+
+  hasOutcomeToShow({ channels, decidedBy }: { channels: string[]; decidedBy: DecidedBy }): boolean {
+    if (channels.includes('slack') && this.slack.enabled) return true;
+    return decidedBy === 'expired' && channels.includes('email');
+  }
+
+  /**
+   * Removes the expiry and escalation timers of a request that was decided, so they do not sit in Redis
+   * until they fire for nothing. A missing job (already run, never scheduled) or one running right now is
+   * left alone: either way the timer finds the request settled and does nothing.
+   */
+  async cancelTimers(callId: string, attempt: number, escalation: boolean): Promise<void> {
+    const jobIds = [ids.expire(callId, attempt), ...(escalation ? [ids.escalate(callId, attempt)] : [])];
+    await Promise.all(jobIds.map((jobId) => this.queues.timers.remove(jobId)));
   }
 
   async scheduleTimers(

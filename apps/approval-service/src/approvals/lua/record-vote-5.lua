@@ -22,7 +22,9 @@
   ARGV[10] retention of a settled call (ms)
 
   Returns
-    {1, requestJSON, approvers}       decided now; approvers comma-separated (outcome fields are in the hash)
+    {1, requestJSON, approvers, channels}
+                                      decided now; approvers and the request's channels comma-separated
+                                      (outcome fields are in the hash)
     {2, approvals, quorum}            vote counted; the quorum is not reached yet
     {-1}                              NOT_FOUND: no such call
     {-2, decidedBy, approvers}        ALREADY_DECIDED (or expired)
@@ -88,4 +90,4 @@ if ARGV[3] == 'approve' then
 else
   redis.call('HSET', KEYS[4], trustField, 0)
 end
-return {1, redis.call('HGET', KEYS[1], 'request'), approvers}
+return {1, redis.call('HGET', KEYS[1], 'request'), approvers, redis.call('HGET', KEYS[1], 'channels')}
