@@ -1,6 +1,6 @@
 // All Redis I/O of runs: every transition is one Lua script over the run's two keys (one slot).
 import { callFields, type ChatMessage, runKeys } from '@countersign/contracts';
-import { loadLua, type RedisClient } from '@countersign/platform';
+import { LuaScript, type RedisClient } from '@countersign/platform';
 import { ErrorCode, throwOnErrorCode, UnexpectedScriptReplyError } from './run-store.errors';
 import {
   type CallResult,
@@ -14,15 +14,15 @@ import {
 } from './run-state';
 
 const SCRIPTS = {
-  claimRun: loadLua(__dirname, 'claim-run-1.lua'),
-  applyDecision: loadLua(__dirname, 'apply-decision-2.lua'),
-  transitionCall: loadLua(__dirname, 'transition-call-2.lua'),
-  parkRun: loadLua(__dirname, 'park-run-2.lua'),
-  finishRun: loadLua(__dirname, 'finish-run-2.lua'),
-  startCall: loadLua(__dirname, 'start-call-2.lua'),
-  heartbeatCall: loadLua(__dirname, 'heartbeat-call-1.lua'),
-  completeCall: loadLua(__dirname, 'complete-call-2.lua'),
-  settleExecutingCall: loadLua(__dirname, 'settle-executing-call-2.lua'),
+  claimRun: LuaScript.load(__dirname, 'claim-run-1.lua'),
+  applyDecision: LuaScript.load(__dirname, 'apply-decision-2.lua'),
+  transitionCall: LuaScript.load(__dirname, 'transition-call-2.lua'),
+  parkRun: LuaScript.load(__dirname, 'park-run-2.lua'),
+  finishRun: LuaScript.load(__dirname, 'finish-run-2.lua'),
+  startCall: LuaScript.load(__dirname, 'start-call-2.lua'),
+  heartbeatCall: LuaScript.load(__dirname, 'heartbeat-call-1.lua'),
+  completeCall: LuaScript.load(__dirname, 'complete-call-2.lua'),
+  settleExecutingCall: LuaScript.load(__dirname, 'settle-executing-call-2.lua'),
 };
 
 export type ClaimResult = 'claimed' | 'republish' | 'skip' | 'not_found';
@@ -73,13 +73,10 @@ export class RunStore {
   async claimRun(run: NewRun, lease: Lease): Promise<ClaimResult> {
     const { meta } = this.keys(run.runId);
     const fields = { ...newRunFields(run), status: 'queued' };
-    const reply = (await this.redis.eval(
-      SCRIPTS.claimRun,
-      1,
-      meta,
-      lease.jobId,
-      lease.token,
-      JSON.stringify(fields),
+    const reply = (await SCRIPTS.claimRun.run(
+      this.redis,
+      [meta],
+      [lease.jobId, lease.token, JSON.stringify(fields)],
     )) as number;
     if (reply === 1) return 'claimed';
     if (reply === 2) return 'republish';
@@ -96,17 +93,10 @@ export class RunStore {
     lease: Lease,
   ): Promise<ApplyDecisionResult> {
     const { meta, calls } = this.keys(runId);
-    const [code, detail] = (await this.redis.eval(
-      SCRIPTS.applyDecision,
-      2,
-      meta,
-      calls,
-      callId,
-      attempt,
-      decision.fingerprint,
-      JSON.stringify(decision),
-      lease.jobId,
-      lease.token,
+    const [code, detail] = (await SCRIPTS.applyDecision.run(
+      this.redis,
+      [meta, calls],
+      [callId, attempt, decision.fingerprint, JSON.stringify(decision), lease.jobId, lease.token],
     )) as [number, string];
     switch (code) {
       case 2:
@@ -140,17 +130,17 @@ export class RunStore {
     change: { result?: CallResult; body?: ParkedCallBody } = {},
   ): Promise<void> {
     const { meta, calls } = this.keys(runId);
-    const reply = (await this.redis.eval(
-      SCRIPTS.transitionCall,
-      2,
-      meta,
-      calls,
-      ownerOf(lease),
-      callId,
-      from,
-      to,
-      change.result ? JSON.stringify(change.result) : '',
-      change.body ? JSON.stringify(change.body) : '',
+    const reply = (await SCRIPTS.transitionCall.run(
+      this.redis,
+      [meta, calls],
+      [
+        ownerOf(lease),
+        callId,
+        from,
+        to,
+        change.result ? JSON.stringify(change.result) : '',
+        change.body ? JSON.stringify(change.body) : '',
+      ],
     )) as number | [number, string];
     if (reply === 1) return;
     if (Array.isArray(reply)) throwOnErrorCode(reply[0], { runId, callId, expected: from, actual: reply[1] });
@@ -160,14 +150,10 @@ export class RunStore {
   /** approved -> executing by the run's owner, under a fresh execution token; the first heartbeat is stamped now. */
   async startCall(runId: string, lease: Lease, callId: string, executionToken: string): Promise<void> {
     const { meta, calls } = this.keys(runId);
-    const reply = (await this.redis.eval(
-      SCRIPTS.startCall,
-      2,
-      meta,
-      calls,
-      ownerOf(lease),
-      callId,
-      executionToken,
+    const reply = (await SCRIPTS.startCall.run(
+      this.redis,
+      [meta, calls],
+      [ownerOf(lease), callId, executionToken],
     )) as number | [number, string];
     if (reply === 1) return;
     if (Array.isArray(reply))
@@ -177,12 +163,10 @@ export class RunStore {
 
   /** Renews an executing call's heartbeat; false when the call is no longer executing under this token. */
   async heartbeatCall(runId: string, callId: string, executionToken: string): Promise<boolean> {
-    const reply = (await this.redis.eval(
-      SCRIPTS.heartbeatCall,
-      1,
-      this.keys(runId).calls,
-      callId,
-      executionToken,
+    const reply = (await SCRIPTS.heartbeatCall.run(
+      this.redis,
+      [this.keys(runId).calls],
+      [callId, executionToken],
     )) as number;
     if (reply === 1) return true;
     if (reply === ErrorCode.ExecutionLost) return false;
@@ -201,15 +185,10 @@ export class RunStore {
     result: CallResult,
   ): Promise<{ stillOwner: boolean }> {
     const { meta, calls } = this.keys(runId);
-    const [code, detail] = (await this.redis.eval(
-      SCRIPTS.completeCall,
-      2,
-      meta,
-      calls,
-      callId,
-      executionToken,
-      JSON.stringify(result),
-      ownerOf(lease),
+    const [code, detail] = (await SCRIPTS.completeCall.run(
+      this.redis,
+      [meta, calls],
+      [callId, executionToken, JSON.stringify(result), ownerOf(lease)],
     )) as [number, string];
     if (code === 1 || code === 2) return { stillOwner: code === 1 };
     throwOnErrorCode(code, { runId, callId, actual: detail });
@@ -225,15 +204,10 @@ export class RunStore {
     reasked: ParkedCallBody,
   ): Promise<ExecutingCallSettlement> {
     const { meta, calls } = this.keys(runId);
-    const [code, detail] = (await this.redis.eval(
-      SCRIPTS.settleExecutingCall,
-      2,
-      meta,
-      calls,
-      ownerOf(lease),
-      callId,
-      staleAfterMs,
-      JSON.stringify(reasked),
+    const [code, detail] = (await SCRIPTS.settleExecutingCall.run(
+      this.redis,
+      [meta, calls],
+      [ownerOf(lease), callId, staleAfterMs, JSON.stringify(reasked)],
     )) as [number, string];
     switch (code) {
       case 1:
@@ -256,16 +230,10 @@ export class RunStore {
   ): Promise<void> {
     const { meta, calls } = this.keys(runId);
     const fields = frontier.flatMap((call) => frontierFields(call));
-    const reply = (await this.redis.eval(
-      SCRIPTS.parkRun,
-      2,
-      meta,
-      calls,
-      ownerOf(lease),
-      JSON.stringify(messages),
-      lease.jobId,
-      Date.now(),
-      ...fields,
+    const reply = (await SCRIPTS.parkRun.run(
+      this.redis,
+      [meta, calls],
+      [ownerOf(lease), JSON.stringify(messages), lease.jobId, Date.now(), ...fields],
     )) as number;
     if (reply !== 1) throwOnErrorCode(reply, { runId });
   }
@@ -280,17 +248,17 @@ export class RunStore {
     end: { status: 'completed' | 'failed'; messages?: ChatMessage[]; result?: string; error?: string },
   ): Promise<boolean> {
     const { meta, calls } = this.keys(runId);
-    const reply = (await this.redis.eval(
-      SCRIPTS.finishRun,
-      2,
-      meta,
-      calls,
-      'token' in lease ? ownerOf(lease) : `${lease.jobId}|*`,
-      end.status,
-      end.messages ? JSON.stringify(end.messages) : '',
-      end.result ?? '',
-      end.error ?? '',
-      this.finishedRunTtlSeconds,
+    const reply = (await SCRIPTS.finishRun.run(
+      this.redis,
+      [meta, calls],
+      [
+        'token' in lease ? ownerOf(lease) : `${lease.jobId}|*`,
+        end.status,
+        end.messages ? JSON.stringify(end.messages) : '',
+        end.result ?? '',
+        end.error ?? '',
+        this.finishedRunTtlSeconds,
+      ],
     )) as number;
     if (reply === 1) return true;
     if (reply === 0) return false;
