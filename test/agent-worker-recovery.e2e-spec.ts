@@ -6,7 +6,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { QueueName } from '@countersign/contracts';
+import { jobIds, QueueName, type StartRunBody } from '@countersign/contracts';
+import { AgentCatalog } from '../apps/agent-worker/src/agents/agent-catalog';
+import { InfraStore } from '../apps/agent-worker/src/infra/infra-store';
+import type { ChatModel } from '../apps/agent-worker/src/models/chat-model';
+import { RunStore } from '../apps/agent-worker/src/runs/run-store';
 import { restartScript, WorkerHarness, workerEnv } from './support/agent-worker-harness';
 import { waitFor } from './support/redis';
 
@@ -162,6 +166,82 @@ describe('agent worker recovery', () => {
       restarts: before + 1,
     });
     await Promise.all([a.close(), b.close()]);
+  });
+
+  describe('a processing whose run was taken over (its job redelivered while it still works)', () => {
+    const statusCalls = (n: number) => ({
+      toolCalls: Array.from({ length: n }, () => ({ name: 'get_service_status', args: { service: 'api' } })),
+    });
+    const script: StartRunBody['script'] = [statusCalls(2), statusCalls(1), { text: 'checked' }];
+
+    /** Starts the run on a worker whose model and status tool report to the test; `takeOver` fires at `when`. */
+    async function runWithTakeover(when: 'model turn' | 'auto call') {
+      const worker = await h.startWorker();
+      const store = worker.app.get(RunStore);
+      const agent = worker.app.get(AgentCatalog).get('ops')!;
+      const infra = worker.app.get(InfraStore);
+      let runId = '';
+      let taken = false;
+      // The redelivered processing of the same run.start job: same job ID, a fresh lock token.
+      const takeOver = async () => {
+        if (taken) return;
+        taken = true;
+        const claim = await store.claimRun(
+          { runId, agent: 'ops', userId: 'alice', scopes: [], messages: [] },
+          { jobId: jobIds.startRun(runId), token: 'redelivered' },
+        );
+        expect(claim.kind).toBe('claimed');
+      };
+      const model = agent.model!;
+      const turns: number[] = [];
+      const wrapped: ChatModel = {
+        provider: model.provider,
+        next: async (request) => {
+          turns.push(request.messages.length);
+          if (when === 'model turn') await takeOver();
+          return model.next(request);
+        },
+      };
+      agent.model = wrapped;
+      const service = infra.service.bind(infra);
+      const statusReads = jest.spyOn(infra, 'service').mockImplementation(async (name) => {
+        if (when === 'auto call') await takeOver();
+        return service(name);
+      });
+      try {
+        runId = await h.startRun(worker.url, { script });
+        const job = await waitFor(async () => {
+          const found = await h.runs.getJob(jobIds.startRun(runId));
+          return found && (await found.isCompleted()) ? found : undefined;
+        }, 'the start job to end');
+        const ended = await h.runs.getJob(job.id!);
+        return {
+          returned: ended!.returnvalue as unknown,
+          modelTurns: turns.length,
+          toolRuns: statusReads.mock.calls.length,
+        };
+      } finally {
+        statusReads.mockRestore();
+        agent.model = model;
+        await worker.close();
+      }
+    }
+
+    it('runs none of the auto calls the model asked for in a turn during which it lost the run', async () => {
+      expect(await runWithTakeover('model turn')).toEqual({
+        returned: 'ownership_lost',
+        modelTurns: 1,
+        toolRuns: 0,
+      });
+    });
+
+    it('asks the model no further turn (and runs no further auto call) after losing the run while auto calls ran', async () => {
+      expect(await runWithTakeover('auto call')).toEqual({
+        returned: 'ownership_lost',
+        modelTurns: 1,
+        toolRuns: 2,
+      });
+    });
   });
 
   it('fails the run, saying why, when BullMQ gives up on a decision job that stalled too often', async () => {

@@ -53,14 +53,16 @@ export class Decisions {
       logger.warn(where, 'decision rejected: bad signature');
       throw new ForgedDecisionError(decision.callId);
     }
-    if (!receiptAudited)
-      await audit.append({
-        type: 'decision.received',
-        ...where,
-        actor: decision.approvers.join(',') || decision.decidedBy,
-        detail: { decision: decision.decision, decidedBy: decision.decidedBy, attempt: decision.attempt },
-      });
-
+    // The receipt is written while the decision is applied, and is durable before anything runs on it.
+    const receipt = receiptAudited
+      ? undefined
+      : audit.append({
+          type: 'decision.received',
+          ...where,
+          actor: decision.approvers.join(',') || decision.decidedBy,
+          detail: { decision: decision.decision, decidedBy: decision.decidedBy, attempt: decision.attempt },
+        });
+    receipt?.catch(() => undefined);
     const result = await store.applyDecision(
       decision.runId,
       decision.callId,
@@ -68,12 +70,13 @@ export class Decisions {
       toStored(decision),
       lease,
     );
+    await receipt;
     metrics.decisions.inc({ result: result.kind });
     logger.info({ ...where, result: result.kind, decision: decision.decision }, 'decision applied');
     switch (result.kind) {
       case 'resume':
       case 'takeover':
-        await runLoop.resume(decision.runId, lease, enqueuedAt);
+        await runLoop.resume(result.run, lease, enqueuedAt);
         break;
       case 'recorded':
       case 'duplicate':

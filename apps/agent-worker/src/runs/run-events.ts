@@ -1,5 +1,6 @@
 // Run events fan out through Redis pub/sub: every process subscribes once and filters by run,
-// so any replica can serve the SSE stream of any run.
+// so any replica can serve the SSE stream of any run. Events emitted in the same tick travel in one
+// message (a JSON array); a process with no SSE client open does not even parse them.
 import { Observable, Subject, filter } from 'rxjs';
 import { type RunEvent, RunEventSchema, runEventsChannel } from '@countersign/contracts';
 import type { Logger, RedisClient } from '@countersign/platform';
@@ -7,6 +8,7 @@ import type { Logger, RedisClient } from '@countersign/platform';
 export class RunEvents {
   private readonly channel: string;
   private readonly live = new Subject<RunEvent>();
+  private outbox: RunEvent[] = [];
 
   constructor(
     private readonly publisher: RedisClient,
@@ -19,21 +21,32 @@ export class RunEvents {
 
   async start(): Promise<void> {
     this.subscriber.on('message', (channel: string, text: string) => {
-      if (channel !== this.channel) return;
-      const parsed = RunEventSchema.safeParse(safeJson(text));
-      if (parsed.success) this.live.next(parsed.data);
-      else this.logger.warn({ channel }, 'dropped a malformed run event');
+      if (channel !== this.channel || !this.live.observed) return;
+      const message = safeJson(text);
+      for (const item of Array.isArray(message) ? message : [message]) {
+        const parsed = RunEventSchema.safeParse(item);
+        if (parsed.success) this.live.next(parsed.data);
+        else this.logger.warn({ channel }, 'dropped a malformed run event');
+      }
     });
     await this.subscriber.subscribe(this.channel);
   }
 
-  /** Fire and forget: events are a live view; the state in Redis is the truth. */
+  /** Fire and forget: events are a live view; the state in Redis is the truth. Sent, in order, at the end of the tick. */
   publish(...events: RunEvent[]): void {
-    for (const event of events) {
-      this.publisher.publish(this.channel, JSON.stringify(event)).catch((error: Error) => {
-        this.logger.warn({ runId: event.runId, err: error.message }, 'could not publish a run event');
-      });
-    }
+    if (events.length === 0) return;
+    if (this.outbox.length === 0) queueMicrotask(() => this.flush());
+    this.outbox.push(...events);
+  }
+
+  private flush(): void {
+    const events = this.outbox;
+    this.outbox = [];
+    const text = JSON.stringify(events.length === 1 ? events[0] : events);
+    this.publisher.publish(this.channel, text).catch((error: Error) => {
+      const runIds = [...new Set(events.map((e) => e.runId))];
+      this.logger.warn({ runIds, err: error.message }, 'could not publish run events');
+    });
   }
 
   forRun(runId: string): Observable<RunEvent> {

@@ -70,13 +70,12 @@ export class RunLoop {
   async start(job: StartRunJob, lease: Lease): Promise<void> {
     const { store, logger } = this.deps;
     const claim = await store.claimRun(toNewRun(job), lease);
-    if (claim === 'skip' || claim === 'not_found') {
-      logger.debug({ runId: job.runId, claim }, 'run start: nothing to do');
+    if (claim.kind === 'skip' || claim.kind === 'not_found') {
+      logger.debug({ runId: job.runId, claim: claim.kind }, 'run start: nothing to do');
       return;
     }
-    const run = await store.load(job.runId);
-    if (!run) return;
-    if (claim === 'republish') {
+    const { run } = claim;
+    if (claim.kind === 'republish') {
       // This job parked the run and died before (or while) publishing: ask again, deduplicated by job ID.
       await this.publishRequests(run, run.frontier.filter(isWaiting));
       return;
@@ -95,17 +94,26 @@ export class RunLoop {
     await this.advance(run, agent, lease);
   }
 
-  /** The last decision of a frontier arrived (or its job was redelivered): continue the run. */
-  async resume(runId: string, lease: Lease, decisionEnqueuedAt: number): Promise<void> {
-    const { store, metrics, audit, logger } = this.deps;
-    const loaded = await store.load(runId);
-    if (!loaded) return;
+  /**
+   * The last decision of a frontier arrived (or its job was redelivered): continue the run, as the decision
+   * script left it (it handed the run to this processing and read it in the same step).
+   */
+  async resume(loaded: RunRecord, lease: Lease, decisionEnqueuedAt: number): Promise<void> {
+    const { metrics, audit, logger } = this.deps;
+    const { runId } = loaded;
     // First the calls an earlier processing left executing, so waiting on a live executor costs no audit entry.
     const run = { ...loaded, frontier: await this.settleExecutions(loaded, lease, loaded.frontier) };
     const agent = this.deps.catalog.get(run.agent);
     metrics.runsResumed.inc();
     metrics.decisionToResume.observe(Math.max(0, Date.now() - decisionEnqueuedAt) / 1000);
-    await audit.append({ type: 'run.resumed', runId, actor: 'agent-worker', detail: { by: lease.jobId } });
+    // Not a decision or an execution: written alongside the work, and awaited before the job ends.
+    const resumed = audit.append({
+      type: 'run.resumed',
+      runId,
+      actor: 'agent-worker',
+      detail: { by: lease.jobId },
+    });
+    resumed.catch(() => undefined);
     logger.info({ runId, job: lease.jobId }, 'run resumed');
     this.emit({ type: RunEventName.Status, runId, status: 'running' });
     if (!agent?.model) {
@@ -113,14 +121,22 @@ export class RunLoop {
         status: 'failed',
         error: `agent "${run.agent}" cannot run: ${agent?.unavailable ?? 'it is not configured'}`,
       });
-      return;
+    } else {
+      await this.advance(run, agent, lease);
     }
-    await this.advance(run, agent, lease);
+    await resumed;
   }
 
+  /**
+   * Ownership is re-checked before each model turn and before a turn's auto calls run: a processing that was
+   * taken over (its lock lapsed during a slow model turn or tool) stops there instead of running those auto
+   * calls a second time next to the new owner. Claim, resume and every frontier transition check it already,
+   * so the check before a model turn is skipped right after them.
+   */
   private async advance(run: RunRecord, agent: AgentRuntime, lease: Lease): Promise<void> {
     let messages = run.messages;
     let frontier = run.frontier;
+    let ownerConfirmed = true;
     for (;;) {
       if (frontier.length > 0) {
         const settled = await this.settleFrontier(run, agent, lease, frontier);
@@ -136,12 +152,14 @@ export class RunLoop {
           error: `the run exceeded maxTurns (${agent.config.maxTurns})`,
         });
       }
+      if (!ownerConfirmed) await this.deps.store.assertOwner(run.runId, lease);
       const reply = await agent.model!.next({
         systemPrompt: agent.config.systemPrompt,
         messages,
         tools: agent.registry.toModelTools(),
         script: run.script,
       });
+      ownerConfirmed = false;
       if (reply.kind === 'text') {
         messages = [...messages, { role: 'assistant', content: reply.text }];
         return this.finish(run, lease, { status: 'completed', messages, result: reply.text });
@@ -149,7 +167,7 @@ export class RunLoop {
 
       const calls = withUniqueIds(reply.calls);
       messages = [...messages, { role: 'assistant', content: null, toolCalls: calls }];
-      const outcomes = await this.evaluateTurn(run, agent, calls);
+      const outcomes = await this.evaluateTurn(run, agent, lease, calls);
       const aborted = outcomes.find((o) => o.kind === 'aborted');
       if (aborted) return this.finish(run, lease, { status: 'failed', messages, error: aborted.content });
 
@@ -159,20 +177,32 @@ export class RunLoop {
     }
   }
 
-  /** Every call of a fresh turn: auto calls run now (bounded); the rest wait, are refused, or are manual. */
+  /**
+   * Every call of a fresh turn: all are authorized first; if any may run (auto, or allowed by policy), ownership
+   * is checked once, then they run (bounded); the rest wait, are refused, or are manual. The turn's audit
+   * entries are written in one go before it returns (the turn is not checkpointed: a crash re-runs all of it).
+   */
   private async evaluateTurn(
     run: RunRecord,
     agent: AgentRuntime,
+    lease: Lease,
     calls: ModelToolCall[],
   ): Promise<ToolCallOutcome[]> {
     const ctx = callerOf(run);
-    return mapWithConcurrency(calls, agent.pipeline.maxConcurrentTools, async (call) => {
-      const authorization = await agent.pipeline.authorize(call, ctx);
-      const outcome =
-        authorization.kind === 'ready' ? await agent.pipeline.execute(authorization, ctx) : authorization;
-      await this.recordOutcome(run, agent, call, outcome);
-      return outcome;
-    });
+    const { pipeline } = agent;
+    const authorized = await mapWithConcurrency(calls, pipeline.maxConcurrentTools, (call) =>
+      pipeline.authorize(call, ctx),
+    );
+    if (authorized.some((a) => a.kind === 'ready')) await this.deps.store.assertOwner(run.runId, lease);
+    const outcomes = await mapWithConcurrency(
+      authorized,
+      pipeline.maxConcurrentTools,
+      async (authorization): Promise<ToolCallOutcome> =>
+        authorization.kind === 'ready' ? pipeline.execute(authorization, ctx) : authorization,
+    );
+    const writes = calls.map((call, i) => this.recordOutcome(run, agent, call, outcomes[i]));
+    await Promise.all(writes);
+    return outcomes;
   }
 
   private async recordOutcome(
@@ -480,14 +510,17 @@ export class RunLoop {
     const waiting = frontier.filter(isWaiting);
     await store.parkRun(run.runId, lease, messages, frontier);
     metrics.runsParked.inc();
-    await audit.append({
-      type: 'run.parked',
-      runId: run.runId,
-      actor: 'agent-worker',
-      detail: { pending: waiting.map((c) => c.body.id) },
-    });
     logger.info({ runId: run.runId, pending: waiting.map((c) => c.body.id) }, 'run parked');
-    await this.publishRequests(run, waiting);
+    // Parked first (decisions can only be recorded on a parked call), then the audit entry and the requests together.
+    await Promise.all([
+      audit.append({
+        type: 'run.parked',
+        runId: run.runId,
+        actor: 'agent-worker',
+        detail: { pending: waiting.map((c) => c.body.id) },
+      }),
+      this.publishRequests(run, waiting),
+    ]);
     this.emit({ type: RunEventName.Status, runId: run.runId, status: 'awaiting_confirmation' });
   }
 
@@ -510,7 +543,7 @@ export class RunLoop {
   }
 
   private async finish(
-    run: RunRecord,
+    run: Pick<RunRecord, 'runId'>,
     lease: Lease | { jobId: string },
     end: { status: 'completed' | 'failed'; messages?: ChatMessage[]; result?: string; error?: string },
   ): Promise<void> {
@@ -527,8 +560,7 @@ export class RunLoop {
 
   /** A job that failed for good: the run it owned fails too, with the reason (never silently stuck). */
   async failRun(runId: string, lease: Lease, error: string): Promise<void> {
-    const run = await this.deps.store.load(runId);
-    if (run) await this.finish(run, lease, { status: 'failed', error });
+    await this.finish({ runId }, lease, { status: 'failed', error });
   }
 
   /**

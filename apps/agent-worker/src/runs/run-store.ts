@@ -1,7 +1,12 @@
 // All Redis I/O of runs: every transition is one Lua script over the run's two keys (one slot).
 import { callFields, type ChatMessage, runKeys } from '@countersign/contracts';
 import { LuaScript, type RedisClient } from '@countersign/platform';
-import { ErrorCode, throwOnErrorCode, UnexpectedScriptReplyError } from './run-store.errors';
+import {
+  ErrorCode,
+  OwnershipLostError,
+  throwOnErrorCode,
+  UnexpectedScriptReplyError,
+} from './run-store.errors';
 import {
   type CallResult,
   type CallState,
@@ -14,7 +19,7 @@ import {
 } from './run-state';
 
 const SCRIPTS = {
-  claimRun: LuaScript.load(__dirname, 'claim-run-1.lua'),
+  claimRun: LuaScript.load(__dirname, 'claim-run-2.lua'),
   applyDecision: LuaScript.load(__dirname, 'apply-decision-2.lua'),
   transitionCall: LuaScript.load(__dirname, 'transition-call-2.lua'),
   parkRun: LuaScript.load(__dirname, 'park-run-2.lua'),
@@ -25,7 +30,12 @@ const SCRIPTS = {
   settleExecutingCall: LuaScript.load(__dirname, 'settle-executing-call-2.lua'),
 };
 
-export type ClaimResult = 'claimed' | 'republish' | 'skip' | 'not_found';
+/** `claimed` and `republish` carry the run as the claim left it (read in the same script). */
+export type ClaimResult =
+  | { kind: 'claimed'; run: RunRecord }
+  | { kind: 'republish'; run: RunRecord }
+  | { kind: 'skip' }
+  | { kind: 'not_found' };
 
 /** What the run's owner found on a call left `executing` by an earlier processing. */
 export type ExecutingCallSettlement =
@@ -34,8 +44,8 @@ export type ExecutingCallSettlement =
   | { kind: 'in_flight'; heartbeatAgeMs: number };
 
 export type ApplyDecisionResult =
-  | { kind: 'resume' }
-  | { kind: 'takeover' }
+  | { kind: 'resume'; run: RunRecord }
+  | { kind: 'takeover'; run: RunRecord }
   | { kind: 'recorded' }
   | { kind: 'duplicate'; state: string }
   | { kind: 'run_not_found' }
@@ -71,18 +81,19 @@ export class RunStore {
   }
 
   async claimRun(run: NewRun, lease: Lease): Promise<ClaimResult> {
-    const { meta } = this.keys(run.runId);
+    const { meta, calls } = this.keys(run.runId);
     const fields = { ...newRunFields(run), status: 'queued' };
-    const reply = (await SCRIPTS.claimRun.run(
+    const [code, metaHash, callHash] = (await SCRIPTS.claimRun.run(
       this.redis,
-      [meta],
+      [meta, calls],
       [lease.jobId, lease.token, JSON.stringify(fields)],
-    )) as number;
-    if (reply === 1) return 'claimed';
-    if (reply === 2) return 'republish';
-    if (reply === 0) return 'skip';
-    if (reply === -1) return 'not_found';
-    throw new UnexpectedScriptReplyError('claim-run', reply);
+    )) as [number, string[]?, string[]?];
+    if (code === 1) return { kind: 'claimed', run: toRunRecord(run.runId, pairs(metaHash), pairs(callHash)) };
+    if (code === 2)
+      return { kind: 'republish', run: toRunRecord(run.runId, pairs(metaHash), pairs(callHash)) };
+    if (code === 0) return { kind: 'skip' };
+    if (code === -1) return { kind: 'not_found' };
+    throw new UnexpectedScriptReplyError('claim-run', code);
   }
 
   async applyDecision(
@@ -93,16 +104,16 @@ export class RunStore {
     lease: Lease,
   ): Promise<ApplyDecisionResult> {
     const { meta, calls } = this.keys(runId);
-    const [code, detail] = (await SCRIPTS.applyDecision.run(
+    const [code, detail, metaHash, callHash] = (await SCRIPTS.applyDecision.run(
       this.redis,
       [meta, calls],
       [callId, attempt, decision.fingerprint, JSON.stringify(decision), lease.jobId, lease.token],
-    )) as [number, string];
+    )) as [number, string, string[]?, string[]?];
     switch (code) {
       case 2:
-        return { kind: 'resume' };
+        return { kind: 'resume', run: toRunRecord(runId, pairs(metaHash), pairs(callHash)) };
       case 3:
-        return { kind: 'takeover' };
+        return { kind: 'takeover', run: toRunRecord(runId, pairs(metaHash), pairs(callHash)) };
       case 1:
         return { kind: 'recorded' };
       case 0:
@@ -275,21 +286,45 @@ export class RunStore {
       [null, Record<string, string>],
     ];
     if (!metaHash || !metaHash.status) return undefined;
-    return {
-      runId,
-      agent: metaHash.agent,
-      userId: metaHash.userId,
-      sessionId: metaHash.sessionId || undefined,
-      scopes: metaHash.scopes ? (JSON.parse(metaHash.scopes) as string[]) : [],
-      status: metaHash.status as RunRecord['status'],
-      messages: metaHash.messages ? (JSON.parse(metaHash.messages) as ChatMessage[]) : [],
-      script: metaHash.script ? (JSON.parse(metaHash.script) as RunRecord['script']) : undefined,
-      result: metaHash.result || undefined,
-      error: metaHash.error || undefined,
-      parkedAt: metaHash.parkedAt ? Number(metaHash.parkedAt) : undefined,
-      frontier: parseFrontier(callHash ?? {}),
-    };
+    return toRunRecord(runId, metaHash, callHash ?? {});
   }
+
+  /**
+   * Throws OwnershipLostError unless this processing still owns the run. A plain read: it fences what this
+   * processing is about to do (a model turn, auto calls) against a takeover that already happened.
+   */
+  async assertOwner(runId: string, lease: Lease): Promise<void> {
+    if ((await this.redis.hget(this.keys(runId).meta, 'owner')) !== ownerOf(lease))
+      throw new OwnershipLostError(runId);
+  }
+}
+
+/** A flat HGETALL reply from a script ([field, value, ...]) as an object. */
+function pairs(flat: string[] | undefined): Record<string, string> {
+  const hash: Record<string, string> = {};
+  if (flat) for (let i = 0; i < flat.length; i += 2) hash[flat[i]] = flat[i + 1];
+  return hash;
+}
+
+function toRunRecord(
+  runId: string,
+  metaHash: Record<string, string>,
+  callHash: Record<string, string>,
+): RunRecord {
+  return {
+    runId,
+    agent: metaHash.agent,
+    userId: metaHash.userId,
+    sessionId: metaHash.sessionId || undefined,
+    scopes: metaHash.scopes ? (JSON.parse(metaHash.scopes) as string[]) : [],
+    status: metaHash.status as RunRecord['status'],
+    messages: metaHash.messages ? (JSON.parse(metaHash.messages) as ChatMessage[]) : [],
+    script: metaHash.script ? (JSON.parse(metaHash.script) as RunRecord['script']) : undefined,
+    result: metaHash.result || undefined,
+    error: metaHash.error || undefined,
+    parkedAt: metaHash.parkedAt ? Number(metaHash.parkedAt) : undefined,
+    frontier: parseFrontier(callHash),
+  };
 }
 
 function newRunFields(run: NewRun): Record<string, string> {

@@ -13,9 +13,10 @@
   ARGV[5] job ID
   ARGV[6] lock token of this processing
 
-  Returns {code, detail}
-    {2, ''}        recorded, the frontier is complete and this processing owns the resume
-    {3, ''}        this job owned the resume before (redelivered): resume again
+  Returns {code, detail[, meta, calls]}; meta and calls are the flat HGETALL replies of the run's two
+  hashes after the change, so the resuming caller needs no second round trip to load the run
+    {2, '', meta, calls}  recorded, the frontier is complete and this processing owns the resume
+    {3, '', meta, calls}  this job owned the resume before (redelivered): resume again
     {1, ''}        recorded, other calls of the frontier are still undecided
     {0, state}     the call is already decided: duplicate, nothing to do
    {-1, ''}        the run does not exist
@@ -23,17 +24,15 @@
    {-3, attempt}   the decision answers another attempt than the one pending
    {-4, body}      fingerprint mismatch; body is the parked call (JSON) for diagnosis
 ]]
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, ''} end
-local body = redis.call('HGET', KEYS[2], ARGV[1])
-if not body then return {-2, ''} end
-
-local state = redis.call('HGET', KEYS[2], ARGV[1] .. ':s')
 local status, owner = unpack(redis.call('HMGET', KEYS[1], 'status', 'owner'))
+if not status then return {-1, ''} end
+local body, state = unpack(redis.call('HMGET', KEYS[2], ARGV[1], ARGV[1] .. ':s'))
+if not body then return {-2, ''} end
 
 if state ~= 'pending' then
   if status == 'running' and owner and string.sub(owner, 1, #ARGV[5] + 1) == ARGV[5] .. '|' then
     redis.call('HSET', KEYS[1], 'owner', ARGV[5] .. '|' .. ARGV[6])
-    return {3, ''}
+    return {3, '', redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}
   end
   return {0, state or ''}
 end
@@ -54,4 +53,4 @@ for i = 1, #fields, 2 do
 end
 redis.call('HSET', KEYS[1], 'status', 'running', 'owner', ARGV[5] .. '|' .. ARGV[6])
 redis.call('HDEL', KEYS[1], 'parkedBy')
-return {2, ''}
+return {2, '', redis.call('HGETALL', KEYS[1]), fields}
