@@ -36,30 +36,35 @@
     {-8}                              SUPERSEDED: the call was asked again since (attempt differs)
     {-9}                              NOTICE: a manual-step notice, nothing to decide
 ]]
-local status = redis.call('HGET', KEYS[1], 'status')
+-- One read of every field the checks need (the hash is small; separate HGETs were a dozen calls).
+local f = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'outcomeDecidedBy', 'outcomeApprovers', 'expiresAt',
+  'requester', 'groups', 'vote:' .. ARGV[1], 'approvals', 'approvers', 'quorum', 'request', 'callId', 'channels')
+local status, attempt, decidedBy, decidedApprovers, expiresAtField = f[1], f[2], f[3], f[4], f[5]
+local requester, groups, ownVote, approvalsSoFar, approversSoFar = f[6], f[7], f[8], f[9], f[10]
+local quorum, requestJson, callId, channels = f[11], f[12], f[13], f[14]
+
 if not status then return {-1} end
 if ARGV[9] == '1' and redis.call('EXISTS', KEYS[5]) == 1 then return {-6} end
-if ARGV[8] ~= '' and ARGV[8] ~= redis.call('HGET', KEYS[1], 'attempt') then return {-8} end
+if ARGV[8] ~= '' and ARGV[8] ~= attempt then return {-8} end
 if status == 'notice' then return {-9} end
 if status ~= 'pending' then
-  return {-2, redis.call('HGET', KEYS[1], 'outcomeDecidedBy') or status, redis.call('HGET', KEYS[1], 'outcomeApprovers') or ''}
+  return {-2, decidedBy or status, decidedApprovers or ''}
 end
 local now = tonumber(ARGV[6])
-local expiresAt = tonumber(redis.call('HGET', KEYS[1], 'expiresAt'))
+local expiresAt = tonumber(expiresAtField)
 if expiresAt <= now then return {-7} end
-if ARGV[1] == redis.call('HGET', KEYS[1], 'requester') then return {-4} end
+if ARGV[1] == requester then return {-4} end
 
-local routed = ',' .. redis.call('HGET', KEYS[1], 'groups') .. ','
+local routed = ',' .. groups .. ','
 local member = false
 for group in string.gmatch(ARGV[2], '[^,]+') do
   if string.find(routed, ',' .. group .. ',', 1, true) then member = true end
 end
 if not member then return {-3} end
-if redis.call('HEXISTS', KEYS[1], 'vote:' .. ARGV[1]) == 1 then return {-5} end
+if ownVote then return {-5} end
 
 local vote = {approver = ARGV[1], decision = ARGV[3], channel = ARGV[5], at = ARGV[7]}
 if ARGV[4] ~= '' then vote.reason = ARGV[4] end
-redis.call('HSET', KEYS[1], 'vote:' .. ARGV[1], cjson.encode(vote))
 if ARGV[9] == '1' then
   redis.call('SET', KEYS[5], ARGV[1], 'PX', math.max(expiresAt - now, 0) + 60000)
 end
@@ -68,19 +73,20 @@ local approvers
 if ARGV[3] == 'deny' then
   approvers = ARGV[1]
 else
-  local approvals = redis.call('HINCRBY', KEYS[1], 'approvals', 1)
-  local sofar = redis.call('HGET', KEYS[1], 'approvers')
-  approvers = sofar and (sofar .. ',' .. ARGV[1]) or ARGV[1]
-  redis.call('HSET', KEYS[1], 'approvers', approvers)
-  local quorum = tonumber(redis.call('HGET', KEYS[1], 'quorum'))
-  if approvals < quorum then return {2, approvals, quorum} end
+  local approvals = tonumber(approvalsSoFar or '0') + 1
+  approvers = approversSoFar and (approversSoFar .. ',' .. ARGV[1]) or ARGV[1]
+  if approvals < tonumber(quorum) then
+    redis.call('HSET', KEYS[1], 'vote:' .. ARGV[1], cjson.encode(vote), 'approvals', approvals, 'approvers', approvers)
+    return {2, approvals, tonumber(quorum)}
+  end
+  redis.call('HSET', KEYS[1], 'approvals', approvals, 'approvers', approvers)
 end
 
-local request = cjson.decode(redis.call('HGET', KEYS[1], 'request'))
-redis.call('HSET', KEYS[1], 'status', 'decided', 'outcomeDecision', ARGV[3], 'outcomeDecidedBy', 'person',
-  'outcomeApprovers', approvers, 'outcomeReason', ARGV[4], 'outcomeAt', ARGV[7])
-redis.call('ZREM', KEYS[2], redis.call('HGET', KEYS[1], 'callId'))
-redis.call('ZADD', KEYS[3], now, redis.call('HGET', KEYS[1], 'callId'))
+local request = cjson.decode(requestJson)
+redis.call('HSET', KEYS[1], 'vote:' .. ARGV[1], cjson.encode(vote), 'status', 'decided', 'outcomeDecision', ARGV[3],
+  'outcomeDecidedBy', 'person', 'outcomeApprovers', approvers, 'outcomeReason', ARGV[4], 'outcomeAt', ARGV[7])
+redis.call('ZREM', KEYS[2], callId)
+redis.call('ZADD', KEYS[3], now, callId)
 redis.call('PEXPIRE', KEYS[1], ARGV[10])
 
 -- Trust accumulation: consecutive approvals of this tool for this requester; a deny starts over.
@@ -90,4 +96,4 @@ if ARGV[3] == 'approve' then
 else
   redis.call('HSET', KEYS[4], trustField, 0)
 end
-return {1, redis.call('HGET', KEYS[1], 'request'), approvers, redis.call('HGET', KEYS[1], 'channels')}
+return {1, requestJson, approvers, channels or ''}
