@@ -4,7 +4,7 @@ const base = require('../../jest.config.js');
 const e2e = base.projects.find((p) => p.displayName === 'e2e');
 
 module.exports = {
-  testTimeout: 120000,
+  testTimeout: 300000,
   projects: [
     {
       ...e2e,

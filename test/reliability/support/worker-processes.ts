@@ -75,7 +75,8 @@ export class WorkerProcess {
         return (await fetch(`${this.url}/health`)).ok;
       },
       `worker ${this.name} to be healthy (log: ${this.logFile})`,
-      30_000,
+      // ts-node compiles the worker at start; three at once on a loaded 2-core machine take a while.
+      90_000,
       100,
     );
   }
