@@ -11,6 +11,7 @@ import { floor } from './phases/floor';
 import { parkRuns } from './phases/parked';
 import { roundTrips, type RoundTripResult } from './phases/round-trip';
 import { describeMachine } from './support/measure';
+import { startPrivateRedis } from './support/private-redis';
 import {
   allHealthy,
   type Child,
@@ -103,6 +104,9 @@ async function main(): Promise<void> {
     DECISION_SIGNING_SECRET: 'bench-decision-secret-0123456789',
     LOG_LEVEL: options.logLevel,
   });
+  // The parked-run phase runs on a redis-server of its own when there is one (see support/private-redis.ts).
+  let parkedRedisUrl = redisUrl;
+  let stopParkedRedis: (() => Promise<void>) | undefined;
   const spawned = <C extends Child>(child: C): C => {
     children.push(child);
     return child;
@@ -116,7 +120,9 @@ async function main(): Promise<void> {
     cleaned = true;
     await stopAll(children);
     const deleted =
-      (await deletePrefixedKeys(main, redisUrl)) + (await deletePrefixedKeys(parkedPrefixes, redisUrl));
+      (await deletePrefixedKeys(main, redisUrl)) +
+      (stopParkedRedis ? 0 : await deletePrefixedKeys(parkedPrefixes, redisUrl));
+    await stopParkedRedis?.();
     log(
       `cleaned up ${deleted.toLocaleString('en-US')} keys under ${main.keyPrefix} and ${parkedPrefixes.keyPrefix}`,
     );
@@ -224,10 +230,25 @@ async function main(): Promise<void> {
     }
     await stopAll(children.filter((c) => c.running));
 
+    const privateRedis = await startPrivateRedis();
+    let parkedOn: { redis: string; composeSettings?: string[] } = { redis: 'shared (REDIS_URL)' };
+    if (privateRedis) {
+      parkedRedisUrl = privateRedis.url;
+      stopParkedRedis = privateRedis.stop;
+      parkedOn = { redis: `private redis-server ${parkedRedisUrl}`, composeSettings: privateRedis.settings };
+      log(
+        `parked runs on a private redis-server with docker-compose.yml's settings: ${privateRedis.settings.join(' ')}`,
+      );
+    } else {
+      log(
+        'no redis-server binary: parked runs measured on the shared Redis (its own settings, other clients count)',
+      );
+    }
     log(
       `parking ${options.parked} runs with ${options.parkedWorkers} worker process(es); approval service not running`,
     );
-    const parkedEnv = envOf(parkedPrefixes);
+    const parkedEnv = { ...envOf(parkedPrefixes), REDIS_URL: parkedRedisUrl };
+    const parkedConnection = new Redis(parkedRedisUrl);
     const parkedWorkers: Child[] = [];
     for (let i = 0; i < options.parkedWorkers; i++) {
       parkedWorkers.push(
@@ -237,12 +258,13 @@ async function main(): Promise<void> {
     await allHealthy(parkedWorkers);
     const parked = await parkRuns({
       runs: options.parked,
-      redis,
+      redis: parkedConnection,
       keyPrefix: parkedPrefixes.keyPrefix,
       queuePrefix: parkedPrefixes.queuePrefix,
       workers: parkedWorkers,
     });
     await stopAll(parkedWorkers);
+    parkedConnection.disconnect();
 
     const results = {
       timestamp: started.toISOString(),
@@ -253,7 +275,7 @@ async function main(): Promise<void> {
       floor: floorResult,
       ...verdicts(countersign, floorResult, parked),
       scaleOut: scaleOut.map((s) => ({ workers: s.workers, ...s.result })),
-      parked,
+      parked: { ...parked, measuredOn: parkedOn },
       autoOverhead: auto,
       definitions: {
         decisionToExecution:

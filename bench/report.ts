@@ -49,7 +49,7 @@ interface Printable {
   ratios: { throughput: number; p99: number };
   targets: Record<string, Target>;
   scaleOut: { workers: number; runsPerSecond: number; decisionToExecution: { p99Ms: number } }[];
-  parked: ParkedResult;
+  parked: ParkedResult & { measuredOn: { redis: string; composeSettings?: string[] } };
   autoOverhead: AutoOverheadResult;
 }
 
@@ -110,6 +110,11 @@ export function printTable(r: Printable): void {
       `parked runs at rest (N=${r.parked.runs.toLocaleString('en-US')})`,
       `${Math.round(r.parked.infoBytesPerRun)} B/run`,
       `${verdict(r.targets.parkedMemory)} (${r.targets.parkedMemory.target}, INFO used_memory)`,
+    ],
+    [
+      '  measured on',
+      r.parked.measuredOn.redis.startsWith('private') ? 'private redis-server' : 'shared Redis',
+      r.parked.measuredOn.composeSettings?.join(' ') ?? 'its own settings; other clients count',
     ],
     ['  run state + request jobs (MEMORY USAGE)', `${Math.round(r.parked.stateBytesPerRun)} B/run`, ''],
     ...Object.entries(r.parked.breakdown)

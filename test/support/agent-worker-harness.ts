@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { fingerprint, withSignature } from '@countersign/authorization';
 import {
   type ApprovalRequest,
+  ApprovalRequestSchema,
   type Decision,
   JobName,
   type PendingCall,
@@ -162,7 +163,9 @@ export class WorkerHarness {
 
   async approvalRequest(callId: string, attempt = 0): Promise<ApprovalRequest | undefined> {
     const id = attempt === 0 ? callId : `${callId}-r${attempt}`;
-    return (await this.requests.getJob(id))?.data as ApprovalRequest | undefined;
+    const data = (await this.requests.getJob(id))?.data as unknown;
+    // Parsed as the approval service does: the worker leaves fields at their default out of the job.
+    return data === undefined ? undefined : ApprovalRequestSchema.parse(data);
   }
 
   async auditTypes(runId: string): Promise<string[]> {

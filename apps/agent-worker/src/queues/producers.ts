@@ -16,10 +16,24 @@ export class ApprovalRequestsProducer {
 
   async requestApproval(request: ApprovalRequest): Promise<void> {
     const message = parseContract(ApprovalRequestSchema, request, JobName.RequestApproval);
-    await this.queue.add(JobName.RequestApproval, message, {
+    await this.queue.add(JobName.RequestApproval, withoutDefaults(message), {
       jobId: jobIds.approvalRequest(message.callId, message.attempt),
     });
   }
+}
+
+/**
+ * A request job waits in Redis as long as its approvers take (one per parked call): fields still at their
+ * schema default are left out, and the consumer's parse puts them back.
+ */
+function withoutDefaults(message: ApprovalRequest): Partial<ApprovalRequest> {
+  const { toolDescription, reason, attempt, ...rest } = message;
+  return {
+    ...rest,
+    ...(toolDescription ? { toolDescription } : {}),
+    ...(reason !== 'confirmation_required' ? { reason } : {}),
+    ...(attempt !== 0 ? { attempt } : {}),
+  };
 }
 
 export class RunsProducer {

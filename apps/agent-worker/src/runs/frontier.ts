@@ -61,10 +61,10 @@ export function toPendingCall(body: ParkedCallBody): PendingCall {
   return { callId: body.id, toolName: body.name, args: body.args, tier: body.tier, fingerprint: body.fp };
 }
 
+/** Without the tool's description: approvers are shown the tool's name and arguments, and it would sit in every parked request. */
 export function toApprovalRequest(
   run: { runId: string; agent: string; userId: string },
   body: ParkedCallBody,
-  toolDescription: string,
 ): ApprovalRequest {
   return {
     callId: body.id,
@@ -72,7 +72,7 @@ export function toApprovalRequest(
     agent: run.agent,
     requester: run.userId,
     toolName: body.name,
-    toolDescription,
+    toolDescription: '',
     args: body.args,
     tier: body.tier,
     fingerprint: body.fp,

@@ -239,7 +239,7 @@ export class RunLoop {
         outcome.fingerprint,
         outcome.definitionHash,
       );
-      await this.deps.approvals.requestApproval(toApprovalRequest(run, body, describe(agent, call.name)));
+      await this.deps.approvals.requestApproval(toApprovalRequest(run, body));
     }
     if (outcome.kind !== 'pending_confirmation') {
       this.emit({
@@ -525,13 +525,8 @@ export class RunLoop {
   }
 
   private async publishRequests(run: RunRecord, waiting: FrontierCall[]): Promise<void> {
-    const agent = this.deps.catalog.get(run.agent);
     await Promise.all(
-      waiting.map((call) =>
-        this.deps.approvals.requestApproval(
-          toApprovalRequest(run, call.body, describe(agent, call.body.name)),
-        ),
-      ),
+      waiting.map((call) => this.deps.approvals.requestApproval(toApprovalRequest(run, call.body))),
     );
     this.emit(
       ...waiting.map((call): RunEvent => ({
@@ -581,10 +576,6 @@ export class RunLoop {
 
 function callerOf(run: RunRecord): CallerContext {
   return { runId: run.runId, agent: run.agent, userId: run.userId, scopes: run.scopes };
-}
-
-function describe(agent: AgentRuntime | undefined, toolName: string): string {
-  return agent?.registry.get(toolName)?.definition.description ?? '';
 }
 
 export function toNewRun(job: StartRunJob): NewRun {

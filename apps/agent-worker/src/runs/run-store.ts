@@ -125,7 +125,7 @@ export class RunStore {
       case -3:
         return { kind: 'stale_attempt', pendingAttempt: Number(detail) };
       case -4:
-        return { kind: 'fingerprint_mismatch', parked: JSON.parse(detail) as ParkedCallBody };
+        return { kind: 'fingerprint_mismatch', parked: decodeBody(callId, detail) };
       default:
         throw new UnexpectedScriptReplyError('apply-decision', [code, detail]);
     }
@@ -150,7 +150,7 @@ export class RunStore {
         from,
         to,
         change.result ? JSON.stringify(change.result) : '',
-        change.body ? JSON.stringify(change.body) : '',
+        change.body ? encodeBody(change.body) : '',
       ],
     )) as number | [number, string];
     if (reply === 1) return;
@@ -218,7 +218,7 @@ export class RunStore {
     const [code, detail] = (await SCRIPTS.settleExecutingCall.run(
       this.redis,
       [meta, calls],
-      [ownerOf(lease), callId, staleAfterMs, JSON.stringify(reasked)],
+      [ownerOf(lease), callId, staleAfterMs, encodeBody(reasked)],
     )) as [number, string];
     switch (code) {
       case 1:
@@ -327,14 +327,14 @@ function toRunRecord(
   };
 }
 
+/** Only what a run needs to go on: a parked run is at rest in Redis, possibly 100,000s of them. */
 function newRunFields(run: NewRun): Record<string, string> {
   const fields: Record<string, string> = {
     agent: run.agent,
     userId: run.userId,
-    scopes: JSON.stringify(run.scopes),
     messages: JSON.stringify(run.messages),
-    createdAt: String(Date.now()),
   };
+  if (run.scopes.length > 0) fields.scopes = JSON.stringify(run.scopes);
   if (run.sessionId) fields.sessionId = run.sessionId;
   if (run.script) fields.script = JSON.stringify(run.script);
   return fields;
@@ -342,10 +342,29 @@ function newRunFields(run: NewRun): Record<string, string> {
 
 function frontierFields(call: FrontierCall): string[] {
   const id = call.body.id;
-  const fields = [callFields.body(id), JSON.stringify(call.body), callFields.state(id), call.state];
+  const fields = [callFields.body(id), encodeBody(call.body), callFields.state(id), call.state];
   if (call.decision) fields.push(callFields.decision(id), JSON.stringify(call.decision));
   if (call.result) fields.push(callFields.result(id), JSON.stringify(call.result));
   return fields;
+}
+
+/**
+ * A parked call as stored: without its ID (the field name is the ID) and without the first request's attempt (0)
+ * and reason (confirmation_required), which the Lua scripts and decodeBody read as defaults.
+ */
+export function encodeBody(body: ParkedCallBody): string {
+  const { id: _id, attempt, reason, ...rest } = body;
+  return JSON.stringify({
+    ...rest,
+    ...(attempt !== 0 ? { attempt } : {}),
+    ...(reason !== 'confirmation_required' ? { reason } : {}),
+  });
+}
+
+export function decodeBody(id: string, json: string): ParkedCallBody {
+  const stored = JSON.parse(json) as Omit<ParkedCallBody, 'id' | 'attempt' | 'reason'> &
+    Partial<Pick<ParkedCallBody, 'attempt' | 'reason'>>;
+  return { ...stored, attempt: stored.attempt ?? 0, reason: stored.reason ?? 'confirmation_required', id };
 }
 
 function parseFrontier(hash: Record<string, string>): FrontierCall[] {
@@ -355,7 +374,7 @@ function parseFrontier(hash: Record<string, string>): FrontierCall[] {
     const decision = hash[callFields.decision(field)];
     const result = hash[callFields.result(field)];
     calls.push({
-      body: JSON.parse(value) as ParkedCallBody,
+      body: decodeBody(field, value),
       state: hash[callFields.state(field)] as CallState,
       decision: decision ? (JSON.parse(decision) as StoredDecision) : undefined,
       result: result ? (JSON.parse(result) as CallResult) : undefined,

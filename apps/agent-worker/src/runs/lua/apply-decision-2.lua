@@ -4,7 +4,8 @@
   so exactly one worker resumes it. A redelivery of the job that owned the resume takes it over.
 
   KEYS[1] run meta hash
-  KEYS[2] run calls hash (fields: <callId> body JSON, <callId>:s state, <callId>:d decision JSON)
+  KEYS[2] run calls hash (fields: <callId> body JSON, <callId>:s state, <callId>:d decision JSON); a body
+          leaves out `attempt` when it is 0 (see encodeBody in run-store.ts)
 
   ARGV[1] call ID
   ARGV[2] attempt the decision answers
@@ -38,7 +39,8 @@ if state ~= 'pending' then
 end
 
 local call = cjson.decode(body)
-if tonumber(ARGV[2]) ~= tonumber(call.attempt) then return {-3, tostring(call.attempt)} end
+local attempt = tonumber(call.attempt or 0)
+if tonumber(ARGV[2]) ~= attempt then return {-3, tostring(attempt)} end
 if ARGV[3] ~= call.fp then return {-4, body} end
 
 local decision = cjson.decode(ARGV[4])
