@@ -5,13 +5,23 @@ const moduleNameMapper = {
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
 };
-const common = { rootDir: __dirname, moduleFileExtensions: ['ts', 'js', 'json'], moduleNameMapper, transform, testEnvironment: 'node' };
+const common = {
+  rootDir: __dirname,
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  moduleNameMapper,
+  transform,
+  testEnvironment: 'node',
+};
 
 module.exports = {
   // Global: per-project testTimeout is ignored when projects are used.
   testTimeout: 60000,
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts'],
+    },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
   ],
 };

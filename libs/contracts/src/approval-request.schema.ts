@@ -1,6 +1,13 @@
 // `approval-requests`: one message per call that waits for a person (or a manual-step notice).
 import { z } from 'zod';
-import { IdSchema, IsoDateSchema, Sha256HexSchema, TierSchema, ToolArgsSchema, ToolNameSchema } from './common.schema';
+import {
+  IdSchema,
+  IsoDateSchema,
+  Sha256HexSchema,
+  TierSchema,
+  ToolArgsSchema,
+  ToolNameSchema,
+} from './common.schema';
 
 export const ApprovalRequestReasonSchema = z.enum([
   'confirmation_required',
