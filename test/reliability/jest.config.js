@@ -10,6 +10,7 @@ module.exports = {
       ...e2e,
       displayName: 'reliability',
       testMatch: ['<rootDir>/test/reliability/**/*.reliability-spec.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/reliability/support/teardown.ts'],
     },
   ],
 };

@@ -19,6 +19,16 @@ export function agentsConfigWith(infra: { restartMs?: number }): string {
   return file;
 }
 
+/** Every worker process still running, so a scenario that timed out cannot leave one behind. */
+const running = new Set<ChildProcess>();
+
+/** kill -9 of every worker process this suite started (the suite's afterAll, and on exit). */
+export function killAllWorkerProcesses(): void {
+  for (const proc of running) proc.kill('SIGKILL');
+  running.clear();
+}
+process.once('exit', killAllWorkerProcesses);
+
 export class WorkerProcess {
   private proc?: ChildProcess;
   private launches = 0;
@@ -67,8 +77,12 @@ export class WorkerProcess {
     );
     closeSync(log);
     this.proc = proc;
+    running.add(proc);
     let exited = false;
-    proc.once('exit', () => (exited = true));
+    proc.once('exit', () => {
+      exited = true;
+      running.delete(proc);
+    });
     await waitFor(
       async () => {
         if (exited) throw new Error(`worker ${this.name} exited at start; see ${this.logFile}`);
