@@ -42,6 +42,11 @@ export class MailCatcher {
     return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 
+  /** Mails to `address` whose text contains `needle`. */
+  to(address: string, needle = ''): CaughtMail[] {
+    return this.mails.filter((m) => m.to.includes(address) && m.text.includes(needle));
+  }
+
   /** Approval links (to `/approve/<token>`) whose token is bound to `callId`, with their recipient. */
   linksFor(callId: string): { to: string; link: string }[] {
     const found: { to: string; link: string }[] = [];
