@@ -1,9 +1,9 @@
 // Builds and starts the agent worker from an environment map: used by main.ts, the demo and the tests.
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
-import type { INestApplication, LoggerService } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createLogger, type Logger } from '@countersign/platform';
+import { createLogger, PinoNestLogger } from '@countersign/platform';
 import { AgentWorkerModule } from './agent-worker.module';
 import { loadAgentsConfig } from './config/agents-config.schema';
 import { loadWorkerConfig } from './config/worker-config';
@@ -39,24 +39,4 @@ export async function startAgentWorker(
 
   let closing: Promise<void> | undefined;
   return { app, url, close: () => (closing ??= app.close()) };
-}
-
-/** Nest's own messages go through pino too: one structured line per event. */
-class PinoNestLogger implements LoggerService {
-  constructor(private readonly logger: Logger) {}
-  log(message: unknown, context?: string) {
-    this.logger.debug({ context }, String(message));
-  }
-  error(message: unknown, trace?: string, context?: string) {
-    this.logger.error({ context, trace }, String(message));
-  }
-  warn(message: unknown, context?: string) {
-    this.logger.warn({ context }, String(message));
-  }
-  debug(message: unknown, context?: string) {
-    this.logger.debug({ context }, String(message));
-  }
-  verbose(message: unknown, context?: string) {
-    this.logger.trace({ context }, String(message));
-  }
 }

@@ -5,10 +5,10 @@ import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { createLogger } from '@countersign/platform';
+import { createLogger, PinoNestLogger } from '@countersign/platform';
 import { ApprovalServiceModule } from './approval-service.module';
 import { loadApprovalServiceConfig } from './config/approval-service.config';
-import { PinoNestLogger } from './core/pino-nest-logger';
+
 import { ServiceAddress } from './core/service-address';
 import { setupOpenApi } from './docs/openapi';
 

@@ -5,3 +5,4 @@ export * from './logger';
 export * from './lua';
 export * from './audit-log';
 export * from './zod-validation.pipe';
+export * from './pino-nest-logger';

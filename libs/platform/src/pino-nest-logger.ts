@@ -1,5 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
-import type { Logger } from '@countersign/platform';
+import type { Logger } from './logger';
 
 /** Nest's own messages (routes mapped, start-up errors) as pino lines. */
 export class PinoNestLogger implements LoggerService {
