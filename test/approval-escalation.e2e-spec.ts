@@ -11,6 +11,7 @@ import {
   type ApprovalRequest,
 } from '@countersign/contracts';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
+import { ApprovalsService } from '../apps/approval-service/src/approvals/approvals.service';
 import { slackSignature } from '../apps/approval-service/src/slack/slack-signature';
 import { approvalRequest, AgentSideQueues } from './support/approval-harness';
 import { FakeSlackApi } from './support/fake-slack-api';
@@ -190,6 +191,11 @@ describe('escalation', () => {
       'request.escalated audited',
     );
     expect(escalated.detail).toEqual({ groups: ['leads'] });
+
+    // A retried escalation timer (its job failed after the script ran) notifies again, idempotently,
+    // but the escalation is audited once.
+    await service.app.get(ApprovalsService).escalate(callId, 0, ['leads']);
+    expect((await auditTypes(callId)).filter((e) => e.type === 'request.escalated')).toHaveLength(1);
     expect((await api('GET', `/approvals/${callId}`, 'frank')).json).toMatchObject({
       status: 'pending',
       groups: ['ops', 'leads'],

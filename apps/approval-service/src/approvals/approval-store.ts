@@ -189,13 +189,14 @@ export class ApprovalStore {
     }
   }
 
-  async escalate(callId: string, attempt: number, groups: string[]): Promise<boolean> {
+  /** `escalated`: the groups were added now; `again`: an earlier run of the timer added them; `no`: not pending. */
+  async escalate(callId: string, attempt: number, groups: string[]): Promise<'escalated' | 'again' | 'no'> {
     const reply = (await SCRIPTS.escalate.run(
       this.redis,
       [this.keys.call(callId)],
       [attempt, groups.join(',')],
     )) as [number];
-    return reply[0] === 1;
+    return reply[0] === 1 ? 'escalated' : reply[0] === 2 ? 'again' : 'no';
   }
 
   async markPublished(callId: string): Promise<void> {

@@ -219,9 +219,11 @@ export class ApprovalsService implements OnModuleDestroy {
 
   /** Escalation timer: if still pending, the escalation groups may decide too and are notified. */
   async escalate(callId: string, attempt: number, groups: string[]): Promise<void> {
-    if (!(await this.store.escalate(callId, attempt, groups))) return;
+    const escalation = await this.store.escalate(callId, attempt, groups);
+    if (escalation === 'no') return;
     const stored = await this.store.get(callId);
     if (!stored) return;
+    // A retried timer notifies again (deduplicated by job ID) but audits the escalation only once.
     await Promise.all([
       this.scheduler.notifyApprovers({
         callId,
@@ -230,12 +232,13 @@ export class ApprovalsService implements OnModuleDestroy {
         groups,
         channels: stored.channels,
       }),
-      this.audit.append({
-        type: 'request.escalated',
-        callId,
-        runId: stored.request.runId,
-        detail: { groups },
-      }),
+      escalation === 'escalated' &&
+        this.audit.append({
+          type: 'request.escalated',
+          callId,
+          runId: stored.request.runId,
+          detail: { groups },
+        }),
       this.live.announce({ callId, status: 'pending' }),
     ]);
   }
