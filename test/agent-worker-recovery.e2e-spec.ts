@@ -186,6 +186,8 @@ describe('agent worker recovery', () => {
       const takeOver = async () => {
         if (taken) return;
         taken = true;
+        // The worker may call the model before POST /runs has answered the test: wait for the run's ID.
+        await waitFor(() => runId, 'the run ID from POST /runs');
         const claim = await store.claimRun(
           { runId, agent: 'ops', userId: 'alice', scopes: [], messages: [] },
           { jobId: jobIds.startRun(runId), token: 'redelivered' },
