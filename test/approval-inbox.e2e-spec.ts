@@ -1,5 +1,6 @@
 // The web inbox in headless Chromium: it lists a request, updates live, and a click approves it.
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from './support/browser';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
 import { approvalRequest, AgentSideQueues } from './support/approval-harness';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
@@ -7,7 +8,6 @@ import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './s
 jest.setTimeout(60_000);
 
 const prefixes = uniquePrefixes('inbox');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const APPROVALS = {
   approvers: [
     { id: 'bob', name: 'Bob Builder', apiToken: 'bob-inbox-token-0123456789' },
@@ -35,18 +35,7 @@ beforeAll(async () => {
     { port: 0, host: '127.0.0.1' },
   );
   queues = new AgentSideQueues(prefixes);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

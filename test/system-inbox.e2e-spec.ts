@@ -1,25 +1,13 @@
 // The whole system, decided in the web inbox in headless Chromium. Also (re)saves docs/inbox.png.
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from './support/browser';
 import { restartScript, SYSTEM_APPROVERS, TestSystem } from './support/system';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let system: TestSystem;
 let browser: Browser;
 beforeAll(async () => {
   system = await TestSystem.start('sys-inbox');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
