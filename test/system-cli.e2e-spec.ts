@@ -72,7 +72,7 @@ it('runs a restart approved with `countersign approve`, after `approvals list` s
   expect((await system.service('web')).restarts).toBe(1);
   expect(await system.waitForAudit(call.callId, 'decision.recorded')).toMatchObject({
     actor: 'bob',
-    detail: { decision: 'approve', channel: 'api' },
+    detail: { decision: 'approve', channel: 'cli' },
   });
   await system.waitForAudit(call.callId, 'tool.executed');
 
@@ -109,7 +109,7 @@ it('asks "Allow? [y/n]" in `countersign run` and sends the answer through the ap
   }, 'tool.executed in the run audit');
   expect(entries.find((e) => e.type === 'decision.recorded')).toMatchObject({
     actor: 'bob',
-    detail: { decision: 'approve', channel: 'api' },
+    detail: { decision: 'approve', channel: 'cli' },
   });
 });
 

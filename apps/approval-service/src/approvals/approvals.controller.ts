@@ -78,7 +78,7 @@ export class ApprovalsController {
       approverGroups: this.directory.groupsOf(approver.id),
       decision: body.decision,
       reason: body.reason,
-      channel: req.headers.authorization ? 'api' : 'web',
+      channel: channelOf(req),
     });
     if (result.status === 'vote_recorded') {
       res.status(202);
@@ -96,4 +96,10 @@ export class ApprovalsController {
     const mine = this.directory.groupsOf(approver.id);
     return approval.groups.some((g) => mine.includes(g));
   }
+}
+
+/** Which channel a REST vote came through, for the audit: the inbox page (cookie), the CLI, or the API. */
+function channelOf(req: Request): 'web' | 'cli' | 'api' {
+  if (!req.headers.authorization) return 'web';
+  return req.headers['x-countersign-client'] === 'cli' ? 'cli' : 'api';
 }

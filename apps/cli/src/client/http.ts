@@ -18,6 +18,8 @@ export async function requestJson<T = unknown>(
       method: init.method ?? 'GET',
       headers: {
         accept: 'application/json',
+        // Provenance for the audit log (decisions are recorded with channel "cli"); not a credential.
+        'x-countersign-client': 'cli',
         ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
         ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
       },
