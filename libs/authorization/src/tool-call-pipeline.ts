@@ -326,18 +326,9 @@ function toolContext(
 }
 
 function afterContext(ctx: CallerContext, call: ReadyCall, result: unknown): AfterToolContext {
-  const { callId, toolName, args, tier } = call;
-  return {
-    runId: ctx.runId,
-    agent: ctx.agent,
-    userId: ctx.userId,
-    scopes: ctx.scopes,
-    callId,
-    toolName,
-    args,
-    tier,
-    result,
-  };
+  const after = toolContext(ctx, call.callId, call.toolName, call.args, call.tier) as AfterToolContext;
+  after.result = result;
+  return after;
 }
 
 function confirmationRequest(
