@@ -20,6 +20,9 @@ export function createRedis(
     maxRetriesPerRequest: options.blocking ? null : 20,
     enableReadyCheck: true,
     connectionName: options.name,
+    // Commands issued in the same tick go out in one write (fewer syscalls for the service and for Redis).
+    // Not on BullMQ's connections: BullMQ sequences its own calls and blocks on them.
+    enableAutoPipelining: !options.blocking,
   };
   if (target.clusterNodes) {
     const nodes = target.clusterNodes.split(',').map((hostPort) => {
