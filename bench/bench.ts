@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
+import { DEFAULT_QUEUE_PREFIX } from '@countersign/contracts';
 import { deletePrefixedKeys, uniquePrefixes, type TestPrefixes } from '../test/support/redis';
 import { autoOverhead } from './phases/auto-overhead';
 import { floor } from './phases/floor';
@@ -95,7 +96,7 @@ async function main(): Promise<void> {
   const redis = new Redis(redisUrl);
   const machine = await describeMachine(redis);
   const main = uniquePrefixes('bench');
-  const parkedPrefixes = uniquePrefixes('bench-parked');
+  let parkedPrefixes = uniquePrefixes('bench-parked');
   const children: Child[] = [];
   const envOf = (p: TestPrefixes): ServiceEnv => ({
     REDIS_URL: redisUrl,
@@ -236,6 +237,9 @@ async function main(): Promise<void> {
       parkedRedisUrl = privateRedis.url;
       stopParkedRedis = privateRedis.stop;
       parkedOn = { redis: `private redis-server ${parkedRedisUrl}`, composeSettings: privateRedis.settings };
+      // Nobody else uses this server, so the runs get the production prefixes: key names are part of what a
+      // parked run costs, and a test prefix is 17 characters longer than `countersign`.
+      parkedPrefixes = { keyPrefix: 'countersign', queuePrefix: DEFAULT_QUEUE_PREFIX };
       log(
         `parked runs on a private redis-server with docker-compose.yml's settings: ${privateRedis.settings.join(' ')}`,
       );

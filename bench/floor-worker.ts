@@ -15,8 +15,6 @@ export const FloorQueue = {
 export const FLOOR_JOB_OPTIONS = {
   attempts: 3,
   backoff: { type: 'exponential', delay: 1_000 },
-  removeOnComplete: { age: 3600, count: 10_000 },
-  removeOnFail: false,
 };
 
 const wallNow = () => performance.timeOrigin + performance.now();

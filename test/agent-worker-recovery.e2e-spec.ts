@@ -114,7 +114,7 @@ describe('agent worker recovery', () => {
     );
 
     await worker.close();
-    const status = await h.redis.hget(`{${h.prefixes.keyPrefix}:run:${runId}}:meta`, 'status');
+    const status = await h.redis.hget(`{${h.prefixes.keyPrefix}:run:${runId}}`, 'status');
     expect(status).toBe('completed');
     expect(Number(await h.redis.hget(`{${h.prefixes.keyPrefix}:infra}:services`, 'payments:restarts'))).toBe(
       before + 1,

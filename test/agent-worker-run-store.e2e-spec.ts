@@ -109,7 +109,7 @@ describe('run store scripts', () => {
 
     it('interrupts and re-asks a call whose executor stopped beating, and then refuses its late result', async () => {
       await executingThenTakenOver('e3');
-      await redis.hset(`{${prefixes.keyPrefix}:run:e3}:calls`, 'c1:h', '0'); // last beat long ago: dead
+      await redis.hset(`{${prefixes.keyPrefix}:run:e3}`, 'c:c1:h', '0'); // last beat long ago: dead
       expect(await sut.settleExecutingCall('e3', redelivered, 'c1', 10_000, reask)).toEqual({
         kind: 'interrupted',
       });
@@ -171,9 +171,9 @@ describe('run store scripts', () => {
 
   it('keeps a parked run small', async () => {
     await parkedRun('r4', [pending('call_0123456789abcdef01234567', 0)]);
-    const bytes =
-      (await redis.memory('USAGE', `{${prefixes.keyPrefix}:run:r4}:meta`))! +
-      (await redis.memory('USAGE', `{${prefixes.keyPrefix}:run:r4}:calls`))!;
+    // One key per run: header and frontier in one hash.
+    expect(await redis.keys(`{${prefixes.keyPrefix}:run:r4}*`)).toEqual([`{${prefixes.keyPrefix}:run:r4}`]);
+    const bytes = (await redis.memory('USAGE', `{${prefixes.keyPrefix}:run:r4}`))!;
     expect(bytes).toBeLessThan(2048);
   });
 });

@@ -43,11 +43,10 @@ export interface ParkedResult {
   approvalServiceConsuming: false;
 }
 
+/** The agent worker's job defaults (Connections.defaultJobOptions). */
 const JOB_OPTIONS = {
   attempts: 3,
   backoff: { type: 'exponential', delay: 1_000 },
-  removeOnComplete: { age: 3600, count: 10_000 },
-  removeOnFail: false,
 };
 const CHUNK = 1_000;
 const MAX_BACKLOG = 4_000;
@@ -114,8 +113,7 @@ export async function parkRuns(o: ParkedOptions): Promise<ParkedResult> {
     const after = await usedMemory(o.redis);
     const breakdown = await measureKeys(o.redis, o.keyPrefix, o.runs);
     const state = [
-      'run meta hash',
-      'run calls hash',
+      'run hash',
       'approval-request job hash',
       'approval-requests wait list',
     ];
@@ -140,8 +138,7 @@ export async function parkRuns(o: ParkedOptions): Promise<ParkedResult> {
 }
 
 function classify(key: string): string {
-  if (/:run:[^}]+\}:meta$/.test(key)) return 'run meta hash';
-  if (/:run:[^}]+\}:calls$/.test(key)) return 'run calls hash';
+  if (/:run:[^}]+\}$/.test(key)) return 'run hash';
   if (/:audit\}:/.test(key)) return 'audit stream (run.parked entries)';
   if (/:approval-requests:wait$/.test(key)) return 'approval-requests wait list';
   if (/:approval-requests:events$/.test(key) || /:agent-runs:events$/.test(key))

@@ -7,7 +7,7 @@ import {
   JobName,
   jobIds,
   QueueName,
-  runKeys,
+  runKey,
   type StartRunJob,
 } from '@countersign/contracts';
 import { AuditLog, createRedis, type RedisClient } from '@countersign/platform';
@@ -111,7 +111,7 @@ export class Deployment {
       states.push(
         ...(await Promise.all(
           batch.map(async (runId) => {
-            const meta = runKeys(this.prefixes.keyPrefix, runId).meta;
+            const meta = runKey(this.prefixes.keyPrefix, runId);
             if (!withMessages) return { status: (await this.redis.hget(meta, 'status')) ?? undefined };
             const [status, messages] = await this.redis.hmget(meta, 'status', 'messages');
             return { status: status ?? undefined, messages: messages ?? undefined };

@@ -1,7 +1,7 @@
 // The runs the scenarios start and how their outcome is checked against the simulated infrastructure:
 // every call restarts its own service, so that service's restart count is the call's execution count.
 import { randomBytes } from 'node:crypto';
-import { type ApprovalRequest, jobIds, runKeys, type StartRunJob } from '@countersign/contracts';
+import { type ApprovalRequest, jobIds, runKey, type StartRunJob } from '@countersign/contracts';
 import { unitHash, type Verdict } from './decision-desk';
 import type { Deployment } from './deployment';
 import type { ScenarioTally } from './scenario-tally';
@@ -118,11 +118,11 @@ export async function checkRuns(
 /** What a lost run looks like in Redis, printed for the report (header without messages, and its frontier). */
 async function dumpLost(deployment: Deployment, lost: PlannedRun[]): Promise<void> {
   for (const run of lost) {
-    const keys = runKeys(deployment.prefixes.keyPrefix, run.runId);
-    const meta = await deployment.redis.hgetall(keys.meta);
+    const meta = await deployment.redis.hgetall(runKey(deployment.prefixes.keyPrefix, run.runId));
     delete meta.messages;
     delete meta.script;
-    const calls = await deployment.redis.hgetall(keys.calls);
+    const calls = Object.fromEntries(Object.entries(meta).filter(([field]) => field.startsWith('c:')));
+    for (const field of Object.keys(calls)) delete meta[field];
     const jobs = await Promise.all(
       run.calls.map(async (c) => {
         const job = await deployment.decisions.getJob(jobIds.decision(c.callId));

@@ -12,7 +12,7 @@ export interface ModelRequest {
   messages: ChatMessage[];
   tools: ModelTool[];
   /** Only for the scripted model: the turns given in `POST /runs`. */
-  script?: ScriptTurn[];
+  script?: (ScriptTurn | null)[];
 }
 
 export interface ModelToolCall {

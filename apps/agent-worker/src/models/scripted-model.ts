@@ -18,7 +18,8 @@ export class ScriptedModel implements ChatModel {
   }
 }
 
-function playScript(script: ScriptTurn[], turn: number, messages: ChatMessage[]): ModelReply {
+/** Turns already played may be null (a parked run keeps only the rest); `turn` never goes back to them. */
+function playScript(script: (ScriptTurn | null)[], turn: number, messages: ChatMessage[]): ModelReply {
   const step = script[turn];
   if (!step) return { kind: 'text', text: summary(messages) };
   if ('text' in step) return { kind: 'text', text: step.text };

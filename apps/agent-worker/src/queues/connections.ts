@@ -20,12 +20,13 @@ export class Connections {
     this.commands = createRedis(target, { name: 'agent-worker' });
     this.subscriber = createRedis(target, { name: 'agent-worker-events' });
     this.workers = createRedis(target, { blocking: true, name: 'agent-worker-queues' });
+    // Only what the job itself must carry: BullMQ stores a job's options in its hash, so every option
+    // here costs bytes in each queued approval request. How long finished jobs are kept is the
+    // consuming Worker's `removeOnComplete` (an hour, so a retried publish with the same job ID is still
+    // deduplicated); failed jobs are kept (BullMQ's default).
     this.defaultJobOptions = {
       attempts: config.JOB_ATTEMPTS,
       backoff: { type: 'exponential', delay: config.JOB_BACKOFF_MS },
-      // Kept an hour so a retried publish with the same job ID is still deduplicated, then dropped.
-      removeOnComplete: { age: 3600, count: 10_000 },
-      removeOnFail: false,
     };
     const queue = (name: QueueName) =>
       new Queue(name, {

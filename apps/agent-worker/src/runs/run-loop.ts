@@ -508,7 +508,7 @@ export class RunLoop {
   ): Promise<void> {
     const { store, audit, metrics, logger } = this.deps;
     const waiting = frontier.filter(isWaiting);
-    await store.parkRun(run.runId, lease, messages, frontier);
+    await store.parkRun(run.runId, lease, messages, frontier, run.script);
     metrics.runsParked.inc();
     logger.info({ runId: run.runId, pending: waiting.map((c) => c.body.id) }, 'run parked');
     // Parked first (decisions can only be recorded on a parked call), then the audit entry and the requests together.

@@ -63,10 +63,10 @@ export interface RunRecord {
   scopes: string[];
   status: RunStatus;
   messages: ChatMessage[];
-  script?: ScriptTurn[];
+  /** A scripted run's turns; those already played are null once the run was parked (see RunStore.parkRun). */
+  script?: (ScriptTurn | null)[];
   result?: string;
   error?: string;
-  parkedAt?: number;
   /** In call order. */
   frontier: FrontierCall[];
 }

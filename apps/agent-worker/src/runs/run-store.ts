@@ -1,5 +1,5 @@
-// All Redis I/O of runs: every transition is one Lua script over the run's two keys (one slot).
-import { callFields, type ChatMessage, runKeys } from '@countersign/contracts';
+// All Redis I/O of runs: every transition is one Lua script over the run's hash (one key, one slot).
+import { callFields, type ChatMessage, runKey } from '@countersign/contracts';
 import { LuaScript, type RedisClient } from '@countersign/platform';
 import {
   ErrorCode,
@@ -19,15 +19,15 @@ import {
 } from './run-state';
 
 const SCRIPTS = {
-  claimRun: LuaScript.load(__dirname, 'claim-run-2.lua'),
-  applyDecision: LuaScript.load(__dirname, 'apply-decision-2.lua'),
-  transitionCall: LuaScript.load(__dirname, 'transition-call-2.lua'),
-  parkRun: LuaScript.load(__dirname, 'park-run-2.lua'),
-  finishRun: LuaScript.load(__dirname, 'finish-run-2.lua'),
-  startCall: LuaScript.load(__dirname, 'start-call-2.lua'),
+  claimRun: LuaScript.load(__dirname, 'claim-run-1.lua'),
+  applyDecision: LuaScript.load(__dirname, 'apply-decision-1.lua'),
+  transitionCall: LuaScript.load(__dirname, 'transition-call-1.lua'),
+  parkRun: LuaScript.load(__dirname, 'park-run-1.lua'),
+  finishRun: LuaScript.load(__dirname, 'finish-run-1.lua'),
+  startCall: LuaScript.load(__dirname, 'start-call-1.lua'),
   heartbeatCall: LuaScript.load(__dirname, 'heartbeat-call-1.lua'),
-  completeCall: LuaScript.load(__dirname, 'complete-call-2.lua'),
-  settleExecutingCall: LuaScript.load(__dirname, 'settle-executing-call-2.lua'),
+  completeCall: LuaScript.load(__dirname, 'complete-call-1.lua'),
+  settleExecutingCall: LuaScript.load(__dirname, 'settle-executing-call-1.lua'),
 };
 
 /** `claimed` and `republish` carry the run as the claim left it (read in the same script). */
@@ -71,26 +71,24 @@ export class RunStore {
     private readonly finishedRunTtlSeconds: number,
   ) {}
 
-  private keys(runId: string) {
-    return runKeys(this.keyPrefix, runId);
+  private key(runId: string): string {
+    return runKey(this.keyPrefix, runId);
   }
 
   /** Records a new run as `queued` (HTTP: the ID is fresh, so there is nothing to overwrite). */
   async createRun(run: NewRun): Promise<void> {
-    await this.redis.hset(this.keys(run.runId).meta, { ...newRunFields(run), status: 'queued' });
+    await this.redis.hset(this.key(run.runId), { ...newRunFields(run), status: 'queued' });
   }
 
   async claimRun(run: NewRun, lease: Lease): Promise<ClaimResult> {
-    const { meta, calls } = this.keys(run.runId);
     const fields = { ...newRunFields(run), status: 'queued' };
-    const [code, metaHash, callHash] = (await SCRIPTS.claimRun.run(
+    const [code, hash] = (await SCRIPTS.claimRun.run(
       this.redis,
-      [meta, calls],
+      [this.key(run.runId)],
       [lease.jobId, lease.token, JSON.stringify(fields)],
-    )) as [number, string[]?, string[]?];
-    if (code === 1) return { kind: 'claimed', run: toRunRecord(run.runId, pairs(metaHash), pairs(callHash)) };
-    if (code === 2)
-      return { kind: 'republish', run: toRunRecord(run.runId, pairs(metaHash), pairs(callHash)) };
+    )) as [number, string[]?];
+    if (code === 1) return { kind: 'claimed', run: toRunRecord(run.runId, pairs(hash)) };
+    if (code === 2) return { kind: 'republish', run: toRunRecord(run.runId, pairs(hash)) };
     if (code === 0) return { kind: 'skip' };
     if (code === -1) return { kind: 'not_found' };
     throw new UnexpectedScriptReplyError('claim-run', code);
@@ -103,17 +101,16 @@ export class RunStore {
     decision: StoredDecision,
     lease: Lease,
   ): Promise<ApplyDecisionResult> {
-    const { meta, calls } = this.keys(runId);
-    const [code, detail, metaHash, callHash] = (await SCRIPTS.applyDecision.run(
+    const [code, detail, hash] = (await SCRIPTS.applyDecision.run(
       this.redis,
-      [meta, calls],
+      [this.key(runId)],
       [callId, attempt, decision.fingerprint, JSON.stringify(decision), lease.jobId, lease.token],
-    )) as [number, string, string[]?, string[]?];
+    )) as [number, string, string[]?];
     switch (code) {
       case 2:
-        return { kind: 'resume', run: toRunRecord(runId, pairs(metaHash), pairs(callHash)) };
+        return { kind: 'resume', run: toRunRecord(runId, pairs(hash)) };
       case 3:
-        return { kind: 'takeover', run: toRunRecord(runId, pairs(metaHash), pairs(callHash)) };
+        return { kind: 'takeover', run: toRunRecord(runId, pairs(hash)) };
       case 1:
         return { kind: 'recorded' };
       case 0:
@@ -140,10 +137,9 @@ export class RunStore {
     to: Exclude<CallState, 'executing'>,
     change: { result?: CallResult; body?: ParkedCallBody } = {},
   ): Promise<void> {
-    const { meta, calls } = this.keys(runId);
     const reply = (await SCRIPTS.transitionCall.run(
       this.redis,
-      [meta, calls],
+      [this.key(runId)],
       [
         ownerOf(lease),
         callId,
@@ -160,10 +156,9 @@ export class RunStore {
 
   /** approved -> executing by the run's owner, under a fresh execution token; the first heartbeat is stamped now. */
   async startCall(runId: string, lease: Lease, callId: string, executionToken: string): Promise<void> {
-    const { meta, calls } = this.keys(runId);
     const reply = (await SCRIPTS.startCall.run(
       this.redis,
-      [meta, calls],
+      [this.key(runId)],
       [ownerOf(lease), callId, executionToken],
     )) as number | [number, string];
     if (reply === 1) return;
@@ -176,7 +171,7 @@ export class RunStore {
   async heartbeatCall(runId: string, callId: string, executionToken: string): Promise<boolean> {
     const reply = (await SCRIPTS.heartbeatCall.run(
       this.redis,
-      [this.keys(runId).calls],
+      [this.key(runId)],
       [callId, executionToken],
     )) as number;
     if (reply === 1) return true;
@@ -195,10 +190,9 @@ export class RunStore {
     executionToken: string,
     result: CallResult,
   ): Promise<{ stillOwner: boolean }> {
-    const { meta, calls } = this.keys(runId);
     const [code, detail] = (await SCRIPTS.completeCall.run(
       this.redis,
-      [meta, calls],
+      [this.key(runId)],
       [callId, executionToken, JSON.stringify(result), ownerOf(lease)],
     )) as [number, string];
     if (code === 1 || code === 2) return { stillOwner: code === 1 };
@@ -214,10 +208,9 @@ export class RunStore {
     staleAfterMs: number,
     reasked: ParkedCallBody,
   ): Promise<ExecutingCallSettlement> {
-    const { meta, calls } = this.keys(runId);
     const [code, detail] = (await SCRIPTS.settleExecutingCall.run(
       this.redis,
-      [meta, calls],
+      [this.key(runId)],
       [ownerOf(lease), callId, staleAfterMs, encodeBody(reasked)],
     )) as [number, string];
     switch (code) {
@@ -233,18 +226,25 @@ export class RunStore {
     }
   }
 
+  /** `script` (a scripted run's) is stored with the turns played so far blanked: only the rest is needed. */
   async parkRun(
     runId: string,
     lease: Lease,
     messages: ChatMessage[],
     frontier: FrontierCall[],
+    script?: RunRecord['script'],
   ): Promise<void> {
-    const { meta, calls } = this.keys(runId);
     const fields = frontier.flatMap((call) => frontierFields(call));
     const reply = (await SCRIPTS.parkRun.run(
       this.redis,
-      [meta, calls],
-      [ownerOf(lease), JSON.stringify(messages), lease.jobId, Date.now(), ...fields],
+      [this.key(runId)],
+      [
+        ownerOf(lease),
+        JSON.stringify(messages),
+        lease.jobId,
+        script ? JSON.stringify(unplayed(script, messages)) : '',
+        ...fields,
+      ],
     )) as number;
     if (reply !== 1) throwOnErrorCode(reply, { runId });
   }
@@ -258,10 +258,9 @@ export class RunStore {
     lease: Lease | { jobId: string },
     end: { status: 'completed' | 'failed'; messages?: ChatMessage[]; result?: string; error?: string },
   ): Promise<boolean> {
-    const { meta, calls } = this.keys(runId);
     const reply = (await SCRIPTS.finishRun.run(
       this.redis,
-      [meta, calls],
+      [this.key(runId)],
       [
         'token' in lease ? ownerOf(lease) : `${lease.jobId}|*`,
         end.status,
@@ -280,13 +279,9 @@ export class RunStore {
 
   /** The whole run in one round trip, or undefined when it does not exist. */
   async load(runId: string): Promise<RunRecord | undefined> {
-    const { meta, calls } = this.keys(runId);
-    const [[, metaHash], [, callHash]] = (await this.redis.multi().hgetall(meta).hgetall(calls).exec()) as [
-      [null, Record<string, string>],
-      [null, Record<string, string>],
-    ];
-    if (!metaHash || !metaHash.status) return undefined;
-    return toRunRecord(runId, metaHash, callHash ?? {});
+    const hash = await this.redis.hgetall(this.key(runId));
+    if (!hash.status) return undefined;
+    return toRunRecord(runId, hash);
   }
 
   /**
@@ -294,7 +289,7 @@ export class RunStore {
    * processing is about to do (a model turn, auto calls) against a takeover that already happened.
    */
   async assertOwner(runId: string, lease: Lease): Promise<void> {
-    if ((await this.redis.hget(this.keys(runId).meta, 'owner')) !== ownerOf(lease))
+    if ((await this.redis.hget(this.key(runId), 'owner')) !== ownerOf(lease))
       throw new OwnershipLostError(runId);
   }
 }
@@ -306,25 +301,30 @@ function pairs(flat: string[] | undefined): Record<string, string> {
   return hash;
 }
 
-function toRunRecord(
-  runId: string,
-  metaHash: Record<string, string>,
-  callHash: Record<string, string>,
-): RunRecord {
+/** The run hash: header fields, and the frontier's call fields (`c:<callId>...`, see callFields). */
+function toRunRecord(runId: string, hash: Record<string, string>): RunRecord {
   return {
     runId,
-    agent: metaHash.agent,
-    userId: metaHash.userId,
-    sessionId: metaHash.sessionId || undefined,
-    scopes: metaHash.scopes ? (JSON.parse(metaHash.scopes) as string[]) : [],
-    status: metaHash.status as RunRecord['status'],
-    messages: metaHash.messages ? (JSON.parse(metaHash.messages) as ChatMessage[]) : [],
-    script: metaHash.script ? (JSON.parse(metaHash.script) as RunRecord['script']) : undefined,
-    result: metaHash.result || undefined,
-    error: metaHash.error || undefined,
-    parkedAt: metaHash.parkedAt ? Number(metaHash.parkedAt) : undefined,
-    frontier: parseFrontier(callHash),
+    agent: hash.agent,
+    userId: hash.userId,
+    sessionId: hash.sessionId || undefined,
+    scopes: hash.scopes ? (JSON.parse(hash.scopes) as string[]) : [],
+    status: hash.status as RunRecord['status'],
+    messages: hash.messages ? (JSON.parse(hash.messages) as ChatMessage[]) : [],
+    script: hash.script ? (JSON.parse(hash.script) as RunRecord['script']) : undefined,
+    result: hash.result || undefined,
+    error: hash.error || undefined,
+    frontier: parseFrontier(hash),
   };
+}
+
+/**
+ * A scripted run's script with the turns already played (one per assistant message) blanked, so a parked
+ * run keeps only what is left to play; the scripted model indexes turns by counting assistant messages.
+ */
+function unplayed(script: NonNullable<RunRecord['script']>, messages: ChatMessage[]): RunRecord['script'] {
+  const played = messages.filter((m) => m.role === 'assistant').length;
+  return script.map((turn, i) => (i < played ? null : turn));
 }
 
 /** Only what a run needs to go on: a parked run is at rest in Redis, possibly 100,000s of them. */
@@ -370,12 +370,13 @@ export function decodeBody(id: string, json: string): ParkedCallBody {
 function parseFrontier(hash: Record<string, string>): FrontierCall[] {
   const calls: FrontierCall[] = [];
   for (const [field, value] of Object.entries(hash)) {
-    if (field.includes(':')) continue;
-    const decision = hash[callFields.decision(field)];
-    const result = hash[callFields.result(field)];
+    const id = callFields.idOfBody(field);
+    if (id === undefined) continue;
+    const decision = hash[callFields.decision(id)];
+    const result = hash[callFields.result(id)];
     calls.push({
-      body: decodeBody(field, value),
-      state: hash[callFields.state(field)] as CallState,
+      body: decodeBody(id, value),
+      state: hash[callFields.state(id)] as CallState,
       decision: decision ? (JSON.parse(decision) as StoredDecision) : undefined,
       result: result ? (JSON.parse(result) as CallResult) : undefined,
     });

@@ -1,22 +1,28 @@
 // Redis keys the agent worker owns. Every key of one run shares one hash tag, so each Lua script
 // that moves a run touches a single Redis Cluster slot.
 
-/** The two keys of one run: its header hash and its pending frontier (one hash of call fields). */
-export function runKeys(keyPrefix: string, runId: string): { meta: string; calls: string } {
-  const tag = `{${keyPrefix}:run:${runId}}`;
-  return { meta: `${tag}:meta`, calls: `${tag}:calls` };
+/**
+ * The one key of one run: a hash of its header fields (status, owner, messages, ...) and of the call fields
+ * of its pending frontier (callFields). One key per run keeps a parked run small (100,000s may be at rest).
+ * The whole key is a hash tag, so it is one Redis Cluster slot whatever a Lua script touches.
+ */
+export function runKey(keyPrefix: string, runId: string): string {
+  return `{${keyPrefix}:run:${runId}}`;
 }
 
-/** Fields of one call inside the run's `calls` hash. */
+/** Fields of one call inside the run hash; `c:` keeps them apart from the header fields. */
 export const callFields = {
   /** The call as parked (name, args, tier, fingerprint, definition hash, attempt): JSON, rewritten only on a re-ask. */
-  body: (callId: string) => callId,
+  body: (callId: string) => `c:${callId}`,
   /** pending | approved | denied | executing | done */
-  state: (callId: string) => `${callId}:s`,
+  state: (callId: string) => `c:${callId}:s`,
   /** The verified decision (JSON). */
-  decision: (callId: string) => `${callId}:d`,
+  decision: (callId: string) => `c:${callId}:d`,
   /** What the model is told about the call once settled (JSON). */
-  result: (callId: string) => `${callId}:r`,
+  result: (callId: string) => `c:${callId}:r`,
+  /** The call ID when `field` is a call's body field, else undefined (header field or another call field). */
+  idOfBody: (field: string): string | undefined =>
+    field.startsWith('c:') && !field.includes(':', 2) ? field.slice(2) : undefined,
 };
 
 /** The simulated infrastructure of the built-in `ops` agent. */

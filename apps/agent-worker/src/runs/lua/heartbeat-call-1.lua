@@ -1,9 +1,9 @@
 --[[
   Renews the heartbeat of an executing call, by its executor: a fresh heartbeat tells a worker that
   took the run over that the executor is alive, so it waits for the result instead of re-asking.
-  Never creates the hash (a finished run's calls are gone and must stay gone).
+  Writes nothing unless the call is executing (a finished run's call fields are gone and must stay gone).
 
-  KEYS[1] run calls hash
+  KEYS[1] run hash
 
   ARGV[1] call ID
   ARGV[2] execution token (from start-call)
@@ -12,8 +12,9 @@
     1   renewed (Redis TIME, ms)
    -7   the call is no longer executing under this token (interrupted and re-asked, or settled)
 ]]
-if redis.call('HGET', KEYS[1], ARGV[1] .. ':s') ~= 'executing' then return -7 end
-if redis.call('HGET', KEYS[1], ARGV[1] .. ':x') ~= ARGV[2] then return -7 end
+local c = 'c:' .. ARGV[1]
+local state, token = unpack(redis.call('HMGET', KEYS[1], c .. ':s', c .. ':x'))
+if state ~= 'executing' or token ~= ARGV[2] then return -7 end
 local t = redis.call('TIME')
-redis.call('HSET', KEYS[1], ARGV[1] .. ':h', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+redis.call('HSET', KEYS[1], c .. ':h', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
 return 1

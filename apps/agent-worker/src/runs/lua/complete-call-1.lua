@@ -4,12 +4,11 @@
   while it ran (the new owner waits for this result). Says whether the caller still owns the run,
   so a caller that lost it stops there and leaves the rest of the run to the owner.
 
-  KEYS[1] run meta hash
-  KEYS[2] run calls hash
+  KEYS[1] run hash
 
   ARGV[1] call ID
   ARGV[2] execution token (from start-call)
-  ARGV[3] result JSON, stored at <callId>:r
+  ARGV[3] result JSON, stored at c:<callId>:r
   ARGV[4] owner ("<jobId>|<token>") of the caller
 
   Returns {code, detail}
@@ -18,11 +17,12 @@
    {-7, state}   the call is no longer executing under this token (it was declared interrupted and
                  asked about again): nothing recorded
 ]]
-local state = redis.call('HGET', KEYS[2], ARGV[1] .. ':s')
-if state ~= 'executing' or redis.call('HGET', KEYS[2], ARGV[1] .. ':x') ~= ARGV[2] then
+local c = 'c:' .. ARGV[1]
+local state, token, owner = unpack(redis.call('HMGET', KEYS[1], c .. ':s', c .. ':x', 'owner'))
+if state ~= 'executing' or token ~= ARGV[2] then
   return {-7, state or ''}
 end
-redis.call('HSET', KEYS[2], ARGV[1] .. ':s', 'done', ARGV[1] .. ':r', ARGV[3])
-redis.call('HDEL', KEYS[2], ARGV[1] .. ':x', ARGV[1] .. ':h')
-if redis.call('HGET', KEYS[1], 'owner') == ARGV[4] then return {1, ''} end
+redis.call('HSET', KEYS[1], c .. ':s', 'done', c .. ':r', ARGV[3])
+redis.call('HDEL', KEYS[1], c .. ':x', c .. ':h')
+if owner == ARGV[4] then return {1, ''} end
 return {2, ''}

@@ -4,8 +4,7 @@
   use its result), or may be dead (heartbeat stale or missing: the call is interrupted and asked
   about again, never re-run on its own). Ages are measured with Redis TIME.
 
-  KEYS[1] run meta hash
-  KEYS[2] run calls hash
+  KEYS[1] run hash
 
   ARGV[1] owner ("<jobId>|<token>")
   ARGV[2] call ID
@@ -19,16 +18,17 @@
    {-5, ''}        this processing no longer owns the run
    {-6, state}     the call is neither executing nor done
 ]]
-if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return {-5, ''} end
-local state = redis.call('HGET', KEYS[2], ARGV[2] .. ':s')
-if state == 'done' then return {2, redis.call('HGET', KEYS[2], ARGV[2] .. ':r') or ''} end
+local c = 'c:' .. ARGV[2]
+local owner, state, result, beat = unpack(redis.call('HMGET', KEYS[1], 'owner', c .. ':s', c .. ':r', c .. ':h'))
+if owner ~= ARGV[1] then return {-5, ''} end
+if state == 'done' then return {2, result or ''} end
 if state ~= 'executing' then return {-6, state or ''} end
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local beat = tonumber(redis.call('HGET', KEYS[2], ARGV[2] .. ':h') or '')
+beat = tonumber(beat or '')
 if beat and now - beat < tonumber(ARGV[3]) then return {0, tostring(now - beat)} end
 
-redis.call('HSET', KEYS[2], ARGV[2] .. ':s', 'pending', ARGV[2], ARGV[4])
-redis.call('HDEL', KEYS[2], ARGV[2] .. ':d', ARGV[2] .. ':x', ARGV[2] .. ':h')
+redis.call('HSET', KEYS[1], c .. ':s', 'pending', c, ARGV[4])
+redis.call('HDEL', KEYS[1], c .. ':d', c .. ':x', c .. ':h')
 return {1, ''}

@@ -1,8 +1,7 @@
 --[[
   Ends a run (completed or failed), drops its frontier and lets the run expire after a while.
 
-  KEYS[1] run meta hash
-  KEYS[2] run calls hash
+  KEYS[1] run hash
 
   ARGV[1] owner ("<jobId>|<token>"); "<jobId>|*" to end it whichever processing of that job owns it
           (the job failed for good outside its processor, e.g. it stalled too often)
@@ -28,11 +27,16 @@ elseif owner ~= ARGV[1] then
   return -5
 end
 
-redis.call('HSET', KEYS[1], 'status', ARGV[2])
-if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'messages', ARGV[3]) end
-if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'result', ARGV[4]) end
-if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'error', ARGV[5]) end
-redis.call('HDEL', KEYS[1], 'owner', 'parkedBy', 'script')
-redis.call('DEL', KEYS[2])
+local update = {'status', ARGV[2]}
+if ARGV[3] ~= '' then update[#update + 1] = 'messages'; update[#update + 1] = ARGV[3] end
+if ARGV[4] ~= '' then update[#update + 1] = 'result'; update[#update + 1] = ARGV[4] end
+if ARGV[5] ~= '' then update[#update + 1] = 'error'; update[#update + 1] = ARGV[5] end
+redis.call('HSET', KEYS[1], unpack(update))
+-- The frontier's call fields and what only a live run needs go; the header stays until it expires.
+local drop = {'owner', 'parkedBy', 'script'}
+for _, name in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if string.sub(name, 1, 2) == 'c:' then drop[#drop + 1] = name end
+end
+redis.call('HDEL', KEYS[1], unpack(drop))
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[6]))
 return 1

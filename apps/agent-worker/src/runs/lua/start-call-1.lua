@@ -4,8 +4,7 @@
   record its result, whoever owns the run by then. The first heartbeat is stamped now (Redis TIME,
   so the clocks of the workers' hosts do not matter).
 
-  KEYS[1] run meta hash
-  KEYS[2] run calls hash (fields: <callId>:x execution token, <callId>:h last heartbeat, ms)
+  KEYS[1] run hash (call fields c:<callId>:x execution token, c:<callId>:h last heartbeat, ms)
 
   ARGV[1] owner ("<jobId>|<token>")
   ARGV[2] call ID
@@ -16,11 +15,12 @@
    -5              this processing no longer owns the run
    {-6, state}     the call is not approved (someone else moved it)
 ]]
-if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return -5 end
-local state = redis.call('HGET', KEYS[2], ARGV[2] .. ':s')
+local c = 'c:' .. ARGV[2]
+local owner, state = unpack(redis.call('HMGET', KEYS[1], 'owner', c .. ':s'))
+if owner ~= ARGV[1] then return -5 end
 if state ~= 'approved' then return {-6, state or ''} end
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('HSET', KEYS[2], ARGV[2] .. ':s', 'executing', ARGV[2] .. ':x', ARGV[3], ARGV[2] .. ':h', now)
+redis.call('HSET', KEYS[1], c .. ':s', 'executing', c .. ':x', ARGV[3], c .. ':h', now)
 return 1

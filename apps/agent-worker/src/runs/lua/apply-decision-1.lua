@@ -3,9 +3,8 @@
   last undecided call of the frontier, hands the run to this processing (status running, owner set)
   so exactly one worker resumes it. A redelivery of the job that owned the resume takes it over.
 
-  KEYS[1] run meta hash
-  KEYS[2] run calls hash (fields: <callId> body JSON, <callId>:s state, <callId>:d decision JSON); a body
-          leaves out `attempt` when it is 0 (see encodeBody in run-store.ts)
+  KEYS[1] run hash; a call's fields are c:<callId> (body JSON), c:<callId>:s (state) and c:<callId>:d
+          (decision JSON); a body leaves out `attempt` when it is 0 (see encodeBody in run-store.ts)
 
   ARGV[1] call ID
   ARGV[2] attempt the decision answers
@@ -14,10 +13,10 @@
   ARGV[5] job ID
   ARGV[6] lock token of this processing
 
-  Returns {code, detail[, meta, calls]}; meta and calls are the flat HGETALL replies of the run's two
-  hashes after the change, so the resuming caller needs no second round trip to load the run
-    {2, '', meta, calls}  recorded, the frontier is complete and this processing owns the resume
-    {3, '', meta, calls}  this job owned the resume before (redelivered): resume again
+  Returns {code, detail[, run]}; run is the flat HGETALL reply of the run hash after the change, so the
+  resuming caller needs no second round trip to load the run
+    {2, '', run}   recorded, the frontier is complete and this processing owns the resume
+    {3, '', run}   this job owned the resume before (redelivered): resume again
     {1, ''}        recorded, other calls of the frontier are still undecided
     {0, state}     the call is already decided: duplicate, nothing to do
    {-1, ''}        the run does not exist
@@ -27,13 +26,14 @@
 ]]
 local status, owner = unpack(redis.call('HMGET', KEYS[1], 'status', 'owner'))
 if not status then return {-1, ''} end
-local body, state = unpack(redis.call('HMGET', KEYS[2], ARGV[1], ARGV[1] .. ':s'))
+local c = 'c:' .. ARGV[1]
+local body, state = unpack(redis.call('HMGET', KEYS[1], c, c .. ':s'))
 if not body then return {-2, ''} end
 
 if state ~= 'pending' then
   if status == 'running' and owner and string.sub(owner, 1, #ARGV[5] + 1) == ARGV[5] .. '|' then
     redis.call('HSET', KEYS[1], 'owner', ARGV[5] .. '|' .. ARGV[6])
-    return {3, '', redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}
+    return {3, '', redis.call('HGETALL', KEYS[1])}
   end
   return {0, state or ''}
 end
@@ -46,13 +46,16 @@ if ARGV[3] ~= call.fp then return {-4, body} end
 local decision = cjson.decode(ARGV[4])
 local next_state = 'denied'
 if decision.decision == 'approve' then next_state = 'approved' end
-redis.call('HSET', KEYS[2], ARGV[1] .. ':s', next_state, ARGV[1] .. ':d', ARGV[4])
+redis.call('HSET', KEYS[1], c .. ':s', next_state, c .. ':d', ARGV[4])
 
 if status ~= 'awaiting_confirmation' then return {1, ''} end
-local fields = redis.call('HGETALL', KEYS[2])
+local fields = redis.call('HGETALL', KEYS[1])
 for i = 1, #fields, 2 do
-  if string.sub(fields[i], -2) == ':s' and fields[i + 1] == 'pending' then return {1, ''} end
+  local name = fields[i]
+  if string.sub(name, 1, 2) == 'c:' and string.sub(name, -2) == ':s' and fields[i + 1] == 'pending' then
+    return {1, ''}
+  end
 end
 redis.call('HSET', KEYS[1], 'status', 'running', 'owner', ARGV[5] .. '|' .. ARGV[6])
 redis.call('HDEL', KEYS[1], 'parkedBy')
-return {2, '', redis.call('HGETALL', KEYS[1]), fields}
+return {2, '', redis.call('HGETALL', KEYS[1])}

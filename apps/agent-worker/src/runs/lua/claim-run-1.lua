@@ -3,19 +3,19 @@
   "<jobId>|<token>": BullMQ gives every processing of a job a fresh lock token, so the same job
   redelivered after its worker died (stalled) takes over, while any other job backs off.
 
-  KEYS[1] run meta hash
-  KEYS[2] run calls hash (only read: returned with the claim so the caller needs no second round trip)
+  KEYS[1] run hash (header fields, and the frontier's call fields `c:<callId>...`)
 
   ARGV[1] job ID
   ARGV[2] lock token of this processing
-  ARGV[3] JSON object of meta fields to create the run with when it does not exist yet ("" = do not create)
+  ARGV[3] JSON object of header fields to create the run with when it does not exist yet ("" = do not create)
 
-  Returns {code, meta, calls}; meta and calls are the flat HGETALL replies of the two hashes, after the claim
-    {1, meta, calls}   claimed: status is now running and this processing owns the run
-    {2, meta, calls}   this job parked the run earlier: the caller re-publishes its approval requests
-                       (idempotent job IDs)
-    {0}                nothing to do (finished, parked by someone else, or owned by another live job)
-   {-1}                the run does not exist
+  Returns {code, run}; run is the flat HGETALL reply of the run hash after the claim, so the caller needs
+  no second round trip
+    {1, run}   claimed: status is now running and this processing owns the run
+    {2, run}   this job parked the run earlier: the caller re-publishes its approval requests
+               (idempotent job IDs)
+    {0}        nothing to do (finished, parked by someone else, or owned by another live job)
+   {-1}        the run does not exist
 ]]
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if ARGV[3] == '' then return {-1} end
@@ -32,13 +32,13 @@ local status, current, parkedBy = unpack(redis.call('HMGET', KEYS[1], 'status', 
 
 if status == 'queued' then
   redis.call('HSET', KEYS[1], 'status', 'running', 'owner', owner)
-  return {1, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}
+  return {1, redis.call('HGETALL', KEYS[1])}
 end
 if status == 'running' and current and string.sub(current, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then
   redis.call('HSET', KEYS[1], 'owner', owner)
-  return {1, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}
+  return {1, redis.call('HGETALL', KEYS[1])}
 end
 if status == 'awaiting_confirmation' and parkedBy == ARGV[1] then
-  return {2, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}
+  return {2, redis.call('HGETALL', KEYS[1])}
 end
 return {0}
