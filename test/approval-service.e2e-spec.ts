@@ -609,15 +609,20 @@ describe('approval service', () => {
 
   // Last: it breaks this file's audit chain on purpose.
   it('keeps a hash-chained audit log that verifies, and detects a removed entry', async () => {
-    expect((await api('GET', '/audit/verify', 'bob')).json).toMatchObject({ intact: true });
+    const before = (await api('GET', '/audit/verify', 'bob')).json;
+    expect(before).toMatchObject({ intact: true, entries: expect.any(Number) });
+    expect(before.chains).toBeGreaterThanOrEqual(1); // one per service process that wrote
     const stream = `{${prefixes.keyPrefix}:audit}:stream`;
     const entries = await redis.xrange(stream, '-', '+');
     expect(entries.length).toBeGreaterThan(10);
+    const chainOf = ([, fields]: [string, string[]]) => fields[fields.indexOf('chain') + 1];
     const [victimId] = entries[5];
+    // The break shows at the next entry of the victim's chain (each writer keeps its own chain).
+    const [nextId] = entries.slice(6).find((e) => chainOf(e) === chainOf(entries[5]))!;
     await redis.xdel(stream, victimId);
     const check = (await api('GET', '/audit/verify', 'bob')).json;
     expect(check.intact).toBe(false);
-    expect(check.brokenAt.id).toBe(entries[6][0]);
+    expect(check.brokenAt.id).toBe(nextId);
   });
 
   async function rejectionCount(reason: string): Promise<number> {

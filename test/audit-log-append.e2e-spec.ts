@@ -1,7 +1,7 @@
-// Regression: an append made by a caller the moment its previous append resolved used to be stranded
-// in the batch queue (the finishing flush had already seen it empty), hanging that run forever.
+// Batching of AuditLog appends. Regression: an append made by a caller the moment its previous append resolved
+// used to be stranded in the batch queue (the finishing flush had already seen it empty), hanging that run forever.
 import { Redis } from 'ioredis';
-import { AuditLog } from '@countersign/platform';
+import { AuditLog, auditKeys } from '@countersign/platform';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes } from './support/redis';
 
 describe('AuditLog batching (real Redis)', () => {
@@ -22,4 +22,39 @@ describe('AuditLog batching (real Redis)', () => {
       await sut.append({ type: 'tool.executed', runId: 'run-1', callId: `c-${n}` });
     expect(await sut.read({ runId: 'run-1' })).toHaveLength(20);
   }, 10_000);
+
+  it('writes many appends made at once in a few batches, in order, and drains them', async () => {
+    const sut = new AuditLog(redis, prefixes.keyPrefix, 'svc');
+    const appended = Array.from({ length: 450 }, (_, n) =>
+      sut.append({ type: 'tool.executed', runId: 'run-batch', callId: `c-${n}` }),
+    );
+    await sut.drain();
+    const ids = await Promise.all(appended);
+    expect(sut.stats).toMatchObject({ batches: 4, entries: 450, conflicts: 0 });
+    const read = await sut.read({ runId: 'run-batch' });
+    expect(read.map((e) => e.id)).toEqual(ids);
+    expect(read.map((e) => e.callId)).toEqual(Array.from({ length: 450 }, (_, n) => `c-${n}`));
+  });
+
+  it('fails the batch a Redis error hit, and goes on with a new chain that verifies', async () => {
+    const { keyPrefix } = uniquePrefixes('audit-append-fail');
+    const keys = auditKeys(keyPrefix);
+    try {
+      const sut = new AuditLog(redis, keyPrefix, 'svc');
+      await sut.append({ type: 'run.parked', runId: 'run-1' });
+      const first = sut.chain;
+      const heads = await redis.hgetall(keys.heads);
+      await redis.set(keys.heads, 'not a hash'); // the script's HGET fails with WRONGTYPE
+      await expect(sut.append({ type: 'run.resumed', runId: 'run-1' })).rejects.toThrow(/WRONGTYPE/);
+      await redis.del(keys.heads);
+      await redis.hset(keys.heads, heads);
+
+      await sut.append({ type: 'run.resumed', runId: 'run-1' });
+      expect(sut.chain).not.toBe(first);
+      expect(sut.stats).toMatchObject({ chains: 2, conflicts: 0, entries: 2 });
+      await expect(sut.verify()).resolves.toEqual({ intact: true, entries: 2, chains: 2 });
+    } finally {
+      await redis.del(keys.stream, keys.heads);
+    }
+  });
 });

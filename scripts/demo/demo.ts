@@ -221,7 +221,7 @@ export function checkExpected(
   if (payments?.replicas !== 2)
     problems.push(`payments should still have 2 replicas (${payments?.replicas})`);
   if (!infra.volumes.some((v) => v.name === 'scratch')) problems.push('the scratch volume was deleted');
-  if (!chainIntact) problems.push('the audit hash chain is broken');
+  if (!chainIntact) problems.push('an audit hash chain is broken');
   return problems;
 }
 

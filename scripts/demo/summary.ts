@@ -67,7 +67,7 @@ export function printSummary(
   runId: string,
   summary: Summary,
   infra: InfraView,
-  chain: { intact: boolean; entries: number },
+  chain: { intact: boolean; entries: number; chains: number },
 ): void {
   const line = (mark: string, item: SummaryItem) =>
     say(`  ${mark} ${item.toolName} ${compact(item.args)} — ${item.detail}`);
@@ -86,7 +86,9 @@ export function printSummary(
   say(
     `Infrastructure: ${infra.services.map((s) => `${s.name} ${s.status} ×${s.replicas} (${s.restarts} restart${s.restarts === 1 ? '' : 's'})`).join(', ')}; volumes ${infra.volumes.map((v) => v.name).join(', ')}`,
   );
-  say(`Audit log: ${chain.entries} entries, hash chain ${chain.intact ? 'intact' : 'BROKEN'}`);
+  say(
+    `Audit log: ${chain.entries} entries in ${chain.chains} chains (one per writer), hash chains ${chain.intact ? 'intact' : 'BROKEN'}`,
+  );
 }
 
 /** The audit entries of the run, read as an approver would (GET /audit?runId=). */

@@ -64,7 +64,9 @@ export const AuditQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(10_000).default(1_000),
 });
 
+/** One audit entry as read back. Each writer (one process) keeps its own hash chain in the shared stream. */
 export const AuditEntrySchema = z.object({
+  /** Stream ID; the order of the stream is the order of `GET /audit`. */
   id: z.string(),
   type: AuditEventTypeSchema,
   at: IsoDateSchema,
@@ -73,10 +75,23 @@ export const AuditEntrySchema = z.object({
   callId: IdSchema.optional(),
   actor: z.string().optional(),
   detail: z.record(z.string(), z.unknown()).default({}),
+  /** The writer's chain (`<service>:<8 hex>`, new each time a process starts). */
+  chain: z.string(),
+  /** Hash of the previous entry of the same chain; "" for a chain's first entry. */
   prevHash: z.string(),
+  /** SHA-256 of `prevHash`, a newline and the entry's canonical JSON. */
   hash: z.string(),
 });
 export type AuditEntry = z.infer<typeof AuditEntrySchema>;
+
+/** `GET /audit/verify`: whether every writer's chain is intact, and the first place one breaks. */
+export const AuditVerificationSchema = z.object({
+  intact: z.boolean(),
+  entries: z.number().int().min(0),
+  chains: z.number().int().min(0),
+  brokenAt: z.object({ id: z.string(), reason: z.string() }).optional(),
+});
+export type AuditVerification = z.infer<typeof AuditVerificationSchema>;
 
 /** `POST /approvals/:callId/decisions` answer: decided now, or a vote counted towards a quorum. */
 export const DecisionResultSchema = z.object({

@@ -1,4 +1,4 @@
-// Reading the shared hash-chained audit log, and checking that its chain is intact.
+// Reading the shared hash-chained audit log, and checking that every writer's chain is intact.
 import { Controller, Get, Query, UseGuards } from '@nestjs/common';
 import type { z } from 'zod';
 import { AuditQuerySchema, type AuditEntry } from '@countersign/contracts';
@@ -19,7 +19,7 @@ export class AuditController {
     return this.audit.log.read(query);
   }
 
-  /** `{ intact, entries, brokenAt? }`: where the chain breaks if an entry was edited or removed. */
+  /** `{ intact, entries, chains, brokenAt? }`: where a chain breaks if an entry or a head was edited or removed. */
   @Get('verify')
   verify(): Promise<ChainCheck> {
     return this.audit.log.verify();

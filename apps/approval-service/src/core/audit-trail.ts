@@ -1,4 +1,4 @@
-// The shared hash-chained audit log (AuditLog batches this process's appends into one compare-and-set call).
+// The shared hash-chained audit log (AuditLog batches this process's appends onto this process's own chain).
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { AuditLog, type AuditInput, type Logger } from '@countersign/platform';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';

@@ -6,6 +6,7 @@ import {
   ApprovalListQuerySchema,
   ApprovalViewSchema,
   AuditEntrySchema,
+  AuditVerificationSchema,
   DecisionBodySchema,
   DecisionResultSchema,
   EmailDecisionFormSchema,
@@ -39,7 +40,11 @@ export function openApiDocument(): OpenAPIObject {
           description: 'An approver apiToken from APPROVALS_CONFIG',
         },
       },
-      schemas: { ApprovalView: schema(ApprovalViewSchema), AuditEntry: schema(AuditEntrySchema) },
+      schemas: {
+        ApprovalView: schema(ApprovalViewSchema),
+        AuditEntry: schema(AuditEntrySchema),
+        AuditVerification: schema(AuditVerificationSchema),
+      },
     },
     paths: {
       '/approvals': {
@@ -137,9 +142,9 @@ export function openApiDocument(): OpenAPIObject {
       },
       '/audit/verify': {
         get: {
-          summary: 'Is the hash chain intact, and where does it break',
+          summary: 'Is every writer’s hash chain intact, and where does one break',
           security: bearer,
-          responses: { '200': error('{ intact, entries, brokenAt? }') },
+          responses: { '200': json(AuditVerificationSchema) },
         },
       },
       '/health': {

@@ -1,5 +1,5 @@
 // The approval service's API as an approver uses it (Bearer token): list, read and decide requests, read the audit.
-import type { ApprovalView, AuditEntry, DecisionResult } from '@countersign/contracts';
+import type { ApprovalView, AuditEntry, AuditVerification, DecisionResult } from '@countersign/contracts';
 import { CliError, ExitCode } from '../cli-error';
 import { errorMessage, requestJson, type HttpAnswer } from './http';
 
@@ -39,12 +39,8 @@ export class ApprovalClient {
     return this.expectOk(await this.call<AuditEntry[]>('GET', `/audit?${query}`), 'audit');
   }
 
-  /** Whether the audit log's hash chain is intact (GET /audit/verify). */
-  async verifyAudit(): Promise<{
-    intact: boolean;
-    entries: number;
-    brokenAt?: { id: string; reason: string };
-  }> {
+  /** Whether every chain of the audit log is intact (GET /audit/verify). */
+  async verifyAudit(): Promise<AuditVerification> {
     return this.expectOk(await this.call('GET', '/audit/verify'), 'audit');
   }
 

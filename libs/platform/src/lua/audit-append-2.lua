@@ -1,27 +1,29 @@
 --[[
-  Appends a batch of entries to the hash-chained audit stream, if the chain head is still the one the
-  caller computed the entries' hashes from (compare-and-set; on a miss the caller re-chains and retries).
+  Appends a batch of entries of one writer's chain to the shared audit stream and moves that chain's head.
+  Only the writer that owns the chain extends it, so the head check is a guard, not a race: it fails only
+  when two processes share a chain ID, or Redis lost the writer's last batch (then the caller starts a
+  new chain rather than fork this one).
 
-  KEYS[1] audit stream
-  KEYS[2] chain head (hash of the newest entry)
+  KEYS[1] audit stream (entries of every chain, in append order)
+  KEYS[2] heads hash (field = chain ID, value = hash of that chain's newest entry)
 
-  ARGV[1]            the head the caller expects ("" for an empty chain)
-  ARGV[2k], ARGV[2k+1]  (k = 1..n) entry k's hash and its JSON (without prevHash/hash);
-                        entry k links to entry k-1, entry 1 to ARGV[1]
+  ARGV[1]               chain ID
+  ARGV[2]               the head the writer expects ("" for a new chain)
+  ARGV[2k+1], ARGV[2k+2]  (k = 1..n) entry k's hash and its JSON; entry k links to entry k-1 of the chain,
+                          entry 1 to ARGV[2]
 
   Returns
-    {1, id1, ..., idn}   appended, with the stream IDs in order
-    {0, head}            the head moved; re-chain from this head and retry
+    {id1, ..., idn}   appended, the stream IDs in order
+    -1                the chain's head is not ARGV[2]; nothing written
 ]]
-local head = redis.call('GET', KEYS[2]) or ''
-if head ~= ARGV[1] then
-  return {0, head}
+local chain = ARGV[1]
+local head = redis.call('HGET', KEYS[2], chain) or ''
+if head ~= ARGV[2] then
+  return -1
 end
-local result = {1}
-local prev = ARGV[1]
-for i = 2, #ARGV, 2 do
-  result[#result + 1] = redis.call('XADD', KEYS[1], '*', 'entry', ARGV[i + 1], 'prev', prev, 'hash', ARGV[i])
-  prev = ARGV[i]
+local ids = {}
+for i = 3, #ARGV, 2 do
+  ids[#ids + 1] = redis.call('XADD', KEYS[1], '*', 'chain', chain, 'entry', ARGV[i + 1], 'hash', ARGV[i])
 end
-redis.call('SET', KEYS[2], prev)
-return result
+redis.call('HSET', KEYS[2], chain, ARGV[#ARGV - 1])
+return ids
