@@ -112,11 +112,7 @@ export async function parkRuns(o: ParkedOptions): Promise<ParkedResult> {
     await sleep(500);
     const after = await usedMemory(o.redis);
     const breakdown = await measureKeys(o.redis, o.keyPrefix, o.runs);
-    const state = [
-      'run hash',
-      'approval-request job hash',
-      'approval-requests wait list',
-    ];
+    const state = ['run hash', 'approval-request job hash', 'approval-requests wait list'];
     const stateBytes = state.reduce((sum, name) => sum + (breakdown[name]?.bytes ?? 0), 0);
     return {
       runs: o.runs,

@@ -78,7 +78,8 @@ describe('Redis Cluster (three masters)', () => {
 
       // Each run is one key (one slot); the runs are spread over all three masters.
       const masters = new Set<number>();
-      for (const run of runs) masters.add(await cluster.portOf(runKey(deployment.prefixes.keyPrefix, run.runId)));
+      for (const run of runs)
+        masters.add(await cluster.portOf(runKey(deployment.prefixes.keyPrefix, run.runId)));
       expect(masters.size).toBe(3);
       // Every worker process both started runs and resumed runs: they share all runs, whatever master holds them.
       const counts = await Promise.all(
