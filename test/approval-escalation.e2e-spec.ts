@@ -1,17 +1,12 @@
 // Escalation end to end: a rule that also notifies a second group after a delay, against real Redis, the Slack
 // stand-in and a real SMTP server. Before the delay only the first group sees and may decide the request; after
 // it the second group is notified on Slack and by email and may decide; an expiry is shown on every channel.
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { fingerprint, verifyPayloadSignature } from '@countersign/authorization';
-import {
-  ApprovalServiceQueueName,
-  approvalServiceJobIds,
-  SignedDecisionSchema,
-  type ApprovalRequest,
-} from '@countersign/contracts';
+import { SignedDecisionSchema, type ApprovalRequest } from '@countersign/contracts';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
+import type { TimerKind } from '../apps/approval-service/src/approvals/approval-keys';
 import { ApprovalsService } from '../apps/approval-service/src/approvals/approvals.service';
+import { DueTimers } from '../apps/approval-service/src/timers/due-timers';
 import { slackSignature } from '../apps/approval-service/src/slack/slack-signature';
 import { approvalRequest, AgentSideQueues } from './support/approval-harness';
 import { FakeSlackApi } from './support/fake-slack-api';
@@ -60,8 +55,6 @@ const APPROVALS = {
 
 let service: RunningApprovalService;
 let queues: AgentSideQueues;
-let timers: Queue;
-let redis: Redis;
 const slack = new FakeSlackApi();
 const smtp = new SmtpCapture();
 
@@ -80,20 +73,17 @@ beforeAll(async () => {
       SLACK_API_URL: slackUrl,
       SMTP_URL: smtpUrl,
       NOTIFY_BACKOFF: '50ms',
+      TIMER_SWEEP_MS: '50',
       LOG_LEVEL: 'silent',
     },
     { port: 0, host: '127.0.0.1' },
   );
   queues = new AgentSideQueues(prefixes);
-  redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-  timers = new Queue(ApprovalServiceQueueName.Timers, { connection: redis, prefix: prefixes.queuePrefix });
 });
 
 afterAll(async () => {
   await service?.close();
   await queues?.close();
-  await timers?.close();
-  await redis?.quit();
   await Promise.all([slack.stop(), smtp.stop()]);
   await deletePrefixedKeys(prefixes);
 });
@@ -146,6 +136,9 @@ const postedTo = (callId: string, channel: string) =>
 const mailTo = (who: string, needle: string) =>
   waitFor(() => smtp.to(`${who}@example.test`, needle)[0], `mail to ${who} containing ${needle}`);
 
+const timerDueAt = (kind: TimerKind, callId: string) =>
+  service.app.get(DueTimers).dueAt({ kind, callId, attempt: 0 });
+
 const slackChannelsOf = (callId: string) =>
   slack.find('chat.postMessage', callId).map((c) => String(c.body.channel));
 
@@ -192,9 +185,13 @@ describe('escalation', () => {
     );
     expect(escalated.detail).toEqual({ groups: ['leads'] });
 
-    // A retried escalation timer (its job failed after the script ran) notifies again, idempotently,
-    // but the escalation is audited once.
-    await service.app.get(ApprovalsService).escalate(callId, 0, ['leads']);
+    // The escalation timer is done; a retried run of it (its first run failed after the script ran) notifies
+    // again, idempotently, but the escalation is audited once.
+    await waitFor(
+      async () => (await timerDueAt('escalate', callId)) === undefined,
+      'escalation timer removed',
+    );
+    expect(await service.app.get(ApprovalsService).escalate(callId, 0)).toBe('done');
     expect((await auditTypes(callId)).filter((e) => e.type === 'request.escalated')).toHaveLength(1);
     expect((await api('GET', `/approvals/${callId}`, 'frank')).json).toMatchObject({
       status: 'pending',
@@ -216,13 +213,14 @@ describe('escalation', () => {
     });
     expect(verifyPayloadSignature(decision, DECISION_SIGNING_SECRET)).toBe(true);
 
-    // Both groups' messages now show who decided.
+    // Both groups' messages now show who decided, and no timer is left.
     for (const channel of ['C-ops', 'C-leads']) {
       await waitFor(
         () => slack.find('chat.update', 'Approved by frank').find((c) => c.body.channel === channel),
         `Slack message in ${channel} shows the outcome`,
       );
     }
+    await waitFor(async () => (await timerDueAt('expire', callId)) === undefined, 'expiry timer removed');
   });
 
   it('does not escalate a request that was decided before the delay', async () => {
@@ -238,8 +236,8 @@ describe('escalation', () => {
     // The decision removes both timers; past the escalation delay nothing was escalated or sent to leads.
     await waitFor(
       async () =>
-        !(await timers.getJob(approvalServiceJobIds.escalate(callId, 0))) &&
-        !(await timers.getJob(approvalServiceJobIds.expire(callId, 0))),
+        (await timerDueAt('escalate', callId)) === undefined &&
+        (await timerDueAt('expire', callId)) === undefined,
       'escalation and expiry timers removed',
     );
     await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(requestedAt) + 2_500 - Date.now())));
@@ -278,5 +276,11 @@ describe('escalation', () => {
     }
     await Promise.all([mailTo('bob', 'Expired: purge_cache'), mailTo('frank', 'Expired: purge_cache')]);
     expect((await api('GET', `/approvals/${callId}`, 'frank')).json).toMatchObject({ status: 'expired' });
+    await waitFor(
+      async () =>
+        (await timerDueAt('escalate', callId)) === undefined &&
+        (await timerDueAt('expire', callId)) === undefined,
+      'timers removed once the expiry is published',
+    );
   });
 });

@@ -9,6 +9,8 @@ import {
   type ApprovalRequest,
 } from '@countersign/contracts';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
+import { ApprovalStore } from '../apps/approval-service/src/approvals/approval-store';
+import { DueTimers } from '../apps/approval-service/src/timers/due-timers';
 import { slackSignature } from '../apps/approval-service/src/slack/slack-signature';
 import { approvalRequest, AgentSideQueues } from './support/approval-harness';
 import { FakeSlackApi } from './support/fake-slack-api';
@@ -39,6 +41,7 @@ const APPROVALS = {
   rules: [
     { name: 'payments', match: { agent: 'ops', args: { service: 'payments*' } }, groups: ['ops'], quorum: 2 },
     { name: 'short-lived', match: { tool: 'short_lived' }, groups: ['ops'], expiresIn: '1200ms' },
+    { name: 'longer-lived', match: { tool: 'longer_lived' }, groups: ['ops'], expiresIn: '4s' },
     { name: 'inbox only', match: { tool: 'inbox_only' }, groups: ['ops'], channels: ['web'] },
     { name: 'ops agent', match: { agent: 'ops' }, groups: ['ops'] },
   ],
@@ -48,37 +51,37 @@ const APPROVALS = {
 let service: RunningApprovalService;
 let queues: AgentSideQueues;
 let redis: Redis;
-let internalQueues: { timers: Queue; notifications: Queue };
+let internalQueues: { notifications: Queue };
 const slack = new FakeSlackApi();
 const smtp = new SmtpCapture();
 
+let env: Record<string, string>;
+
 beforeAll(async () => {
   const [slackUrl, smtpUrl] = await Promise.all([slack.start(), smtp.start()]);
-  service = await startApprovalService(
-    {
-      REDIS_URL: TEST_REDIS_URL,
-      KEY_PREFIX: prefixes.keyPrefix,
-      QUEUE_PREFIX: prefixes.queuePrefix,
-      DECISION_SIGNING_SECRET,
-      LINK_TOKEN_SECRET: 'link-secret-0123456789',
-      APPROVALS_CONFIG: JSON.stringify(APPROVALS),
-      SLACK_BOT_TOKEN,
-      SLACK_SIGNING_SECRET,
-      SLACK_API_URL: slackUrl,
-      SMTP_URL: smtpUrl,
-      NOTIFY_ATTEMPTS: '20',
-      NOTIFY_BACKOFF: '50ms',
-      LOG_LEVEL: 'silent',
-    },
-    { port: 0, host: '127.0.0.1' },
-  );
+  env = {
+    REDIS_URL: TEST_REDIS_URL,
+    KEY_PREFIX: prefixes.keyPrefix,
+    QUEUE_PREFIX: prefixes.queuePrefix,
+    DECISION_SIGNING_SECRET,
+    LINK_TOKEN_SECRET: 'link-secret-0123456789',
+    APPROVALS_CONFIG: JSON.stringify(APPROVALS),
+    SLACK_BOT_TOKEN,
+    SLACK_SIGNING_SECRET,
+    SLACK_API_URL: slackUrl,
+    SMTP_URL: smtpUrl,
+    NOTIFY_ATTEMPTS: '20',
+    NOTIFY_BACKOFF: '50ms',
+    // Sweep often, and take over an unpublished decision or a dead sweep's timers after 2 s, not 30.
+    TIMER_SWEEP_MS: '50',
+    TIMER_LEASE_MS: '2000',
+    LOG_LEVEL: 'silent',
+  };
+  service = await startApprovalService(env, { port: 0, host: '127.0.0.1' });
   queues = new AgentSideQueues(prefixes);
   redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   const internal = (name: string) => new Queue(name, { connection: redis, prefix: prefixes.queuePrefix });
-  internalQueues = {
-    timers: internal(ApprovalServiceQueueName.Timers),
-    notifications: internal(ApprovalServiceQueueName.Notifications),
-  };
+  internalQueues = { notifications: internal(ApprovalServiceQueueName.Notifications) };
 });
 
 afterAll(async () => {
@@ -159,6 +162,18 @@ async function submitAndShow(over: Partial<ApprovalRequest> = {}) {
     'request stored',
   );
   return request;
+}
+
+const store = () => service.app.get(ApprovalStore);
+const dueTimers = () => service.app.get(DueTimers);
+const expireTimer = (callId: string, attempt = 0) => ({ kind: 'expire' as const, callId, attempt });
+
+async function noTimersLeft(callId: string, attempt = 0): Promise<boolean> {
+  const [expire, escalate] = await Promise.all([
+    dueTimers().dueAt(expireTimer(callId, attempt)),
+    dueTimers().dueAt({ kind: 'escalate', callId, attempt }),
+  ]);
+  return expire === undefined && escalate === undefined;
 }
 
 function linkIn(mailText: string): string {
@@ -398,7 +413,7 @@ describe('approval service', () => {
     });
   });
 
-  it('removes the expiry timer of a decided request, and queues an outcome notice only where a channel shows the request', async () => {
+  it('removes the timers of a decided request once it is published, and queues an outcome notice only where a channel shows the request', async () => {
     const inboxOnly = await queues.submit(approvalRequest({ toolName: 'inbox_only', args: { n: 1 } }));
     const onSlack = await queues.submit(
       approvalRequest({ args: { service: 'search', ticket: 'FOLLOW-UP-2' } }),
@@ -411,12 +426,14 @@ describe('approval service', () => {
     expect(await decide(onSlack.callId, 'bob', 'approve')).toMatchObject({ status: 200 });
     await Promise.all([queues.waitForDecision(inboxOnly.callId), queues.waitForDecision(onSlack.callId)]);
 
-    const timer = (r: ApprovalRequest) =>
-      internalQueues.timers.getJob(approvalServiceJobIds.expire(r.callId, 0));
     const outcomeNotice = (r: ApprovalRequest) =>
       internalQueues.notifications.getJob(approvalServiceJobIds.showOutcome(r.callId, 0));
-    // The timers go last, once the outcome notice (if any) is queued.
-    await waitFor(async () => !(await timer(inboxOnly)) && !(await timer(onSlack)), 'expiry timers removed');
+    // The timers go last, with the mark that the decision is published, once the outcome notice (if any) is queued.
+    await waitFor(
+      async () => (await noTimersLeft(inboxOnly.callId)) && (await noTimersLeft(onSlack.callId)),
+      'timers removed',
+    );
+    expect((await store().get(onSlack.callId))?.published).toBe(true);
     expect(await outcomeNotice(inboxOnly)).toBeUndefined();
     expect(await outcomeNotice(onSlack)).toBeDefined();
     await waitFor(
@@ -424,6 +441,117 @@ describe('approval service', () => {
       'Slack message shows the outcome',
     );
     expect(await decide(inboxOnly.callId, 'carol', 'deny')).toMatchObject({ status: 409 });
+  });
+
+  describe('timers', () => {
+    const auditOf = async (callId: string, type: string) =>
+      (await audit(callId)).filter((e) => e.type === type);
+
+    it('claims only due timers, each for one sweep at a time, and removes only those still under its claim', async () => {
+      // A timer set of its own (another key prefix), so the service's sweep does not take part.
+      const sut = new DueTimers(redis, `${prefixes.keyPrefix}-repository`);
+      const member = (callId: string) => `expire|${callId}|0`;
+      await redis.zadd(
+        sut.keys.timers,
+        1_000,
+        member('a'),
+        2_000,
+        member('b'),
+        3_000,
+        member('c'),
+        9_000,
+        member('later'),
+      );
+
+      const first = await sut.claim(3_000, 500, 2);
+      expect(first).toEqual({
+        claimedScore: 3_500,
+        timers: [
+          { member: member('a'), timer: { kind: 'expire', callId: 'a', attempt: 0 } },
+          { member: member('b'), timer: { kind: 'expire', callId: 'b', attempt: 0 } },
+        ],
+      });
+      // Under the lease, another sweep gets only what is left.
+      expect((await sut.claim(3_000, 500, 100)).timers.map((t) => t.member)).toEqual([member('c')]);
+      expect((await sut.claim(3_499, 500, 100)).timers).toEqual([]);
+
+      // 'b' was moved since the claim (e.g. a decision made it the publish check): it is not the claimer's to remove.
+      await redis.zadd(sut.keys.timers, 7_000, member('b'));
+      expect(await sut.finish(first.claimedScore, [member('a'), member('b')])).toBe(1);
+      expect(await redis.zrange(sut.keys.timers, 0, -1)).toEqual([member('c'), member('b'), member('later')]);
+
+      // A claim that was never finished is due again when its lease runs out.
+      expect((await sut.claim(3_500, 500, 100)).timers.map((t) => t.member)).toEqual([member('c')]);
+    });
+
+    it('publishes, from the sweep, a decision that was recorded but never published (its decider died)', async () => {
+      const request = await submitAndShow({ args: { service: 'orphaned-decision' } });
+      // The vote settles the request in Redis; nothing publishes it, as if the replica died right after.
+      const voted = await store().recordVote({
+        callId: request.callId,
+        approver: 'carol',
+        approverGroups: ['ops'],
+        decision: 'approve',
+        channel: 'api',
+      });
+      expect(voted.status).toBe('decided');
+      expect(await queues.decision(request.callId)).toBeUndefined();
+      expect(await dueTimers().dueAt(expireTimer(request.callId))).toBeDefined();
+
+      // Once the lease runs out, a sweep publishes the recorded decision, and then nothing is left to check.
+      const decision = await queues.waitForDecision(request.callId);
+      expect(decision).toMatchObject({ decision: 'approve', decidedBy: 'person', approvers: ['carol'] });
+      expect(verifyPayloadSignature(decision, DECISION_SIGNING_SECRET)).toBe(true);
+      await waitFor(() => noTimersLeft(request.callId), 'publish check removed');
+      expect((await store().get(request.callId))?.published).toBe(true);
+      expect(await auditOf(request.callId, 'decision.published')).toHaveLength(1);
+    });
+
+    it('expires each request exactly once with two replicas sweeping', async () => {
+      const replica = await startApprovalService(env, { port: 0, host: '127.0.0.1' });
+      try {
+        const requests = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            queues.submit(approvalRequest({ toolName: 'short_lived', args: { replica: i } })),
+          ),
+        );
+        const decisions = await Promise.all(requests.map((r) => queues.waitForDecision(r.callId)));
+        expect(decisions.every((d) => d.decidedBy === 'expired' && d.reason === 'expired')).toBe(true);
+        for (const { callId } of requests) {
+          await waitFor(() => noTimersLeft(callId), `timers of ${callId} removed`);
+          expect(await auditOf(callId, 'decision.recorded')).toEqual([
+            expect.objectContaining({ actor: 'expiry', detail: { decision: 'deny', decidedBy: 'expired' } }),
+          ]);
+        }
+        const jobs = await queues.decisions.getJobs(['waiting', 'active', 'completed', 'failed', 'delayed']);
+        for (const { callId } of requests)
+          expect(jobs.filter((j) => (j.data as { callId: string }).callId === callId)).toHaveLength(1);
+      } finally {
+        await replica.close();
+      }
+    });
+
+    it('retries, once the lease runs out, a timer claimed by a sweep that never finished', async () => {
+      const request = await queues.submit(approvalRequest({ toolName: 'longer_lived', args: { n: 1 } }));
+      const dueAt = await waitFor(
+        () => dueTimers().dueAt(expireTimer(request.callId)),
+        'expiry timer stored',
+      );
+
+      // Another replica claims the timer when it is due (4 s from now: no sweep of the service can have taken
+      // it yet) and dies without finishing it.
+      const claim = await dueTimers().claim(dueAt, 1_000, 100);
+      expect(claim.timers.map((t) => t.timer)).toContainEqual(expireTimer(request.callId));
+      expect(claim.claimedScore).toBe(dueAt + 1_000);
+      expect(await dueTimers().dueAt(expireTimer(request.callId))).toBe(claim.claimedScore);
+
+      // The service's sweep takes it over when the lease runs out, not before, and expires the request once.
+      const decision = await queues.waitForDecision(request.callId, 20_000);
+      expect(decision).toMatchObject({ decision: 'deny', decidedBy: 'expired', reason: 'expired' });
+      expect(Date.parse(decision.decidedAt)).toBeGreaterThanOrEqual(claim.claimedScore);
+      await waitFor(() => noTimersLeft(request.callId), 'timer removed');
+      expect(await auditOf(request.callId, 'decision.recorded')).toHaveLength(1);
+    });
   });
 
   it('denies a request that matches no route with reason "no approver route"', async () => {
@@ -591,11 +719,17 @@ describe('approval service', () => {
   });
 
   it('serves health, metrics and the OpenAPI document', async () => {
-    expect((await api('GET', '/health', undefined)).json).toMatchObject({ status: 'ok', redis: 'up' });
+    expect((await api('GET', '/health', undefined)).json).toMatchObject({
+      status: 'ok',
+      redis: 'up',
+      timers: { scheduled: expect.any(Number), due: expect.any(Number) },
+    });
     const metrics = await (await fetch(`${service.url}/metrics`)).text();
     expect(metrics).toContain(
       'countersign_decisions_published_total{decision="approve",decided_by="person"}',
     );
+    // Expiries run earlier in this file: each settled its request and kept its timer as the publish check.
+    expect(metrics).toContain('countersign_approval_timers_total{kind="expire",result="kept"}');
     const doc = (await api('GET', '/docs-json', undefined)).json;
     expect(Object.keys(doc.paths)).toEqual(
       expect.arrayContaining([

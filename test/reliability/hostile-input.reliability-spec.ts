@@ -294,7 +294,7 @@ describe('hostile input', () => {
         ApprovalServiceJobName.NotifySlack,
         ApprovalServiceJobName.NotifyEmail,
       ],
-      [ApprovalServiceQueueName.Timers]: [ApprovalServiceJobName.Expire, ApprovalServiceJobName.Escalate],
+      // No timer queue: expiry and escalation are due timers in the approval state, not queue messages.
     };
     for (const [queue, names] of Object.entries(perQueue)) {
       const payloads: [string, string, unknown][] = [

@@ -25,9 +25,10 @@ import { NotificationService } from './notifications/notification.service';
 import { ApprovalRequestProcessor } from './queues/approval-request.processor';
 import { NotificationProcessor } from './queues/notification.processor';
 import { QueueWorkers } from './queues/queue-workers';
-import { TimerProcessor } from './queues/timer.processor';
 import { SlackController } from './slack/slack.controller';
 import { SlackNotifier } from './slack/slack-notifier';
+import { DueTimers } from './timers/due-timers';
+import { TimerSweep } from './timers/timer-sweep';
 
 @Module({})
 export class ApprovalServiceModule {
@@ -49,7 +50,12 @@ export class ApprovalServiceModule {
           provide: ApprovalStore,
           inject: [RedisConnections],
           useFactory: (redis: RedisConnections) =>
-            new ApprovalStore(redis.commands, config.env.KEY_PREFIX, config.env.APPROVAL_RETENTION),
+            new ApprovalStore(
+              redis.commands,
+              config.env.KEY_PREFIX,
+              config.env.APPROVAL_RETENTION,
+              config.env.TIMER_LEASE_MS,
+            ),
         },
         RedisConnections,
         Queues,
@@ -68,8 +74,13 @@ export class ApprovalServiceModule {
         NotificationService,
         ApprovalRequestProcessor,
         NotificationProcessor,
-        TimerProcessor,
         QueueWorkers,
+        {
+          provide: DueTimers,
+          inject: [RedisConnections],
+          useFactory: (redis: RedisConnections) => new DueTimers(redis.commands, config.env.KEY_PREFIX),
+        },
+        TimerSweep,
       ],
     };
   }

@@ -1,12 +1,12 @@
-// The approval service's internal queues (notification delivery, expiry, escalation) and their message catalog.
+// The approval service's internal queue (notification delivery) and its message catalog. Expiry and escalation
+// are not jobs: they are due timers in the approval state, swept by every replica (see the approval service's
+// TimerSweep).
 import { z } from 'zod';
 import { IdSchema } from './common.schema';
 
 export const ApprovalServiceQueueName = {
   /** Slack and email delivery, retried with backoff so an outage never delays or loses a request. */
   Notifications: 'approval-notifications',
-  /** Delayed jobs that expire or escalate a request when its time comes. */
-  Timers: 'approval-timers',
 } as const;
 export type ApprovalServiceQueueName =
   (typeof ApprovalServiceQueueName)[keyof typeof ApprovalServiceQueueName];
@@ -15,8 +15,6 @@ export const ApprovalServiceJobName = {
   NotifySlack: 'notify.slack',
   NotifyEmail: 'notify.email',
   ShowOutcome: 'notify.outcome',
-  Expire: 'timer.expire',
-  Escalate: 'timer.escalate',
 } as const;
 export type ApprovalServiceJobName = (typeof ApprovalServiceJobName)[keyof typeof ApprovalServiceJobName];
 
@@ -29,16 +27,12 @@ export const NotifySlackJobSchema = CallRefSchema.extend({
 export const NotifyEmailJobSchema = CallRefSchema.extend({ approver: IdSchema });
 /** Tell every channel that showed the request how it ended (Slack messages updated, an email on expiry). */
 export const ShowOutcomeJobSchema = CallRefSchema;
-export const ExpireJobSchema = CallRefSchema;
-export const EscalateJobSchema = CallRefSchema.extend({ groups: z.array(IdSchema).min(1) });
 
 /** Job name → payload schema: producers parse before add, processors safeParse before work. */
 export const ApprovalServiceJobSchemas = {
   [ApprovalServiceJobName.NotifySlack]: NotifySlackJobSchema,
   [ApprovalServiceJobName.NotifyEmail]: NotifyEmailJobSchema,
   [ApprovalServiceJobName.ShowOutcome]: ShowOutcomeJobSchema,
-  [ApprovalServiceJobName.Expire]: ExpireJobSchema,
-  [ApprovalServiceJobName.Escalate]: EscalateJobSchema,
 } as const;
 export type ApprovalServiceJobPayloads = {
   [K in ApprovalServiceJobName]: z.infer<(typeof ApprovalServiceJobSchemas)[K]>;
@@ -51,7 +45,6 @@ export const ApprovalServiceQueueJobs = {
     ApprovalServiceJobName.NotifyEmail,
     ApprovalServiceJobName.ShowOutcome,
   ],
-  [ApprovalServiceQueueName.Timers]: [ApprovalServiceJobName.Expire, ApprovalServiceJobName.Escalate],
 } as const satisfies Record<ApprovalServiceQueueName, readonly ApprovalServiceJobName[]>;
 
 const suffix = (attempt: number) => (attempt === 0 ? '' : `-r${attempt}`);
@@ -63,6 +56,4 @@ export const approvalServiceJobIds = {
   notifyEmail: (callId: string, attempt: number, approver: string) =>
     `email-${callId}${suffix(attempt)}-${approver}`,
   showOutcome: (callId: string, attempt: number) => `outcome-${callId}${suffix(attempt)}`,
-  expire: (callId: string, attempt: number) => `expire-${callId}${suffix(attempt)}`,
-  escalate: (callId: string, attempt: number) => `escalate-${callId}${suffix(attempt)}`,
 };

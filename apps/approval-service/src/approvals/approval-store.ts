@@ -1,5 +1,6 @@
 // Approval state in Redis. Every transition is one Lua script, so two channels deciding at once
-// cannot both win and a redelivered message cannot create a request twice.
+// cannot both win and a redelivered message cannot create a request twice. The scripts also keep the request's
+// timers (keys.timers) in step, so scheduling and cancelling a timer never costs a round trip of its own.
 import { createHash } from 'node:crypto';
 import {
   ApprovalRequestSchema,
@@ -15,10 +16,11 @@ import { approvalKeys, trustField, type ApprovalKeys } from './approval-keys';
 import { voteRefusal } from './approval-errors';
 
 const SCRIPTS = {
-  create: LuaScript.load(__dirname, 'create-request-6.lua'),
-  recordVote: LuaScript.load(__dirname, 'record-vote-5.lua'),
-  expire: LuaScript.load(__dirname, 'expire-request-4.lua'),
+  create: LuaScript.load(__dirname, 'create-request-7.lua'),
+  recordVote: LuaScript.load(__dirname, 'record-vote-6.lua'),
+  expire: LuaScript.load(__dirname, 'expire-request-5.lua'),
   escalate: LuaScript.load(__dirname, 'escalate-request-1.lua'),
+  markPublished: LuaScript.load(__dirname, 'mark-published-2.lua'),
 };
 
 const VoteSchema = z.object({
@@ -63,6 +65,8 @@ export interface NewApproval {
   channels: string[];
   now: number;
   expiresAt: number;
+  /** Only for status "pending": when to add which groups (scheduled with the request). */
+  escalation?: { at: number; groups: string[] };
   /** Only for status "decided": refused at once (no route). */
   refusal?: { decidedBy: DecidedBy; reason: string; at: string };
 }
@@ -85,8 +89,12 @@ export type VoteResult =
   | { status: 'decided'; request: ApprovalRequest; outcome: Outcome; channels: string[] }
   | { status: 'vote_recorded'; approvals: number; quorum: number };
 
+/** `notDueFor`: the timer ran early and was moved back to the expiry. */
 export type ExpireResult =
   { expired: ApprovalRequest } | 'notice_retired' | { notDueFor: number } | { nothingToDo: string };
+
+/** `escalated`: the groups were added now; `again`: an earlier run of the timer added them; `no`: not pending. */
+export type EscalateResult = { status: 'escalated' | 'again'; groups: string[] } | { status: 'no' };
 
 const UNIT_SEPARATOR = '\u001f';
 
@@ -98,6 +106,11 @@ export class ApprovalStore {
     keyPrefix: string,
     /** How long a settled call stays readable. */
     private readonly retentionMs: number,
+    /**
+     * How long after a request is settled its decision may stay unpublished before the timer sweep publishes it
+     * (the settling replica is presumed dead). Also the sweep's lease, so a slow publish is not redone early.
+     */
+    private readonly publishCheckMs: number,
   ) {
     this.keys = approvalKeys(keyPrefix);
   }
@@ -109,9 +122,10 @@ export class ApprovalStore {
       ? [input.refusal.reason, input.refusal.decidedBy, input.refusal.at].join(UNIT_SEPARATOR)
       : '';
     const keys = this.keys;
+    const escalation = input.status === 'pending' ? input.escalation : undefined;
     const reply = (await SCRIPTS.create.run(
       this.redis,
-      [keys.call(r.callId), keys.pending, keys.notices, keys.decided, keys.expired, keys.trust],
+      [keys.call(r.callId), keys.pending, keys.notices, keys.decided, keys.expired, keys.trust, keys.timers],
       [
         r.callId,
         r.attempt,
@@ -126,6 +140,9 @@ export class ApprovalStore {
         trustField(r.requester, r.toolName),
         refusal,
         this.retentionMs,
+        escalation ? escalation.at : '',
+        escalation ? escalation.groups.join(',') : '',
+        this.publishCheckMs,
       ],
     )) as [number, number | string];
     if (reply[0] === 1) return { created: true, trustCount: Number(reply[1]), status: input.status };
@@ -140,7 +157,7 @@ export class ApprovalStore {
     const keys = this.keys;
     const reply = (await SCRIPTS.recordVote.run(
       this.redis,
-      [keys.call(vote.callId), keys.pending, keys.decided, keys.trust, onceKey],
+      [keys.call(vote.callId), keys.pending, keys.decided, keys.trust, onceKey, keys.timers],
       [
         vote.approver,
         vote.approverGroups.join(','),
@@ -152,6 +169,7 @@ export class ApprovalStore {
         vote.attempt === undefined ? '' : String(vote.attempt),
         vote.singleUseToken ? '1' : '0',
         this.retentionMs,
+        this.publishCheckMs,
       ],
     )) as (string | number)[];
     if (reply[0] === 1) {
@@ -174,8 +192,8 @@ export class ApprovalStore {
     const keys = this.keys;
     const reply = (await SCRIPTS.expire.run(
       this.redis,
-      [keys.call(callId), keys.pending, keys.expired, keys.notices],
-      [attempt, now, new Date(now).toISOString(), this.retentionMs],
+      [keys.call(callId), keys.pending, keys.expired, keys.notices, keys.timers],
+      [attempt, now, new Date(now).toISOString(), this.retentionMs, this.publishCheckMs],
     )) as [number, string | number];
     switch (reply[0]) {
       case 1:
@@ -189,18 +207,23 @@ export class ApprovalStore {
     }
   }
 
-  /** `escalated`: the groups were added now; `again`: an earlier run of the timer added them; `no`: not pending. */
-  async escalate(callId: string, attempt: number, groups: string[]): Promise<'escalated' | 'again' | 'no'> {
-    const reply = (await SCRIPTS.escalate.run(
-      this.redis,
-      [this.keys.call(callId)],
-      [attempt, groups.join(',')],
-    )) as [number];
-    return reply[0] === 1 ? 'escalated' : reply[0] === 2 ? 'again' : 'no';
+  /** Adds the escalation groups stored with the request, if it is still pending. */
+  async escalate(callId: string, attempt: number): Promise<EscalateResult> {
+    const reply = (await SCRIPTS.escalate.run(this.redis, [this.keys.call(callId)], [attempt])) as [
+      number,
+      string?,
+    ];
+    if (reply[0] === 0) return { status: 'no' };
+    return { status: reply[0] === 1 ? 'escalated' : 'again', groups: String(reply[1]).split(',') };
   }
 
-  async markPublished(callId: string): Promise<void> {
-    await this.redis.hset(this.keys.call(callId), 'published', '1');
+  /** The decision is on the queue: nothing is left to check, so the attempt's timers go too. */
+  async markPublished(callId: string, attempt: number): Promise<void> {
+    await SCRIPTS.markPublished.run(
+      this.redis,
+      [this.keys.call(callId), this.keys.timers],
+      [callId, attempt],
+    );
   }
 
   async rememberSlackMessage(callId: string, channel: string, ts: string): Promise<void> {

@@ -1,6 +1,6 @@
 // The approval lifecycle: take a request in, route it, record votes, expire or escalate it, publish the decision.
 // Every refusal is audited; every settled request gets exactly one signed decision (idempotent job ID).
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { ApprovalRequest, AuditEntry } from '@countersign/contracts';
 import { fingerprint, printableReadableForm } from '@countersign/authorization';
 import type { Logger } from '@countersign/platform';
@@ -32,6 +32,12 @@ export class RequestRejectedError extends Error {
   }
 }
 
+/**
+ * What a timer run left behind: `done`, the timer can go; `kept`, it stays (moved back to the expiry, or turned
+ * into the publish check that markPublished removes).
+ */
+export type TimerOutcome = 'done' | 'kept';
+
 export interface Rejection {
   reason: string;
   channel: string;
@@ -42,8 +48,8 @@ export interface Rejection {
 }
 
 @Injectable()
-export class ApprovalsService implements OnModuleDestroy {
-  /** Follow-up work of answered requests (live updates, outcome notices, timer clean-up), drained on close. */
+export class ApprovalsService implements BeforeApplicationShutdown {
+  /** Follow-up work of answered requests (live updates, outcome notices, marking published), drained on close. */
   private readonly followUps = new Set<Promise<void>>();
 
   constructor(
@@ -81,6 +87,10 @@ export class ApprovalsService implements OnModuleDestroy {
 
     if (!route && !isNotice) return this.refuseUnroutable(request, now);
 
+    const expiresInMs = route?.expiresInMs ?? this.config.env.APPROVAL_DEFAULT_EXPIRY;
+    const escalation = route?.escalation;
+    // The expiry and escalation timers are stored by the same script that stores the request, so a stored
+    // request always has them: a redelivery finds nothing missing to schedule, and leaves them where they are.
     const created = await this.store.create({
       request,
       status: isNotice ? 'notice' : 'pending',
@@ -88,7 +98,11 @@ export class ApprovalsService implements OnModuleDestroy {
       quorum: route?.quorum ?? 1,
       channels: route?.channels ?? [],
       now,
-      expiresAt: now + (route?.expiresInMs ?? this.config.env.APPROVAL_DEFAULT_EXPIRY),
+      expiresAt: now + expiresInMs,
+      escalation:
+        !isNotice && escalation && escalation.afterMs < expiresInMs
+          ? { at: now + escalation.afterMs, groups: escalation.groups }
+          : undefined,
     });
     if (!created.created && created.status !== 'pending' && created.status !== 'notice') return;
 
@@ -99,13 +113,9 @@ export class ApprovalsService implements OnModuleDestroy {
       groups: route?.groups ?? [],
       channels: route?.channels ?? [],
     };
-    const expiresInMs = route?.expiresInMs ?? this.config.env.APPROVAL_DEFAULT_EXPIRY;
-    // Timers and notifications are awaited: the message is only done with once they are queued (a redelivery
-    // schedules them again); the live update is a courtesy to open inboxes and is not waited for.
-    const work: Promise<unknown>[] = [
-      this.scheduler.scheduleTimers(callId, attempt, expiresInMs, isNotice ? undefined : route?.escalation),
-      this.scheduler.notifyApprovers(target),
-    ];
+    // Notifications are awaited: the message is only done with once they are queued (a redelivery queues them
+    // again, deduplicated by job ID); the live update is a courtesy to open inboxes and is not waited for.
+    const notified = this.scheduler.notifyApprovers(target);
     if (created.created) {
       this.metrics.requestsReceived.inc({ outcome: isNotice ? 'notice' : 'routed' });
       this.audit.record({
@@ -130,7 +140,7 @@ export class ApprovalsService implements OnModuleDestroy {
         this.live.announce({ callId, status: isNotice ? 'notice' : 'pending' }),
       );
     }
-    await Promise.all(work);
+    await notified;
     this.logger.info(
       { runId, callId, attempt, rule: route?.rule, notice: isNotice },
       'approval request received',
@@ -183,10 +193,16 @@ export class ApprovalsService implements OnModuleDestroy {
     return result;
   }
 
-  /** Expiry timer: deny "expired" if still pending; re-publish a decision that was recorded but never published. */
-  async expire(callId: string, attempt: number): Promise<void> {
+  /**
+   * Expiry timer: deny "expired" if still pending; re-publish a decision that was recorded but never published.
+   * `kept`: the timer stays, as the publish check of the decision just published, or moved to the expiry.
+   */
+  async expire(callId: string, attempt: number): Promise<TimerOutcome> {
     const result = await this.store.expire(callId, attempt);
-    if (result === 'notice_retired') return this.live.announce({ callId, status: 'expired' });
+    if (result === 'notice_retired') {
+      await this.live.announce({ callId, status: 'expired' });
+      return 'done';
+    }
     if ('expired' in result) {
       const outcome: Outcome = {
         decision: 'deny',
@@ -204,9 +220,10 @@ export class ApprovalsService implements OnModuleDestroy {
         actor: 'expiry',
         detail: { decision: 'deny', decidedBy: 'expired' },
       });
-      return this.settle(result.expired, settledOutcome, stored?.channels ?? []);
+      await this.settle(result.expired, settledOutcome, stored?.channels ?? []);
+      return 'kept';
     }
-    if ('notDueFor' in result) return this.scheduler.retryExpiry(callId, attempt, result.notDueFor);
+    if ('notDueFor' in result) return 'kept';
     const stored = await this.store.get(callId);
     if (stored?.outcome && !stored.published && stored.request.attempt === attempt) {
       this.logger.warn(
@@ -214,15 +231,18 @@ export class ApprovalsService implements OnModuleDestroy {
         're-publishing a decision that was recorded but not published',
       );
       await this.settle(stored.request, stored.outcome, stored.channels);
+      return 'kept';
     }
+    return 'done';
   }
 
-  /** Escalation timer: if still pending, the escalation groups may decide too and are notified. */
-  async escalate(callId: string, attempt: number, groups: string[]): Promise<void> {
-    const escalation = await this.store.escalate(callId, attempt, groups);
-    if (escalation === 'no') return;
+  /** Escalation timer: if still pending, the escalation groups stored with it may decide too and are notified. */
+  async escalate(callId: string, attempt: number): Promise<TimerOutcome> {
+    const escalation = await this.store.escalate(callId, attempt);
+    if (escalation.status === 'no') return 'done';
+    const { groups } = escalation;
     const stored = await this.store.get(callId);
-    if (!stored) return;
+    if (!stored) return 'done';
     // A retried timer notifies again (deduplicated by job ID) but audits the escalation only once.
     await Promise.all([
       this.scheduler.notifyApprovers({
@@ -232,7 +252,7 @@ export class ApprovalsService implements OnModuleDestroy {
         groups,
         channels: stored.channels,
       }),
-      escalation === 'escalated' &&
+      escalation.status === 'escalated' &&
         this.audit.append({
           type: 'request.escalated',
           callId,
@@ -241,6 +261,7 @@ export class ApprovalsService implements OnModuleDestroy {
         }),
       this.live.announce({ callId, status: 'pending' }),
     ]);
+    return 'done';
   }
 
   /** Audits a refused vote or interaction. */
@@ -277,8 +298,11 @@ export class ApprovalsService implements OnModuleDestroy {
     return this.audit.log.read(filter);
   }
 
-  /** Lets follow-up work finish before the queues and connections close. */
-  async onModuleDestroy(): Promise<void> {
+  /**
+   * Lets follow-up work finish before the queues and connections close. After onModuleDestroy, so the queue
+   * workers and the timer sweep have stopped and add no more of it.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
     while (this.followUps.size > 0) await Promise.all([...this.followUps]);
   }
 
@@ -326,25 +350,15 @@ export class ApprovalsService implements OnModuleDestroy {
   }
 
   /**
-   * In this order, so that the expiry timer stays as the safety net until everything is done: it re-publishes
-   * (and re-queues the outcome notice of) a decision that is not marked published.
+   * In this order, so that the expiry timer stays as the safety net until everything is done: settling turned it
+   * into the publish check, which re-publishes (and re-queues the outcome notice of) a decision that is not
+   * marked published; marking it published removes the timer in the same step.
    */
   private async afterPublish(request: ApprovalRequest, outcome: Outcome, channels: string[]): Promise<void> {
     const { callId, attempt } = request;
     if (outcome.decidedBy !== 'no_route')
       await this.scheduler.showOutcome(callId, attempt, { channels, decidedBy: outcome.decidedBy });
-    await this.store.markPublished(callId);
-    if (outcome.decidedBy === 'person')
-      await this.scheduler.cancelTimers(callId, attempt, this.hasEscalationTimer(request));
-  }
-
-  /** Whether receive() scheduled an escalation timer for this request (routing is pure and config is fixed). */
-  private hasEscalationTimer(request: ApprovalRequest): boolean {
-    if (request.reason === 'manual_step') return false;
-    const route = routeRequest(request, this.config.approvals, {
-      expiresInMs: this.config.env.APPROVAL_DEFAULT_EXPIRY,
-    });
-    return route?.escalation !== undefined && route.escalation.afterMs < route.expiresInMs;
+    await this.store.markPublished(callId, attempt);
   }
 
   /** Runs `work` without the caller waiting for it; a failure is logged, and close() waits for it. */

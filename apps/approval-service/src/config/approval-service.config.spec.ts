@@ -17,6 +17,8 @@ describe('loadApprovalServiceConfig', () => {
     expect(env).toMatchObject({
       PORT: 3001,
       APPROVAL_DEFAULT_EXPIRY: 1_800_000,
+      TIMER_SWEEP_MS: 1_000,
+      TIMER_LEASE_MS: 30_000,
       SLACK_API_URL: 'https://slack.com/api/',
       QUEUE_PREFIX: '{countersign}',
     });
@@ -31,6 +33,8 @@ describe('loadApprovalServiceConfig', () => {
     [{ LINK_TOKEN_SECRET: undefined }, 'LINK_TOKEN_SECRET'],
     [{ SLACK_BOT_TOKEN: 'xoxb-1' }, 'SLACK_SIGNING_SECRET: is required when SLACK_BOT_TOKEN is set'],
     [{ APPROVAL_DEFAULT_EXPIRY: 'soon' }, 'APPROVAL_DEFAULT_EXPIRY: must be a duration'],
+    [{ TIMER_SWEEP_MS: '0' }, 'TIMER_SWEEP_MS'],
+    [{ TIMER_LEASE_MS: 'long' }, 'TIMER_LEASE_MS'],
     [
       { APPROVALS_CONFIG: '{"approvers":[],"groups":[],"defaultGroup":"ops"}' },
       'APPROVALS_CONFIG defaultGroup: unknown group "ops"',

@@ -36,6 +36,13 @@ export const ApprovalServiceEnvSchema = BaseEnvSchema.extend({
   NOTIFY_BACKOFF: DurationSchema.default(1_000),
   /** Approval requests handled at once per replica. */
   REQUEST_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
+  /** How often each replica sweeps the due expiry and escalation timers (ms): how late a timer may run. */
+  TIMER_SWEEP_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  /**
+   * How long a sweep owns the timers it took (ms) before another replica may retry them, and how long a
+   * settled request's decision may stay unpublished before a sweep publishes it (its decider is presumed dead).
+   */
+  TIMER_LEASE_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
 }).superRefine((env, ctx) => {
   if (env.SLACK_BOT_TOKEN && !env.SLACK_SIGNING_SECRET) {
     ctx.addIssue({

@@ -34,6 +34,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly timers = new Counter({
+    name: 'countersign_approval_timers_total',
+    help: 'Expiry and escalation timers run by the sweep, by kind and result (done, kept, failed)',
+    labelNames: ['kind', 'result'] as const,
+    registers: [this.registry],
+  });
+
   readonly timeToDecision = new Histogram({
     name: 'countersign_time_to_decision_seconds',
     help: 'From request to decision',

@@ -9,7 +9,6 @@ import { RedisConnections } from './redis-connections';
 export class Queues implements OnApplicationShutdown {
   readonly decisions: Queue;
   readonly notifications: Queue;
-  readonly timers: Queue;
 
   constructor(@Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig, redis: RedisConnections) {
     const queue = (name: string, defaultJobOptions: DefaultJobOptions) =>
@@ -25,15 +24,10 @@ export class Queues implements OnApplicationShutdown {
       attempts: env.NOTIFY_ATTEMPTS,
       backoff: { type: 'exponential', delay: env.NOTIFY_BACKOFF },
     });
-    this.timers = queue(ApprovalServiceQueueName.Timers, {
-      ...kept,
-      attempts: 10,
-      backoff: { type: 'exponential', delay: 1_000 },
-    });
   }
 
   get all(): Queue[] {
-    return [this.decisions, this.notifications, this.timers];
+    return [this.decisions, this.notifications];
   }
 
   async onApplicationShutdown(): Promise<void> {

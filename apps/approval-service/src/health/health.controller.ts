@@ -1,8 +1,9 @@
-// Liveness with its dependencies (Redis, queues) and Prometheus metrics.
+// Liveness with its dependencies (Redis, queues, due timers) and Prometheus metrics.
 import { Controller, Get, Header, ServiceUnavailableException } from '@nestjs/common';
 import { Metrics } from '../core/metrics';
 import { Queues } from '../core/queues';
 import { RedisConnections } from '../core/redis-connections';
+import { DueTimers } from '../timers/due-timers';
 
 @Controller()
 export class HealthController {
@@ -10,10 +11,17 @@ export class HealthController {
     private readonly redis: RedisConnections,
     private readonly queues: Queues,
     private readonly metrics: Metrics,
+    private readonly timers: DueTimers,
   ) {}
 
   @Get('health')
-  async health(): Promise<{ status: 'ok'; redis: 'up'; queues: Record<string, Record<string, number>> }> {
+  async health(): Promise<{
+    status: 'ok';
+    redis: 'up';
+    queues: Record<string, Record<string, number>>;
+    /** Expiry/escalation timers: all of them, and those past due (a growing `due` means sweeps fall behind). */
+    timers: { scheduled: number; due: number };
+  }> {
     try {
       await this.redis.commands.ping();
       const counts = await Promise.all(
@@ -21,7 +29,8 @@ export class HealthController {
           async (q) => [q.name, await q.getJobCounts('waiting', 'active', 'delayed', 'failed')] as const,
         ),
       );
-      return { status: 'ok', redis: 'up', queues: Object.fromEntries(counts) };
+      const timers = await this.timers.counts(Date.now());
+      return { status: 'ok', redis: 'up', queues: Object.fromEntries(counts), timers };
     } catch (error) {
       throw new ServiceUnavailableException({
         status: 'unavailable',

@@ -1,5 +1,6 @@
-// Producer of the internal queues: notification deliveries and the expiry / escalation timers.
-// Every job has a deterministic ID, so re-running the scheduling for a redelivered request adds nothing twice.
+// Producer of the notification queue: Slack posts, emails and outcome updates. (Expiry and escalation timers are
+// not jobs: they live in the approval state, see TimerSweep.) Every job has a deterministic ID, so notifying
+// again for a redelivered request or a retried escalation adds nothing twice.
 import { Injectable } from '@nestjs/common';
 import {
   ApprovalServiceJobName as Job,
@@ -85,55 +86,13 @@ export class NotificationScheduler {
     return decidedBy === 'expired' && channels.includes('email');
   }
 
-  /**
-   * Removes the expiry and escalation timers of a request that was decided, so they do not sit in Redis
-   * until they fire for nothing. A missing job (already run, never scheduled) or one running right now is
-   * left alone: either way the timer finds the request settled and does nothing.
-   */
-  async cancelTimers(callId: string, attempt: number, escalation: boolean): Promise<void> {
-    const jobIds = [ids.expire(callId, attempt), ...(escalation ? [ids.escalate(callId, attempt)] : [])];
-    await Promise.all(jobIds.map((jobId) => this.queues.timers.remove(jobId)));
-  }
-
-  async scheduleTimers(
-    callId: string,
-    attempt: number,
-    expiresInMs: number,
-    escalation?: { afterMs: number; groups: string[] },
-  ): Promise<void> {
-    const jobs: (Notice & { delay: number })[] = [
-      { name: Job.Expire, data: { callId, attempt }, jobId: ids.expire(callId, attempt), delay: expiresInMs },
-    ];
-    if (escalation && escalation.afterMs < expiresInMs) {
-      jobs.push({
-        name: Job.Escalate,
-        data: { callId, attempt, groups: escalation.groups },
-        jobId: ids.escalate(callId, attempt),
-        delay: escalation.afterMs,
-      });
-    }
-    await this.addAll(this.queues.timers, jobs);
-  }
-
-  /** Runs the expiry timer again later (it fired before the request was due). */
-  async retryExpiry(callId: string, attempt: number, delay: number): Promise<void> {
-    await this.queues.timers.add(
-      Job.Expire,
-      parseContract(ApprovalServiceJobSchemas[Job.Expire], { callId, attempt }, Job.Expire),
-      {
-        jobId: `${ids.expire(callId, attempt)}-late-${Date.now()}`,
-        delay,
-      },
-    );
-  }
-
-  private async addAll(queue: Queue, jobs: (Notice & { delay?: number })[]): Promise<void> {
+  private async addAll(queue: Queue, jobs: Notice[]): Promise<void> {
     if (jobs.length === 0) return;
     await queue.addBulk(
       jobs.map((job) => ({
         name: job.name,
         data: parseContract(ApprovalServiceJobSchemas[job.name], job.data, job.name),
-        opts: { jobId: job.jobId, delay: job.delay },
+        opts: { jobId: job.jobId },
       })),
     );
   }

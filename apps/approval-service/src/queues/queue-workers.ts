@@ -8,7 +8,6 @@ import { LOGGER } from '../core/tokens';
 import { ApprovalRequestProcessor } from './approval-request.processor';
 import { NotificationProcessor } from './notification.processor';
 import { describeJob, type QueueProcessor } from './queue-processor';
-import { TimerProcessor } from './timer.processor';
 
 @Injectable()
 export class QueueWorkers implements OnApplicationBootstrap, OnModuleDestroy {
@@ -21,9 +20,8 @@ export class QueueWorkers implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(LOGGER) private readonly logger: Logger,
     requests: ApprovalRequestProcessor,
     notifications: NotificationProcessor,
-    timers: TimerProcessor,
   ) {
-    this.processors = [requests, notifications, timers];
+    this.processors = [requests, notifications];
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -9,6 +9,7 @@
   KEYS[4] trust counters (hash)        {tag}:trust
   KEYS[5] single-use marker of the link token that carries this vote ({tag}:used:<hash>), or any
           key of the tag when ARGV[9] is "0"
+  KEYS[6] due timers (zset)            {tag}:timers
 
   ARGV[1]  approver ID
   ARGV[2]  the approver's groups, comma-separated
@@ -20,6 +21,11 @@
   ARGV[8]  attempt the vote was cast on ("" = whatever is current)
   ARGV[9]  "1" when KEYS[5] must be unused and is spent by this vote
   ARGV[10] retention of a settled call (ms)
+  ARGV[11] publish check delay (ms)
+
+  When the vote decides the call, its escalation timer is removed and its expiry timer becomes the publish
+  check: due at now + ARGV[11], removed by mark-published once the decision is out. If the decider dies before
+  that, the sweep finds the decision recorded but not published and publishes it.
 
   Returns
     {1, requestJSON, approvers, channels}
@@ -88,6 +94,8 @@ redis.call('HSET', KEYS[1], 'vote:' .. ARGV[1], cjson.encode(vote), 'status', 'd
 redis.call('ZREM', KEYS[2], callId)
 redis.call('ZADD', KEYS[3], now, callId)
 redis.call('PEXPIRE', KEYS[1], ARGV[10])
+redis.call('ZADD', KEYS[6], now + tonumber(ARGV[11]), 'expire|' .. callId .. '|' .. attempt)
+redis.call('ZREM', KEYS[6], 'escalate|' .. callId .. '|' .. attempt)
 
 -- Trust accumulation: consecutive approvals of this tool for this requester; a deny starts over.
 local trustField = request.requester .. '|' .. request.toolName

@@ -5,16 +5,22 @@
   KEYS[2] pending set         {tag}:pending
   KEYS[3] expired set         {tag}:expired
   KEYS[4] notices set         {tag}:notices
+  KEYS[5] due timers (zset)   {tag}:timers
 
   ARGV[1] attempt the timer was set for
   ARGV[2] now (ms)
   ARGV[3] now (ISO 8601)
   ARGV[4] retention of a settled call (ms)
+  ARGV[5] publish check delay (ms)
+
+  Timers: an early run moves the expiry timer back to the expiry. A retired notice has nothing left to do, so its expiry timer is removed. An expired request's
+  escalation timer is removed and its expiry timer becomes the publish check (due at now + ARGV[5], removed by
+  mark-published), so a deny that is recorded here but never published is published by a later sweep.
 
   Returns
     {1, requestJSON}    expired now: a deny must be published
     {2}                 a notice retired (nothing to publish)
-    {3, msLeft}         not due yet (the timer fired early): try again later
+    {3, msLeft}         not due yet (the timer fired early): the expiry timer is moved to the expiry
     {0, status}         nothing to do: missing, superseded, or already settled (status says which)
 ]]
 local status = redis.call('HGET', KEYS[1], 'status')
@@ -24,9 +30,14 @@ local callId = redis.call('HGET', KEYS[1], 'callId')
 local now = tonumber(ARGV[2])
 local left = tonumber(redis.call('HGET', KEYS[1], 'expiresAt')) - now
 if status ~= 'pending' and status ~= 'notice' then return {0, status} end
-if left > 0 then return {3, left} end
+local expireTimer = 'expire|' .. callId .. '|' .. ARGV[1]
+if left > 0 then
+  redis.call('ZADD', KEYS[5], now + left, expireTimer)
+  return {3, left}
+end
 if status == 'notice' then
   redis.call('ZREM', KEYS[4], callId)
+  redis.call('ZREM', KEYS[5], expireTimer)
   redis.call('HSET', KEYS[1], 'status', 'expired')
   redis.call('PEXPIRE', KEYS[1], ARGV[4])
   return {2}
@@ -36,4 +47,6 @@ redis.call('HSET', KEYS[1], 'status', 'expired', 'outcomeDecision', 'deny', 'out
 redis.call('ZREM', KEYS[2], callId)
 redis.call('ZADD', KEYS[3], now, callId)
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('ZADD', KEYS[5], now + tonumber(ARGV[5]), expireTimer)
+redis.call('ZREM', KEYS[5], 'escalate|' .. callId .. '|' .. ARGV[1])
 return {1, redis.call('HGET', KEYS[1], 'request')}

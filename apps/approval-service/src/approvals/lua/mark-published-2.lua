@@ -1,0 +1,18 @@
+--[[
+  Marks a settled request's decision as published and removes its timers: the expiry timer was the publish
+  check (see record-vote, expire-request), so from here on nothing is left to do for this attempt.
+
+  KEYS[1] the call's hash     {tag}:call:<callId>
+  KEYS[2] due timers (zset)   {tag}:timers
+
+  ARGV[1] call ID
+  ARGV[2] attempt that was published
+
+  Returns
+    {1}   marked
+    {0}   the hash is gone or holds another attempt (a re-ask): only this attempt's timers are removed
+]]
+redis.call('ZREM', KEYS[2], 'expire|' .. ARGV[1] .. '|' .. ARGV[2], 'escalate|' .. ARGV[1] .. '|' .. ARGV[2])
+if redis.call('HGET', KEYS[1], 'attempt') ~= ARGV[2] then return {0} end
+redis.call('HSET', KEYS[1], 'published', '1')
+return {1}
