@@ -13,14 +13,13 @@ export class Queues implements OnApplicationShutdown {
   constructor(@Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig, redis: RedisConnections) {
     const queue = (name: string, defaultJobOptions: DefaultJobOptions) =>
       new Queue(name, { connection: redis.bull, prefix: env.QUEUE_PREFIX, defaultJobOptions });
-    const kept = { removeOnComplete: { age: 3_600, count: 10_000 }, removeOnFail: false } as const;
+    // Retention (finished jobs kept an hour, failed ones kept) is the consuming workers' option, not stored
+    // in every job.
     this.decisions = queue(QueueName.ApprovalDecisions, {
-      ...kept,
       attempts: 5,
       backoff: { type: 'exponential', delay: 500 },
     });
     this.notifications = queue(ApprovalServiceQueueName.Notifications, {
-      ...kept,
       attempts: env.NOTIFY_ATTEMPTS,
       backoff: { type: 'exponential', delay: env.NOTIFY_BACKOFF },
     });

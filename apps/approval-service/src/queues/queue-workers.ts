@@ -30,6 +30,9 @@ export class QueueWorkers implements OnApplicationBootstrap, OnModuleDestroy {
         connection: this.redis.bull,
         prefix: this.config.env.QUEUE_PREFIX,
         concurrency: processor.concurrency,
+        // Finished jobs are kept an hour (a re-published job ID is still deduplicated); failed ones are
+        // kept (BullMQ's default). Set here, not per job: options set per job are stored in each job.
+        removeOnComplete: { age: 3_600, count: 10_000 },
       });
       worker.on('failed', (job, error) => {
         if (!job) return;
