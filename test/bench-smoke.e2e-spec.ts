@@ -46,7 +46,7 @@ describe('npm run bench --quick', () => {
     expect(results.parked.runs).toBe(2000);
     expect(Number.isFinite(results.parked.infoBytesPerRun)).toBe(true);
     expect(results.parked.stateBytesPerRun).toBeGreaterThan(100);
-    expect(results.parked.breakdown['run meta hash'].keys).toBe(2000);
+    expect(results.parked.breakdown['run hash'].keys).toBe(2000);
     expect(results.parked.breakdown['approval-request job hash'].keys).toBe(2000);
     expect(results.autoOverhead.perCallThroughWorkerMs).toBeGreaterThan(0);
     expect(results.autoOverhead.directPerCallMs).toBeGreaterThan(0);
