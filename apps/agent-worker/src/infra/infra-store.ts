@@ -1,7 +1,9 @@
 // The simulated infrastructure the built-in ops tools act on, kept in Redis so every worker sees
 // the same world and tests can count what really ran (restart counts are executions).
 import { infraKeys } from '@countersign/contracts';
-import type { RedisClient } from '@countersign/platform';
+import { LuaScript, type RedisClient } from '@countersign/platform';
+
+const RESTART = LuaScript.load(__dirname, 'restart-service-1.lua');
 
 export type ServiceStatus = 'healthy' | 'degraded' | 'restarting' | 'down';
 
@@ -90,17 +92,23 @@ export class InfraStore {
     return { name, status: status as ServiceStatus, replicas: Number(replicas), restarts: Number(restarts) };
   }
 
-  /** Counts the restart first (it has happened once issued), then shows `restarting` until `restartMs` passed. */
+  /**
+   * Counts the restart first (it has happened once issued), then shows `restarting` until `restartMs` passed.
+   * Each step is one script call; a restart that takes no time is one call in all.
+   */
   async restart(name: string, restartMs: number): Promise<ServiceView> {
-    await this.service(name);
-    await this.redis
-      .multi()
-      .hincrby(this.keys.services, `${name}:restarts`, 1)
-      .hset(this.keys.services, `${name}:status`, 'restarting')
-      .exec();
-    if (restartMs > 0) await new Promise((resolve) => setTimeout(resolve, restartMs));
-    await this.redis.hset(this.keys.services, `${name}:status`, 'healthy');
-    return this.service(name);
+    if (restartMs === 0) return this.restartStep(name, 'whole');
+    await this.restartStep(name, 'begin');
+    await new Promise((resolve) => setTimeout(resolve, restartMs));
+    return this.restartStep(name, 'end');
+  }
+
+  private async restartStep(name: string, step: 'begin' | 'end' | 'whole'): Promise<ServiceView> {
+    const reply = (await RESTART.run(this.redis, [this.keys.services], [name, step])) as
+      [string, string, string] | null;
+    if (!reply) throw new UnknownServiceError(name);
+    const [status, replicas, restarts] = reply;
+    return { name, status: status as ServiceStatus, replicas: Number(replicas), restarts: Number(restarts) };
   }
 
   async scale(name: string, replicas: number): Promise<ServiceView> {
