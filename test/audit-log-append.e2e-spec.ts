@@ -30,10 +30,44 @@ describe('AuditLog batching (real Redis)', () => {
     );
     await sut.drain();
     const ids = await Promise.all(appended);
-    expect(sut.stats).toMatchObject({ batches: 4, entries: 450, conflicts: 0 });
+    // All 450 were appended in one tick: batches of at most 200.
+    expect(sut.stats).toMatchObject({ batches: 3, entries: 450, conflicts: 0 });
     const read = await sut.read({ runId: 'run-batch' });
     expect(read.map((e) => e.id)).toEqual(ids);
     expect(read.map((e) => e.callId)).toEqual(Array.from({ length: 450 }, (_, n) => `c-${n}`));
+  });
+
+  it('sends a batch while the one before it is still in flight, and the chain verifies', async () => {
+    const { keyPrefix } = uniquePrefixes('audit-append-pipelined');
+    const slow = new Redis(TEST_REDIS_URL);
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const evalsha = slow.evalsha.bind(slow) as (...args: unknown[]) => Promise<unknown>;
+    (slow as unknown as { evalsha: typeof evalsha }).evalsha = async (...args) => {
+      inFlight++;
+      mostInFlight = Math.max(mostInFlight, inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      try {
+        return await evalsha(...args);
+      } finally {
+        inFlight--;
+      }
+    };
+    try {
+      const sut = new AuditLog(slow, keyPrefix, 'svc');
+      const first = sut.append({ type: 'tool.executed', runId: 'run-p', callId: 'c-0' });
+      await new Promise((resolve) => setImmediate(resolve)); // the first batch is on its way
+      const second = sut.append({ type: 'tool.executed', runId: 'run-p', callId: 'c-1' });
+      await Promise.all([first, second]);
+      expect(mostInFlight).toBe(2);
+      expect(sut.stats).toMatchObject({ batches: 2, entries: 2, conflicts: 0, chains: 1 });
+      expect(await sut.verify()).toMatchObject({ intact: true, entries: 2, chains: 1 });
+      const [a, b] = await sut.read({ runId: 'run-p' });
+      expect(b.prevHash).toBe(a.hash);
+    } finally {
+      slow.disconnect();
+      await deletePrefixedKeys({ keyPrefix, queuePrefix: `{${keyPrefix}}` });
+    }
   });
 
   it('fails the batch a Redis error hit, and goes on with a new chain that verifies', async () => {

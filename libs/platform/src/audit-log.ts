@@ -86,7 +86,8 @@ export class AuditLog {
   private chainId: string;
   private knownHead = '';
   private queue: QueuedEntry[] = [];
-  private flushing: Promise<void> | undefined;
+  private flushScheduled = false;
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -118,30 +119,37 @@ export class AuditLog {
     });
   }
 
+  /**
+   * Sends what is queued at the end of the tick, without waiting for batches still in flight: each batch is
+   * hashed onto the head the previous one will leave (knownHead moves when a batch is sent), and one
+   * connection delivers them in order, so an entry waits for at most one round trip, never for a queue of
+   * batches ahead of it. A batch that fails takes this chain's later batches with it (their head check fails
+   * too) and the writer goes on with a new chain.
+   */
   private startFlush(): void {
-    // A caller resumed by the last batch may append before this flush's `finally` ran; such an entry found
-    // `flushing` still set and must not be left in the queue, so a finished flush starts again for it.
-    this.flushing ??= this.flush().finally(() => {
-      this.flushing = undefined;
-      if (this.queue.length > 0) this.startFlush();
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    queueMicrotask(() => {
+      this.flushScheduled = false;
+      while (this.queue.length > 0) this.send(this.queue.splice(0, MAX_BATCH));
     });
   }
 
-  /** Waits until everything appended so far is written. */
+  /** Waits until everything appended so far is written (or has failed). */
   async drain(): Promise<void> {
-    while (this.flushing) await this.flushing;
+    while (this.queue.length > 0 || this.inFlight.size > 0) {
+      if (this.inFlight.size > 0) await Promise.all(this.inFlight);
+      else await new Promise<void>((resolve) => queueMicrotask(resolve));
+    }
   }
 
-  private async flush(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, MAX_BATCH);
-      try {
-        const ids = await this.appendBatch(batch.map((e) => e.json));
-        batch.forEach((e, i) => e.resolve(ids[i]));
-      } catch (error) {
-        batch.forEach((e) => e.reject(error as Error));
-      }
-    }
+  private send(batch: QueuedEntry[]): void {
+    const sent: Promise<void> = this.appendBatch(batch.map((e) => e.json)).then(
+      (ids) => batch.forEach((e, i) => e.resolve(ids[i])),
+      (error: Error) => batch.forEach((e) => e.reject(error)),
+    );
+    const tracked = sent.finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
   }
 
   private async appendBatch(jsons: string[]): Promise<string[]> {
@@ -152,27 +160,30 @@ export class AuditLog {
       head = chainHash(head, json);
       args.push(head, json);
     }
+    // The next batch links to this one's last entry, whether or not this one has been answered yet.
+    this.knownHead = head;
     this.stats.batches++;
     let reply: unknown;
     try {
       reply = await APPEND_SCRIPT.run(this.redis, [this.keys.stream, this.keys.heads], args);
     } catch (error) {
       // Whether the batch landed is unknown, and so is this chain's head: go on with a new chain.
-      this.startChain();
+      this.startChain(chain);
       throw error;
     }
     if (reply === AppendErrorCode.HeadMoved) {
       // Never forks: the chain stays as Redis has it, and this writer's later entries start a new one.
       this.stats.conflicts++;
-      this.startChain();
+      this.startChain(chain);
       throw new AuditChainConflictError(chain);
     }
-    this.knownHead = head;
     this.stats.entries += jsons.length;
     return reply as string[];
   }
 
-  private startChain(): void {
+  /** A new chain, unless `failed` is no longer the current one (an earlier failure already replaced it). */
+  private startChain(failed: string): void {
+    if (failed !== this.chainId) return;
     this.chainId = newChainId(this.service);
     this.knownHead = '';
     this.stats.chains++;
