@@ -7,6 +7,7 @@ import { type ApprovalView, runKey } from '@countersign/contracts';
 import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
 import { SYSTEM_APPROVALS_CONFIG, SYSTEM_APPROVERS, SYSTEM_SECRETS } from '../support/system';
 import { TEST_SECRET } from '../support/agent-worker-harness';
+import { openEventStream } from '../../bench/support/http';
 import { Deployment } from './support/deployment';
 import { OwnRedisCluster } from './support/redis-servers';
 import { ScenarioTally } from './support/scenario-tally';
@@ -47,6 +48,16 @@ describe('Redis Cluster (three masters)', () => {
         }),
         { port: 0, host: '127.0.0.1' },
       );
+      // Live updates cross the cluster too: every request is announced (from the script that stores it).
+      const announced = new Set<string>();
+      const inbox = await openEventStream(
+        `${approvals.url}/inbox/events`,
+        { authorization: `Bearer ${SYSTEM_APPROVERS.bob.apiToken}` },
+        (event, data) => {
+          const change = JSON.parse(data) as { callId: string; status: string };
+          if (event === 'change' && change.status === 'pending') announced.add(change.callId);
+        },
+      );
       await deployment.startRuns(jobs);
 
       // Bob decides whatever is pending, in random order, some twice (the second is refused with 409).
@@ -75,6 +86,9 @@ describe('Redis Cluster (three masters)', () => {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       await checkRuns(deployment, workers[1], runs, { verdict: mostlyApprove }, tally);
+      inbox.close();
+      const calls = runs.flatMap((r) => r.calls.map((c) => c.callId));
+      expect(calls.filter((id) => !announced.has(id))).toEqual([]);
 
       // Each run is one key (one slot); the runs are spread over all three masters.
       const masters = new Set<number>();

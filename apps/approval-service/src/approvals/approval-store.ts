@@ -115,7 +115,10 @@ export class ApprovalStore {
     this.keys = approvalKeys(keyPrefix);
   }
 
-  /** Stores a request; `created: false` means this attempt was already stored (a redelivery). */
+  /**
+   * Stores a request; `created: false` means this attempt was already stored (a redelivery). A stored pending
+   * request or notice is announced on the live-update channel by the same script.
+   */
   async create(input: NewApproval): Promise<{ created: boolean; trustCount: number; status: string }> {
     const { request: r } = input;
     const refusal = input.refusal
@@ -143,6 +146,7 @@ export class ApprovalStore {
         escalation ? escalation.at : '',
         escalation ? escalation.groups.join(',') : '',
         this.publishCheckMs,
+        keys.changes,
       ],
     )) as [number, number | string];
     if (reply[0] === 1) return { created: true, trustCount: Number(reply[1]), status: input.status };

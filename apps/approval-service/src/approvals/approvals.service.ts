@@ -114,7 +114,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
       channels: route?.channels ?? [],
     };
     // Notifications are awaited: the message is only done with once they are queued (a redelivery queues them
-    // again, deduplicated by job ID); the live update is a courtesy to open inboxes and is not waited for.
+    // again, deduplicated by job ID). Open inboxes already heard of the request: the store's script announced it.
     const notified = this.scheduler.notifyApprovers(target);
     if (created.created) {
       this.metrics.requestsReceived.inc({ outcome: isNotice ? 'notice' : 'routed' });
@@ -135,10 +135,6 @@ export class ApprovalsService implements BeforeApplicationShutdown {
           fingerprint: shown,
         },
       });
-      this.followUp(
-        { callId, runId },
-        this.live.announce({ callId, status: isNotice ? 'notice' : 'pending' }),
-      );
     }
     await notified;
     this.logger.info(

@@ -27,6 +27,8 @@
   ARGV[14] escalate at (ms), "" for no escalation (only for status "pending")
   ARGV[15] escalation groups, comma-separated ("" for none)
   ARGV[16] publish check delay (ms): a request decided here is checked for an unpublished decision this late
+  ARGV[17] live-update channel: a stored pending request or notice is announced there ({callId, status}) in
+           the same step, so open inboxes hear of it without another round trip
 
   Timers (members of KEYS[7], score = due time in ms):
     expire|<callId>|<attempt>     pending/notice: at the expiry; decided: now + ARGV[16] (the publish check,
@@ -62,9 +64,11 @@ if ARGV[4] == 'pending' then
     redis.call('HSET', KEYS[1], 'escalationGroups', ARGV[15])
     redis.call('ZADD', KEYS[7], ARGV[14], 'escalate|' .. ARGV[1] .. '|' .. ARGV[2])
   end
+  redis.call('PUBLISH', ARGV[17], cjson.encode({callId = ARGV[1], status = ARGV[4]}))
 elseif ARGV[4] == 'notice' then
   redis.call('ZADD', KEYS[3], ARGV[8], ARGV[1])
   redis.call('ZADD', KEYS[7], ARGV[9], expireTimer)
+  redis.call('PUBLISH', ARGV[17], cjson.encode({callId = ARGV[1], status = ARGV[4]}))
 else
   local sep = string.char(31)
   local a = string.find(ARGV[12], sep, 1, true)
