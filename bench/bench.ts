@@ -23,7 +23,7 @@ import {
   startWorker,
   waitReady,
 } from './support/processes';
-import { printTable, verdicts } from './report';
+import { medianPair, type Pair, printTable, summarizePair, verdicts } from './report';
 
 export interface BenchOptions {
   runs: number;
@@ -36,6 +36,8 @@ export interface BenchOptions {
   parkedWorkerConcurrency: number;
   autoRepeats: number;
   warmup: number;
+  /** Round trip + floor measured this many times, alternately; the ratios are medians over the pairs. */
+  pairs: number;
   logLevel: string;
   out: string;
   quick: boolean;
@@ -79,6 +81,7 @@ export function parseArgs(argv: string[]): BenchOptions {
     parkedWorkerConcurrency: int('parked-worker-concurrency', 32),
     autoRepeats: int('auto-repeats', quick ? 3 : 10),
     warmup: int('warmup', quick ? 10 : 100),
+    pairs: int('pairs', quick ? 1 : 3),
     logLevel: value('log-level') ?? 'warn',
     out: resolve(value('out') ?? resolve(__dirname, 'results.json')),
     quick,
@@ -188,8 +191,16 @@ async function main(): Promise<void> {
     await roundTrip('warm-up', options.warmup, true);
     await floorRun('warm-up', options.warmup, true);
 
-    const countersign = await roundTrip('round trips, 1 worker', options.runs);
-    const floorResult = await floorRun('floor (bare BullMQ)', options.runs);
+    // Alternating pairs: the floor moves as much as Countersign does from one minute to the next on a shared
+    // VM, so each ratio compares two phases measured back to back, and the reported ratios are medians.
+    const pairs: Pair[] = [];
+    for (let i = 1; i <= options.pairs; i++) {
+      const of = options.pairs > 1 ? ` (pair ${i} of ${options.pairs})` : '';
+      const rt = await roundTrip(`round trips, 1 worker${of}`, options.runs);
+      const fl = await floorRun(`floor (bare BullMQ)${of}`, options.runs);
+      pairs.push({ roundTrip: rt, floor: fl });
+    }
+    const { roundTrip: countersign, floor: floorResult } = medianPair(pairs);
     await floorWorker.stop();
 
     const auto = await autoOverhead({
@@ -277,7 +288,8 @@ async function main(): Promise<void> {
       options: { ...options, out: undefined },
       roundTrip: countersign,
       floor: floorResult,
-      ...verdicts(countersign, floorResult, parked),
+      ...verdicts(pairs, parked),
+      pairs: pairs.map(summarizePair),
       scaleOut: scaleOut.map((s) => ({ workers: s.workers, ...s.result })),
       parked: { ...parked, measuredOn: parkedOn },
       autoOverhead: auto,
