@@ -149,7 +149,8 @@ export function openApiDocument(): OpenAPIObject {
       },
       '/health': {
         get: {
-          summary: 'Redis and queue health',
+          summary:
+            'Redis, queue and timer health (timers: scheduled, and past due: a growing `due` means sweeps fall behind)',
           responses: { '200': error('ok'), '503': error('Redis unreachable') },
         },
       },
