@@ -346,6 +346,29 @@ describe('hostile input', () => {
       'lying-request',
     );
     expectRefused('approval request whose fingerprint lies', /fingerprint does not match/.test(lying), lying);
+    // Well formed in every other field, but arguments past the bound: refused by name, never shown.
+    const bloated = await settle(
+      QueueName.ApprovalRequests,
+      JobName.RequestApproval,
+      {
+        callId: 'bloated-request',
+        runId: 'bloated-run',
+        agent: 'ops',
+        requester: 'alice',
+        toolName: 'restart_service',
+        args: { service: 'x'.repeat(70_000) },
+        tier: 'confirm',
+        fingerprint: 'e'.repeat(64),
+        toolDefinitionHash: 'd'.repeat(64),
+        requestedAt: new Date().toISOString(),
+      },
+      'bloated-request',
+    );
+    expectRefused(
+      'approval request with oversized arguments',
+      /args: must be at most 65536 bytes/.test(bloated),
+      bloated,
+    );
     for (const url of [system.workerUrl, system.approvalUrl])
       expect((await fetch(`${url}/health`)).status).toBe(200);
     expect(await restarts('hostile-queues')).toBe(0);

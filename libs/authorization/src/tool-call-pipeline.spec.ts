@@ -105,6 +105,30 @@ describe('ToolCallPipeline', () => {
       expect(executions).toBe(0);
     });
 
+    it('refuses to park a confirm call whose arguments are too large to send for approval, naming the size', async () => {
+      let executions = 0;
+      const upload = defineTool({
+        name: 'upload',
+        description: 'takes a blob',
+        args: z.object({ blob: z.string() }),
+        tier: 'confirm',
+        handler: () => executions++,
+      });
+      const sut = new ToolCallPipeline({ registry: new ToolRegistry([upload]) });
+      const fits = await sut.evaluate(
+        { id: 'c1', name: 'upload', args: { blob: 'x'.repeat(60_000) } },
+        ctx(),
+      );
+      expect(fits.kind).toBe('pending_confirmation');
+      const tooBig = await sut.evaluate(
+        { id: 'c2', name: 'upload', args: { blob: 'x'.repeat(70_000) } },
+        ctx(),
+      );
+      expect(tooBig.kind).toBe('error');
+      expect(tooBig.content).toMatch(/70011 bytes as JSON; at most 65536/);
+      expect(executions).toBe(0);
+    });
+
     it('hands the handler the parsed arguments and fingerprints exactly those', async () => {
       const { sut, tools } = setup();
       const call = { id: 'c1', name: 'restart_service', args: { service: 'api', unknownKey: 'stripped' } };

@@ -1,6 +1,6 @@
 // The one function the worker calls for every tool call:
 // registry → RBAC → arguments → before-callbacks → tier/confirmation → execute → after-callbacks.
-import type { Tier } from '@countersign/contracts';
+import { MAX_TOOL_ARGS_BYTES, type Tier } from '@countersign/contracts';
 import type { AccessControl } from './access-control';
 import { mapWithConcurrency } from './concurrency';
 import {
@@ -131,6 +131,15 @@ export class ToolCallPipeline {
         `Arguments for tool "${call.name}" have no JSON form (${errorText(error)}). Nothing ran.`,
       );
     }
+    // A call that waits for a person travels with its arguments (run state, approval request, what approvers
+    // see); past the contracts' bound it could not be asked about, so the model hears why instead.
+    const size = Buffer.byteLength(JSON.stringify(args));
+    if (size > MAX_TOOL_ARGS_BYTES)
+      return errorOutcome(
+        call,
+        `Arguments for tool "${call.name}" are ${size} bytes as JSON; at most ${MAX_TOOL_ARGS_BYTES} can be ` +
+          'sent for approval. Nothing ran.',
+      );
     if (tier === 'manual_only') {
       return {
         kind: 'manual_required',

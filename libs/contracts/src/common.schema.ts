@@ -16,8 +16,27 @@ export const ToolNameSchema = z
 export const TierSchema = z.enum(['auto', 'confirm', 'manual_only']);
 export type Tier = z.infer<typeof TierSchema>;
 
-/** Tool arguments: a JSON object. */
-export const ToolArgsSchema = z.record(z.string(), z.unknown());
+/**
+ * The largest tool-call arguments accepted anywhere, as JSON: a parked call's arguments wait in Redis (in the
+ * run and in its approval request) for as long as its approvers take, and are shown to them in full.
+ */
+export const MAX_TOOL_ARGS_BYTES = 64 * 1024;
+
+/** UTF-8 size of a value's JSON form; Infinity when it has none (a cycle, a BigInt). */
+function jsonBytes(value: unknown): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(value) ?? '');
+  } catch {
+    return Infinity;
+  }
+}
+
+/** Tool arguments: a JSON object of at most MAX_TOOL_ARGS_BYTES. */
+export const ToolArgsSchema = z
+  .record(z.string(), z.unknown())
+  .refine((args) => jsonBytes(args) <= MAX_TOOL_ARGS_BYTES, {
+    message: `must be at most ${MAX_TOOL_ARGS_BYTES} bytes as JSON`,
+  });
 export type ToolArgs = z.infer<typeof ToolArgsSchema>;
 
 /** Lowercase hex SHA-256. */
