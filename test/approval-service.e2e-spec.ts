@@ -447,6 +447,17 @@ describe('approval service', () => {
     const auditOf = async (callId: string, type: string) =>
       (await audit(callId)).filter((e) => e.type === type);
 
+    it('trims calls settled longer ago than the retention from the decided and expired sets, and nothing newer', async () => {
+      const sut = new ApprovalStore(redis, `${prefixes.keyPrefix}-trim`, 10_000, 2_000);
+      await redis.zadd(sut.keys.decided, 1_000, 'old-decided', 95_000, 'new-decided');
+      await redis.zadd(sut.keys.expired, 2_000, 'old-expired', 99_000, 'new-expired');
+      await redis.zadd(sut.keys.pending, 1_000, 'old-pending');
+      expect(await sut.trimSettled(100_000)).toBe(2);
+      expect(await redis.zrange(sut.keys.decided, 0, -1)).toEqual(['new-decided']);
+      expect(await redis.zrange(sut.keys.expired, 0, -1)).toEqual(['new-expired']);
+      expect(await redis.zrange(sut.keys.pending, 0, -1)).toEqual(['old-pending']); // pending is never trimmed
+    });
+
     it('claims only due timers, each for one sweep at a time, and removes only those still under its claim', async () => {
       // A timer set of its own (another key prefix), so the service's sweep does not take part.
       const sut = new DueTimers(redis, `${prefixes.keyPrefix}-repository`);

@@ -251,6 +251,18 @@ export class ApprovalStore {
     return found.sort((a, b) => a.createdAt - b.createdAt);
   }
 
+  /**
+   * Drops calls settled longer ago than the retention from the decided and expired sets: their hashes expired
+   * then (PEXPIRE at settling), so the sets stay as long as what can still be read.
+   */
+  async trimSettled(now = Date.now()): Promise<number> {
+    const before = now - this.retentionMs;
+    const removed = await Promise.all(
+      [this.keys.decided, this.keys.expired].map((key) => this.redis.zremrangebyscore(key, '-inf', before)),
+    );
+    return removed[0] + removed[1];
+  }
+
   private setOf(status: 'pending' | 'decided' | 'expired' | 'notice'): string {
     return {
       pending: this.keys.pending,

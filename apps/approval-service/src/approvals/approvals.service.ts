@@ -286,6 +286,11 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     return this.store.get(callId);
   }
 
+  /** Settled calls past their retention leave the decided and expired lists (the timer sweep calls this). */
+  trimSettled(now: number): Promise<number> {
+    return this.store.trimSettled(now);
+  }
+
   list(status?: 'pending' | 'decided' | 'expired' | 'notice'): Promise<StoredApproval[]> {
     return this.store.list(status);
   }

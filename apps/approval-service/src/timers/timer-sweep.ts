@@ -15,6 +15,8 @@ import { DueTimers, type ClaimedTimer } from './due-timers';
 const BATCH = 100;
 /** Timers of one batch run at once. */
 const CONCURRENCY = 8;
+/** How often a replica also trims settled calls past their retention from the status sets. */
+const TRIM_EVERY_MS = 60_000;
 
 @Injectable()
 export class TimerSweep implements OnApplicationBootstrap, OnModuleDestroy {
@@ -24,6 +26,7 @@ export class TimerSweep implements OnApplicationBootstrap, OnModuleDestroy {
   /** The sweep in progress; the next one is scheduled only when it ends, so sweeps never overlap. */
   private running?: Promise<void>;
   private stopped = false;
+  private lastTrim = 0;
 
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
@@ -64,6 +67,12 @@ export class TimerSweep implements OnApplicationBootstrap, OnModuleDestroy {
       if ((await this.run(claimed)) === 'done') finished.push(claimed.member);
     });
     await this.timers.finish(claim.claimedScore, finished);
+    if (now - this.lastTrim >= TRIM_EVERY_MS) {
+      this.lastTrim = now;
+      const trimmed = await this.approvals.trimSettled(now);
+      if (trimmed > 0)
+        this.logger.info({ trimmed }, 'settled calls past their retention left the status sets');
+    }
     return claim.timers.length;
   }
 
