@@ -2,7 +2,7 @@
 // forged, duplicated), manual steps, RBAC, SSE and validation. Restart counts on /demo/infra are the
 // proof of what really ran.
 import http from 'node:http';
-import { infraKeys, JobName } from '@countersign/contracts';
+import { infraKeys, JobName, jobIds, runKey } from '@countersign/contracts';
 import type { RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
 import { post, restartScript, WorkerHarness } from './support/agent-worker-harness';
 import { waitFor } from './support/redis';
@@ -210,6 +210,25 @@ describe('agent worker', () => {
     });
     const view = await h.waitForStatus(url, 'queued-run-1', 'completed');
     expect(view.result).toBe('hello');
+  });
+
+  it('shows a run no worker has claimed yet as queued, from its start job (POST /runs writes only the job)', async () => {
+    // Delayed, so no worker takes it during the test.
+    await h.runs.add(
+      JobName.StartRun,
+      { runId: 'not-yet-claimed', agent: 'ops', userId: 'alice', input: 'later', script: [{ text: 'x' }] },
+      { jobId: jobIds.startRun('not-yet-claimed'), delay: 600_000 },
+    );
+    const res = await fetch(`${url}/runs/not-yet-claimed`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      runId: 'not-yet-claimed',
+      status: 'queued',
+      pending: [],
+      messages: [{ role: 'user', content: 'later' }],
+    });
+    expect(await h.redis.exists(runKey(h.prefixes.keyPrefix, 'not-yet-claimed'))).toBe(0);
+    expect((await fetch(`${url}/runs/no-such-run`)).status).toBe(404);
   });
 
   it('streams run events over SSE: the snapshot, the confirmation, the results and done', async () => {

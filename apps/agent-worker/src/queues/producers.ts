@@ -36,11 +36,27 @@ function withoutDefaults(message: ApprovalRequest): Partial<ApprovalRequest> {
   };
 }
 
+/** A run that no worker has claimed yet, as its start job tells it. */
+export interface QueuedStart {
+  job: StartRunJob;
+  /** Set when the start job failed for good before any worker claimed the run. */
+  failedReason?: string;
+}
+
 export class RunsProducer {
   constructor(private readonly queue: Queue) {}
 
   async startRun(job: StartRunJob): Promise<void> {
     const message = parseContract(StartRunJobSchema, job, JobName.StartRun);
     await this.queue.add(JobName.StartRun, message, { jobId: jobIds.startRun(message.runId) });
+  }
+
+  /** The start job of a run not claimed yet; undefined when there is none (or it is not a valid start). */
+  async findStart(runId: string): Promise<QueuedStart | undefined> {
+    const job = await this.queue.getJob(jobIds.startRun(runId));
+    const parsed = StartRunJobSchema.safeParse(job?.data);
+    if (!job || !parsed.success || parsed.data.runId !== runId) return undefined;
+    const failedForGood = job.failedReason && job.attemptsMade >= (job.opts.attempts ?? 1);
+    return { job: parsed.data, ...(failedForGood ? { failedReason: job.failedReason } : {}) };
   }
 }

@@ -75,11 +75,6 @@ export class RunStore {
     return runKey(this.keyPrefix, runId);
   }
 
-  /** Records a new run as `queued` (HTTP: the ID is fresh, so there is nothing to overwrite). */
-  async createRun(run: NewRun): Promise<void> {
-    await this.redis.hset(this.key(run.runId), { ...newRunFields(run), status: 'queued' });
-  }
-
   async claimRun(run: NewRun, lease: Lease): Promise<ClaimResult> {
     const fields = { ...newRunFields(run), status: 'queued' };
     const [code, hash] = (await SCRIPTS.claimRun.run(

@@ -27,22 +27,38 @@ export class RunsService {
     if (body.script && agent.model?.provider !== 'scripted')
       badField('script', `agent "${body.agent}" does not use the scripted model`);
 
+    // Only the start job is written here: the worker that claims it creates the run's hash (claim-run), and
+    // until then the run is read from the job (load below). One write, and nothing a claim could race with.
     const job = { ...body, runId: `run-${randomUUID()}`, scopes: [] };
-    await this.store.createRun(toNewRun(job));
     await this.producer.startRun(job);
     return { runId: job.runId };
   }
 
   async view(runId: string): Promise<RunView> {
-    const run = await this.store.load(runId);
+    const run = await this.load(runId);
     if (!run) throw new NotFoundException(`run "${runId}" does not exist`);
     return toView(run);
+  }
+
+  /** The run as stored, or, before any worker claimed it, as its start job says (queued, or failed for good). */
+  private async load(runId: string): Promise<RunRecord | undefined> {
+    const stored = await this.store.load(runId);
+    if (stored) return stored;
+    const start = await this.producer.findStart(runId);
+    if (!start) return this.store.load(runId); // claimed and its job gone meanwhile
+    const { script: _script, ...run } = toNewRun(start.job);
+    return {
+      ...run,
+      status: start.failedReason ? 'failed' : 'queued',
+      ...(start.failedReason ? { error: start.failedReason } : {}),
+      frontier: [],
+    };
   }
 
   /** A snapshot of where the run is, then live events until `done`. */
   async follow(runId: string): Promise<Observable<MessageEvent>> {
     const live = this.events.forRun(runId); // subscribed before the snapshot is read, so nothing falls between
-    const run = await this.store.load(runId);
+    const run = await this.load(runId);
     if (!run) throw new NotFoundException(`run "${runId}" does not exist`);
     const snapshot = snapshotEvents(run);
     const finished = snapshot.some((e) => e.type === RunEventName.Done);
