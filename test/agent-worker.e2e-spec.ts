@@ -300,6 +300,7 @@ describe('agent worker', () => {
     expect(text).toMatch(/countersign_runs_resumed_total [1-9]/);
     expect(text).toContain('countersign_decision_to_resume_seconds_bucket');
     expect(text).toMatch(/countersign_tool_calls_total\{outcome="executed"\} [1-9]/);
+    expect(text).toContain('nodejs_eventloop_lag_p99_seconds');
   });
 });
 

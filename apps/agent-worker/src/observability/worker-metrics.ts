@@ -1,5 +1,5 @@
 // Prometheus metrics of one app instance (its own Registry: two instances may share a process).
-import { Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 
 export class WorkerMetrics {
   readonly registry = new Registry();
@@ -43,4 +43,10 @@ export class WorkerMetrics {
     buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
+
+  constructor() {
+    // Process metrics too (CPU, heap, GC, event-loop lag): a busy event loop is what slows every Redis round
+    // trip of a worker under load.
+    collectDefaultMetrics({ register: this.registry });
+  }
 }
