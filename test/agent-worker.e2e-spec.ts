@@ -2,7 +2,7 @@
 // forged, duplicated), manual steps, RBAC, SSE and validation. Restart counts on /demo/infra are the
 // proof of what really ran.
 import http from 'node:http';
-import { infraKeys, JobName, jobIds, runKey } from '@countersign/contracts';
+import { infraKeys, JobName, jobIds, QueueName, runKey } from '@countersign/contracts';
 import type { RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
 import { post, restartScript, WorkerHarness } from './support/agent-worker-harness';
 import { waitFor } from './support/redis';
@@ -229,6 +229,24 @@ describe('agent worker', () => {
     });
     expect(await h.redis.exists(runKey(h.prefixes.keyPrefix, 'not-yet-claimed'))).toBe(0);
     expect((await fetch(`${url}/runs/no-such-run`)).status).toBe(404);
+  });
+
+  it('shows a run whose start job failed for good before any worker claimed it as failed, with the reason', async () => {
+    const jobId = jobIds.startRun('failed-before-claim');
+    await h.runs.add(
+      JobName.StartRun,
+      { runId: 'failed-before-claim', agent: 'ops', userId: 'alice', input: 'x', script: [{ text: 'x' }] },
+      { jobId, delay: 600_000 },
+    );
+    // What BullMQ leaves when a job fails with no retry left: in the failed set, with its reason.
+    const key = (name: string) => `${h.prefixes.queuePrefix}:${QueueName.AgentRuns}:${name}`;
+    await h.redis.zrem(key('delayed'), jobId);
+    await h.redis.zadd(key('failed'), Date.now(), jobId);
+    await h.redis.hset(key(jobId), 'failedReason', 'Redis went away');
+    expect(await (await fetch(`${url}/runs/failed-before-claim`)).json()).toMatchObject({
+      status: 'failed',
+      error: 'Redis went away',
+    });
   });
 
   it('streams run events over SSE: the snapshot, the confirmation, the results and done', async () => {

@@ -56,7 +56,8 @@ export class RunsProducer {
     const job = await this.queue.getJob(jobIds.startRun(runId));
     const parsed = StartRunJobSchema.safeParse(job?.data);
     if (!job || !parsed.success || parsed.data.runId !== runId) return undefined;
-    const failedForGood = job.failedReason && job.attemptsMade >= (job.opts.attempts ?? 1);
+    // In the failed set only once no retry is left (an unrecoverable error gets none); a retry waits as delayed.
+    const failedForGood = Boolean(job.failedReason) && (await job.isFailed());
     return { job: parsed.data, ...(failedForGood ? { failedReason: job.failedReason } : {}) };
   }
 }
