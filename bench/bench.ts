@@ -162,11 +162,12 @@ async function main(): Promise<void> {
     );
     await Promise.all([allHealthy([approval, ...workers]), waitReady(floorWorker)]);
 
-    const roundTrip = (label: string, runs: number, quiet = false) =>
+    /** Round trips over `over` (by default every worker started so far). */
+    const roundTrip = (label: string, runs: number, quiet = false, over: Child[] = workers) =>
       roundTrips({
         label,
         runs,
-        workers,
+        workers: over,
         approvalUrl: approval.url!,
         approverToken: APPROVER_TOKEN,
         startConcurrency: options.concurrency,
@@ -225,20 +226,9 @@ async function main(): Promise<void> {
       workers.push(...added);
       // New processes are cold; trimming extra workers (a list like 4,2) keeps the first `count`.
       const active = workers.slice(0, count);
-      const run = (label: string, runs: number, quiet = false) =>
-        roundTrips({
-          label,
-          runs,
-          workers: active,
-          approvalUrl: approval.url!,
-          approverToken: APPROVER_TOKEN,
-          startConcurrency: options.concurrency,
-          decideConcurrency: options.concurrency,
-          quiet,
-          redis,
-        });
-      await run('warm-up', options.warmup, true);
-      scaleOut.push({ workers: count, result: await run(`round trips, ${count} workers`, options.runs) });
+      await roundTrip('warm-up', options.warmup, true, active);
+      const result = await roundTrip(`round trips, ${count} workers`, options.runs, false, active);
+      scaleOut.push({ workers: count, result });
     }
     await stopAll(children.filter((c) => c.running));
 
