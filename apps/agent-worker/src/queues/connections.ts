@@ -30,7 +30,7 @@ export class Connections {
     };
     const queue = (name: QueueName) =>
       new Queue(name, {
-        connection: this.workers,
+        connection: this.commands,
         prefix: config.QUEUE_PREFIX,
         defaultJobOptions: this.defaultJobOptions,
       });

@@ -12,7 +12,7 @@ export class Queues implements OnApplicationShutdown {
 
   constructor(@Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig, redis: RedisConnections) {
     const queue = (name: string, defaultJobOptions: DefaultJobOptions) =>
-      new Queue(name, { connection: redis.bull, prefix: env.QUEUE_PREFIX, defaultJobOptions });
+      new Queue(name, { connection: redis.commands, prefix: env.QUEUE_PREFIX, defaultJobOptions });
     // Retention (finished jobs kept an hour, failed ones kept) is the consuming workers' option, not stored
     // in every job.
     this.decisions = queue(QueueName.ApprovalDecisions, {
