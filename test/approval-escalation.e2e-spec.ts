@@ -2,7 +2,8 @@
 // stand-in and a real SMTP server. Before the delay only the first group sees and may decide the request; after
 // it the second group is notified on Slack and by email and may decide; an expiry is shown on every channel.
 import { fingerprint, verifyPayloadSignature } from '@countersign/authorization';
-import { SignedDecisionSchema, type ApprovalRequest } from '@countersign/contracts';
+import { Queue } from 'bullmq';
+import { ApprovalServiceQueueName, SignedDecisionSchema, type ApprovalRequest } from '@countersign/contracts';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
 import type { TimerKind } from '../apps/approval-service/src/approvals/approval-keys';
 import { ApprovalsService } from '../apps/approval-service/src/approvals/approvals.service';
@@ -20,8 +21,9 @@ const SLACK_SIGNING_SECRET = 'slack-signing-secret-for-tests';
 const DECISION_SIGNING_SECRET = 'decision-secret-0123456789';
 const token = (id: string) => `${id}-api-token-0123456789`;
 
-// bob is in ops only, frank in leads only; requests come from alice, who approves nothing.
-const approvers = ['bob', 'frank'].map((id) => ({
+// bob is in ops only, frank in leads only, nina in the groups that share #ops; requests come from alice, who
+// approves nothing.
+const approvers = ['bob', 'frank', 'nina'].map((id) => ({
   id,
   name: id[0].toUpperCase() + id.slice(1),
   email: `${id}@example.test`,
@@ -33,6 +35,8 @@ const APPROVALS = {
   groups: [
     { id: 'ops', members: ['bob'], slackChannel: '#ops' },
     { id: 'leads', members: ['frank'], slackChannel: '#leads' },
+    { id: 'night', members: ['nina'], slackChannel: '#ops' },
+    { id: 'backup', members: ['nina'], slackChannel: '#ops' },
   ],
   rules: [
     // Long enough before escalation that the "before" checks never race the timer.
@@ -49,6 +53,13 @@ const APPROVALS = {
       groups: ['ops'],
       expiresIn: '2500ms',
       escalation: { after: '300ms', groups: ['leads'] },
+    },
+    {
+      name: 'groups sharing a channel',
+      match: { tool: 'rotate_keys' },
+      groups: ['ops', 'night'],
+      expiresIn: '30s',
+      escalation: { after: '300ms', groups: ['leads', 'backup'] },
     },
   ],
 };
@@ -244,6 +255,35 @@ describe('escalation', () => {
     expect((await auditTypes(callId)).map((e) => e.type)).not.toContain('request.escalated');
     expect(slackChannelsOf(callId)).toEqual(['#ops']);
     expect(smtp.to('frank@example.test', '"ticket": "ESC-2"')).toEqual([]);
+  });
+
+  it('posts once to a Slack channel that several of its groups share, also after an escalation', async () => {
+    const { callId } = await queues.submit(
+      approvalRequest({ toolName: 'rotate_keys', args: { keyring: 'prod', ticket: 'ESC-4' } }),
+    );
+    await postedTo(callId, '#ops');
+    await mailTo('nina', '"ticket": "ESC-4"');
+    await waitFor(
+      async () => (await auditTypes(callId)).some((e) => e.type === 'request.escalated'),
+      'request.escalated audited',
+    );
+    await postedTo(callId, '#leads');
+    await mailTo('frank', '"ticket": "ESC-4"');
+    // Every notification job has run once the queue is drained; only then is "no second post" a fact.
+    const notifications = new Queue(ApprovalServiceQueueName.Notifications, {
+      connection: queues.connection,
+      prefix: prefixes.queuePrefix,
+    });
+    try {
+      await waitFor(async () => {
+        const counts = await notifications.getJobCounts('wait', 'active', 'delayed', 'prioritized');
+        return Object.values(counts).every((n) => n === 0);
+      }, 'notification queue drained');
+    } finally {
+      await notifications.close();
+    }
+    expect(slackChannelsOf(callId).sort()).toEqual(['#leads', '#ops']);
+    expect(smtp.to('nina@example.test', '"ticket": "ESC-4"')).toHaveLength(1);
   });
 
   it('says an escalated request expired on every channel that showed it', async () => {

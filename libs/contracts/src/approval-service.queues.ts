@@ -51,8 +51,9 @@ const suffix = (attempt: number) => (attempt === 0 ? '' : `-r${attempt}`);
 
 /** Deterministic job IDs (no ':' — BullMQ forbids it in custom IDs). */
 export const approvalServiceJobIds = {
-  notifySlack: (callId: string, attempt: number, group: string, channel: string) =>
-    `slack-${callId}${suffix(attempt)}-${group}-${channel.replace(/[^A-Za-z0-9_.-]/g, '_')}`,
+  /** One per channel, whichever of the request's groups posts there (percent-encoded: distinct channels, distinct IDs). */
+  notifySlack: (callId: string, attempt: number, channel: string) =>
+    `slack-${callId}${suffix(attempt)}-${encodeURIComponent(channel)}`,
   notifyEmail: (callId: string, attempt: number, approver: string) =>
     `email-${callId}${suffix(attempt)}-${approver}`,
   showOutcome: (callId: string, attempt: number) => `outcome-${callId}${suffix(attempt)}`,

@@ -35,19 +35,26 @@ export class NotificationScheduler {
     private readonly slack: SlackNotifier,
   ) {}
 
-  /** Slack messages to each group's channel, and one email per member with an address (never the requester). */
+  /**
+   * One Slack message per channel of the groups (groups that share a channel share the message), and one email
+   * per member with an address (never the requester). The job IDs are per channel and per approver, so an
+   * escalation to a group whose channel or members were already told adds nothing for them.
+   */
   async notifyApprovers(target: NotifyTarget): Promise<void> {
     const { callId, attempt } = target;
     const jobs: Notice[] = [];
     if (target.channels.includes('slack')) {
+      const groupOfChannel = new Map<string, string>();
       for (const groupId of target.groups) {
         const channel = this.directory.group(groupId)?.slackChannel;
-        if (channel)
-          jobs.push({
-            name: Job.NotifySlack,
-            data: { callId, attempt, group: groupId, channel },
-            jobId: ids.notifySlack(callId, attempt, groupId, channel),
-          });
+        if (channel && !groupOfChannel.has(channel)) groupOfChannel.set(channel, groupId);
+      }
+      for (const [channel, group] of groupOfChannel) {
+        jobs.push({
+          name: Job.NotifySlack,
+          data: { callId, attempt, group, channel },
+          jobId: ids.notifySlack(callId, attempt, channel),
+        });
       }
     }
     if (target.channels.includes('email')) {
