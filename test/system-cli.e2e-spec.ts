@@ -4,6 +4,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ApprovalStore } from '../apps/approval-service/src/approvals/approval-store';
+import { approvalRequest } from './support/approval-harness';
 import { waitFor } from './support/redis';
 import { restartScript, SYSTEM_APPROVERS, TestSystem } from './support/system';
 
@@ -180,4 +182,43 @@ it('explains the commands with --help', async () => {
     expect(result.stdout).toMatch(/^Usage: countersign /);
     expect(result.stdout).toContain('Exit codes:');
   }
+});
+
+it('`approvals list` follows the pages of the service to the end, and stops at --limit with a note on stderr', async () => {
+  // More pending requests than one page holds (500), stored directly: listed in the order they were created.
+  const store = system.approvals.app.get(ApprovalStore);
+  const now = Date.now();
+  const ids = Array.from({ length: 520 }, (_, i) => `paged-${String(i).padStart(3, '0')}`);
+  await Promise.all(
+    ids.map((callId, i) =>
+      store.create({
+        request: approvalRequest({ callId }),
+        status: 'pending',
+        groups: ['ops'],
+        quorum: 1,
+        channels: ['web'],
+        now: now + i,
+        expiresAt: now + 3_600_000,
+      }),
+    ),
+  );
+
+  const all = await finished(countersign(['approvals', 'list', '--status', 'pending', '--json'], asBob));
+  expect([all.code, all.stderr]).toEqual([0, '']);
+  const listed = (JSON.parse(all.stdout) as { request: { callId: string } }[]).map((v) => v.request.callId);
+  expect(listed.filter((id) => id.startsWith('paged-'))).toEqual(ids);
+  expect(new Set(listed).size).toBe(listed.length);
+
+  const capped = await finished(
+    countersign(['approvals', 'list', '--status', 'pending', '--limit', '501'], asBob),
+  );
+  expect(capped.code).toBe(0);
+  expect(capped.stdout.trim().split('\n')).toHaveLength(501);
+  expect(capped.stderr).toBe(
+    'countersign: stopped after 501 approval requests; more follow (raise --limit to see them)\n',
+  );
+
+  const refused = await finished(countersign(['approvals', 'list', '--limit', '0'], asBob));
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toContain('--limit');
 });

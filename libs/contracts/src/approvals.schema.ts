@@ -7,9 +7,73 @@ import { IdSchema, IsoDateSchema } from './common.schema';
 export const ApprovalStatusSchema = z.enum(['pending', 'decided', 'expired', 'notice']);
 export type ApprovalStatus = z.infer<typeof ApprovalStatusSchema>;
 
-export const ApprovalListQuerySchema = z.object({
-  status: z.enum(['pending', 'decided', 'expired']).optional(),
+/** The lists `GET /approvals` pages through, in this order, when no status is asked for. */
+export const APPROVAL_LIST_ORDER = [
+  'pending',
+  'notice',
+  'decided',
+  'expired',
+] as const satisfies readonly ApprovalStatus[];
+
+/** Page size of `GET /approvals`. */
+export const APPROVAL_PAGE_LIMIT = { default: 100, max: 500 } as const;
+
+/**
+ * Where a page of `GET /approvals` ended: the list, and the score and call ID of the last entry it read. Each list
+ * is a sorted set ordered by (score, call ID), so the next page starts strictly after this pair.
+ */
+export const ApprovalCursorSchema = z.object({
+  status: ApprovalStatusSchema,
+  /** The score as Redis prints it (ms since the epoch for every list this service writes). */
+  score: z.string().regex(/^-?\d+(\.\d+)?(e[+-]?\d+)?$/i),
+  callId: IdSchema,
 });
+export type ApprovalCursor = z.infer<typeof ApprovalCursorSchema>;
+
+/**
+ * The cursor as it travels in a URL: opaque to clients. It grants nothing (every entry read with it is still
+ * checked against the caller's groups), so it is encoded, not signed.
+ */
+export function encodeApprovalCursor(cursor: ApprovalCursor): string {
+  return Buffer.from(`${cursor.status}:${cursor.score}:${cursor.callId}`).toString('base64url');
+}
+
+const CURSOR_PROBLEM = 'is not a cursor of this list (use the Link header of the previous page)';
+
+const CursorParamSchema = z
+  .string()
+  .max(400, CURSOR_PROBLEM)
+  .transform((text, ctx) => {
+    // Node's base64url decoder skips characters it does not know, so check the alphabet first.
+    const decoded = /^[A-Za-z0-9_-]+$/.test(text) ? Buffer.from(text, 'base64url').toString() : '';
+    const [status, score, callId, ...rest] = decoded.split(':'); // call IDs never contain ':'
+    const cursor = ApprovalCursorSchema.safeParse({ status, score, callId });
+    if (rest.length === 0 && cursor.success) return cursor.data;
+    ctx.addIssue({ code: 'custom', message: CURSOR_PROBLEM });
+    return z.NEVER;
+  });
+
+const LIMIT_PROBLEM = `must be a whole number from 1 to ${APPROVAL_PAGE_LIMIT.max}`;
+
+/** `GET /approvals?status&limit&cursor`. Query values arrive as strings; `limit` accepts digits only. */
+export const ApprovalListQuerySchema = z
+  .object({
+    status: z.enum(['pending', 'decided', 'expired']).optional(),
+    limit: z
+      .string()
+      .regex(/^\d+$/, LIMIT_PROBLEM)
+      .transform(Number)
+      .refine((n) => n >= 1 && n <= APPROVAL_PAGE_LIMIT.max, LIMIT_PROBLEM)
+      .default(APPROVAL_PAGE_LIMIT.default),
+    cursor: CursorParamSchema.optional(),
+  })
+  .superRefine((query, ctx) => {
+    // A cursor of another list (e.g. from a walk without `status`) would silently skip entries.
+    const { status, cursor } = query;
+    if (typeof cursor === 'object' && status !== undefined && cursor.status !== status)
+      ctx.addIssue({ code: 'custom', path: ['cursor'], message: CURSOR_PROBLEM });
+  });
+export type ApprovalListQuery = z.infer<typeof ApprovalListQuerySchema>;
 
 export const ApprovalVoteSchema = z.object({
   approver: IdSchema,

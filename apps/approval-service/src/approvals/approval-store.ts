@@ -3,7 +3,9 @@
 // timers (keys.timers) in step, so scheduling and cancelling a timer never costs a round trip of its own.
 import { createHash } from 'node:crypto';
 import {
+  APPROVAL_LIST_ORDER,
   ApprovalRequestSchema,
+  type ApprovalCursor,
   type ApprovalRequest,
   type ApprovalStatus,
   type ApprovalView,
@@ -21,6 +23,7 @@ const SCRIPTS = {
   expire: LuaScript.load(__dirname, 'expire-request-5.lua'),
   escalate: LuaScript.load(__dirname, 'escalate-request-1.lua'),
   markPublished: LuaScript.load(__dirname, 'mark-published-2.lua'),
+  readPage: LuaScript.load(__dirname, 'read-page-1.lua'),
 };
 
 const VoteSchema = z.object({
@@ -92,6 +95,25 @@ export type VoteResult =
 /** `notDueFor`: the timer ran early and was moved back to the expiry. */
 export type ExpireResult =
   { expired: ApprovalRequest } | 'notice_retired' | { notDueFor: number } | { nothingToDo: string };
+
+export interface ListOptions {
+  /**
+   * The lists to read, walked one after the other, each in score order (pending and notices: created; decided
+   * and expired: settled).
+   * @defaultValue all of them, in APPROVAL_LIST_ORDER
+   */
+  statuses?: readonly ApprovalStatus[];
+  /** The most entries to read (≥ 1); a page holds fewer when hashes aged out. */
+  limit: number;
+  /** Read strictly after this entry: the `next` of the previous page. */
+  after?: ApprovalCursor;
+}
+
+export interface ApprovalPage {
+  approvals: StoredApproval[];
+  /** Where the next page starts; undefined when nothing followed this page when it was read. */
+  next?: ApprovalCursor;
+}
 
 /** `escalated`: the groups were added now; `again`: an earlier run of the timer added them; `no`: not pending. */
 export type EscalateResult = { status: 'escalated' | 'again'; groups: string[] } | { status: 'no' };
@@ -238,17 +260,39 @@ export class ApprovalStore {
     return parseStored(await this.redis.hgetall(this.keys.call(callId)));
   }
 
-  /** Oldest first. Settled calls whose hash has aged out are skipped. */
-  async list(status?: 'pending' | 'decided' | 'expired' | 'notice'): Promise<StoredApproval[]> {
-    const sets = status
-      ? [this.setOf(status)]
-      : [this.keys.pending, this.keys.notices, this.keys.decided, this.keys.expired];
-    const ids = (await Promise.all(sets.map((key) => this.redis.zrange(key, 0, -1)))).flat();
-    const hashes = await Promise.all(ids.map((id) => this.redis.hgetall(this.keys.call(id))));
-    const found = hashes.map(parseStored).filter((a): a is StoredApproval => a !== undefined);
-    const missing = ids.filter((_, i) => Object.keys(hashes[i]).length === 0);
-    if (missing.length) await Promise.all(sets.map((key) => this.redis.zrem(key, ...missing)));
-    return found.sort((a, b) => a.createdAt - b.createdAt);
+  /**
+   * One page of the lists, reading at most `limit` entries (and peeking one more to know whether a next page
+   * exists). An entry that stays in its list during a walk is returned exactly once, whatever else comes and
+   * goes. Entries whose hash aged out are skipped and removed from their list.
+   */
+  async list({ statuses = APPROVAL_LIST_ORDER, limit, after }: ListOptions): Promise<ApprovalPage> {
+    if (!(limit >= 1)) throw new RangeError(`limit must be at least 1, got ${limit}`);
+    const start = after ? statuses.indexOf(after.status) : 0;
+    if (start < 0)
+      throw new RangeError(`a cursor of list ${after?.status} cannot page ${statuses.join(', ')}`);
+    const read: ApprovalCursor[] = [];
+    let more = false;
+    for (const status of statuses.slice(start)) {
+      const wanted = limit - read.length;
+      const entries = await this.readList(status, wanted + 1, after?.status === status ? after : undefined);
+      read.push(...entries.slice(0, wanted));
+      if (entries.length > wanted) {
+        more = true;
+        break;
+      }
+    }
+    const hashes = await Promise.all(read.map((e) => this.redis.hgetall(this.keys.call(e.callId))));
+    const missing = read.filter((_, i) => Object.keys(hashes[i]).length === 0);
+    await Promise.all(missing.map((e) => this.redis.zrem(this.setOf(e.status), e.callId)));
+    return {
+      approvals: hashes.map(parseStored).filter((a): a is StoredApproval => a !== undefined),
+      next: more ? read.at(-1) : undefined,
+    };
+  }
+
+  /** How many entries a list holds (including settled calls whose hash aged out and that no page read yet). */
+  count(status: ApprovalStatus): Promise<number> {
+    return this.redis.zcard(this.setOf(status));
   }
 
   /**
@@ -263,7 +307,19 @@ export class ApprovalStore {
     return removed[0] + removed[1];
   }
 
-  private setOf(status: 'pending' | 'decided' | 'expired' | 'notice'): string {
+  /** Up to `count` entries of one list, strictly after `after`, in (score, call ID) order. */
+  private async readList(status: ApprovalStatus, count: number, after?: ApprovalCursor) {
+    const reply = (await SCRIPTS.readPage.run(
+      this.redis,
+      [this.setOf(status)],
+      [after?.score ?? '', after?.callId ?? '', count],
+    )) as string[];
+    const entries: ApprovalCursor[] = [];
+    for (let i = 0; i < reply.length; i += 2) entries.push({ status, callId: reply[i], score: reply[i + 1] });
+    return entries;
+  }
+
+  private setOf(status: ApprovalStatus): string {
     return {
       pending: this.keys.pending,
       decided: this.keys.decided,

@@ -14,11 +14,13 @@ import {
   UseGuards,
 } from '@nestjs/common';
 import type { HttpRequest as Request, HttpResponse as Response } from '../http-types';
-import { z } from 'zod';
 import {
   ApprovalListQuerySchema,
   DecisionBodySchema,
+  encodeApprovalCursor,
   IdSchema,
+  type ApprovalCursor,
+  type ApprovalListQuery,
   type ApprovalView,
   type DecisionBody,
   type DecisionResult,
@@ -40,15 +42,25 @@ export class ApprovalsController {
     private readonly directory: ApproverDirectory,
   ) {}
 
-  /** Requests routed to one of the caller's groups, oldest first. */
+  /**
+   * One page of the requests routed to the caller's groups: each list in score order (pending by creation,
+   * decided and expired by settling), the lists in APPROVAL_LIST_ORDER when no status is asked for. `limit`
+   * bounds what is read; entries of other groups are left out after reading, so a page may hold fewer (even
+   * none) while a `Link: <…>; rel="next"` header says more follow.
+   */
   @Get()
   async list(
-    @Query(new ZodValidationPipe(ApprovalListQuerySchema, 'query'))
-    query: z.infer<typeof ApprovalListQuerySchema>,
+    @Query(new ZodValidationPipe(ApprovalListQuerySchema, 'query')) query: ApprovalListQuery,
     @CurrentApprover() approver: Approver,
+    @Res({ passthrough: true }) res: Response,
   ): Promise<ApprovalView[]> {
-    const all = await this.approvals.list(query.status);
-    return all.filter((a) => this.visibleTo(a, approver)).map(toView);
+    const page = await this.approvals.list({
+      statuses: query.status ? [query.status] : undefined,
+      limit: query.limit,
+      after: query.cursor,
+    });
+    if (page.next) res.setHeader('Link', `<${nextPageUrl(query, page.next)}>; rel="next"`);
+    return page.approvals.filter((a) => this.visibleTo(a, approver)).map(toView);
   }
 
   @Get(':callId')
@@ -102,4 +114,13 @@ export class ApprovalsController {
 function channelOf(req: Request): 'web' | 'cli' | 'api' {
   if (!req.headers.authorization) return 'web';
   return req.headers['x-countersign-client'] === 'cli' ? 'cli' : 'api';
+}
+
+/** The next page, relative to this service's root (RFC 8288 `Link` target): same status and limit. */
+function nextPageUrl(query: ApprovalListQuery, next: ApprovalCursor): string {
+  const params = new URLSearchParams();
+  if (query.status) params.set('status', query.status);
+  params.set('limit', String(query.limit));
+  params.set('cursor', encodeApprovalCursor(next));
+  return `/approvals?${params}`;
 }

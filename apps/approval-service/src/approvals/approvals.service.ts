@@ -1,7 +1,7 @@
 // The approval lifecycle: take a request in, route it, record votes, expire or escalate it, publish the decision.
 // Every refusal is audited; every settled request gets exactly one signed decision (idempotent job ID).
 import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
-import type { ApprovalRequest, AuditEntry } from '@countersign/contracts';
+import type { ApprovalRequest, ApprovalStatus, AuditEntry } from '@countersign/contracts';
 import { fingerprint, printableReadableForm } from '@countersign/authorization';
 import type { Logger } from '@countersign/platform';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
@@ -14,6 +14,8 @@ import { routeRequest } from '../routing/route-request';
 import { ErrorCode, VoteRefusedError } from './approval-errors';
 import {
   ApprovalStore,
+  type ApprovalPage,
+  type ListOptions,
   type Outcome,
   type StoredApproval,
   type VoteInput,
@@ -291,8 +293,13 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     return this.store.trimSettled(now);
   }
 
-  list(status?: 'pending' | 'decided' | 'expired' | 'notice'): Promise<StoredApproval[]> {
-    return this.store.list(status);
+  /** One page of the approval lists (see ApprovalStore.list). */
+  list(options: ListOptions): Promise<ApprovalPage> {
+    return this.store.list(options);
+  }
+
+  count(status: ApprovalStatus): Promise<number> {
+    return this.store.count(status);
   }
 
   auditTrail(filter: { runId?: string; callId?: string; limit?: number }): Promise<AuditEntry[]> {

@@ -3,6 +3,8 @@ import type { INestApplication } from '@nestjs/common';
 import { SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { z } from 'zod';
 import {
+  APPROVAL_LIST_ORDER,
+  APPROVAL_PAGE_LIMIT,
   ApprovalListQuerySchema,
   ApprovalViewSchema,
   AuditEntrySchema,
@@ -49,14 +51,49 @@ export function openApiDocument(): OpenAPIObject {
     paths: {
       '/approvals': {
         get: {
-          summary: 'Requests routed to the caller’s groups',
+          summary: 'Requests routed to the caller’s groups, one page at a time',
+          description:
+            'Each list in score order: pending by creation, decided and expired by when they were settled. ' +
+            `Without \`status\`, the lists follow one another: ${APPROVAL_LIST_ORDER.join(', ')} (manual-step ` +
+            'notices are listed only then). `limit` bounds the entries read; requests routed to other groups are ' +
+            'left out after reading, so a page may hold fewer, even none, and still be followed by another. Follow ' +
+            'the `Link` header (`rel="next"`) until it is absent; an entry that stays in its list meanwhile is ' +
+            'returned exactly once.',
           security: bearer,
           parameters: [
             { name: 'status', in: 'query', required: false, schema: { type: 'string', enum: status } },
+            {
+              name: 'limit',
+              in: 'query',
+              required: false,
+              description: 'Entries to read for this page',
+              schema: {
+                type: 'integer',
+                minimum: 1,
+                maximum: APPROVAL_PAGE_LIMIT.max,
+                default: APPROVAL_PAGE_LIMIT.default,
+              },
+            },
+            {
+              name: 'cursor',
+              in: 'query',
+              required: false,
+              description: 'Opaque: taken from the `Link` header of the previous page',
+              schema: { type: 'string' },
+            },
           ],
           responses: {
-            '200': json(z.array(ApprovalViewSchema)),
-            '400': error('bad query'),
+            '200': {
+              ...json(z.array(ApprovalViewSchema)),
+              headers: {
+                Link: {
+                  description:
+                    'Present when more entries follow: `</approvals?…&cursor=…>; rel="next"` (RFC 8288), with the same status and limit',
+                  schema: { type: 'string' },
+                },
+              },
+            },
+            '400': error('bad query: status, limit or cursor (named)'),
             '401': error('no approver token'),
           },
         },

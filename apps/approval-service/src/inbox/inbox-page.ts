@@ -4,9 +4,29 @@ import { trustSuggestion, type StoredApproval } from '../approvals/approval-stor
 import type { Approver } from '../config/approvals-config.schema';
 import { escapeHtml, page, relativeAge } from '../html';
 
-export function inboxItems(approvals: StoredApproval[], me: Approver, now = Date.now()): string {
-  if (approvals.length === 0) return '<p class="muted" id="empty">Nothing waiting for you.</p>';
-  return approvals.map((a) => item(a, me, now)).join('\n');
+/** The inbox reads at most this many of the oldest pending requests, and as many of the oldest notices. */
+export const INBOX_LIMIT = 500;
+
+export interface Waiting {
+  /** Those routed to the approver among what was read, oldest first. */
+  approvals: StoredApproval[];
+  /** How many a list holds in all, set only when it holds more than INBOX_LIMIT. */
+  totals: { pending?: number; notice?: number };
+}
+
+export function inboxItems(waiting: Waiting, me: Approver, now = Date.now()): string {
+  const notes = truncationNotes(waiting.totals);
+  if (waiting.approvals.length === 0)
+    return `${notes}<p class="muted" id="empty">Nothing waiting for you.</p>`;
+  return notes + waiting.approvals.map((a) => item(a, me, now)).join('\n');
+}
+
+function truncationNotes(totals: Waiting['totals']): string {
+  const note = (total: number | undefined, what: string) =>
+    total === undefined
+      ? ''
+      : `<p class="muted truncated">Showing the oldest ${INBOX_LIMIT} of ${total} ${what} (those routed to you among them); newer ones appear as these are settled.</p>\n`;
+  return note(totals.pending, 'pending requests') + note(totals.notice, 'manual-step notices');
 }
 
 function item(a: StoredApproval, me: Approver, now: number): string {
@@ -39,11 +59,11 @@ ${actions}
 </section>`;
 }
 
-export function inboxPage(approvals: StoredApproval[], me: Approver, nonce: string): string {
+export function inboxPage(waiting: Waiting, me: Approver, nonce: string): string {
   return page(
     'Countersign inbox',
     `<h1>Approvals waiting for ${escapeHtml(me.name)} <span class="muted" id="live" style="font-size:13px">○ connecting</span></h1>
-<div id="items">${inboxItems(approvals, me)}</div>
+<div id="items">${inboxItems(waiting, me)}</div>
 <script nonce="${escapeHtml(nonce)}">${SCRIPT}</script>`,
   );
 }

@@ -11,7 +11,7 @@ import { ApproverDirectory } from '../auth/approver-directory';
 import type { Approver } from '../config/approvals-config.schema';
 import { sendPage } from '../html';
 import { LiveUpdates } from '../live/live-updates';
-import { inboxItems, inboxPage, signInPage } from './inbox-page';
+import { INBOX_LIMIT, inboxItems, inboxPage, signInPage, type Waiting } from './inbox-page';
 
 const HEARTBEAT_MS = 25_000;
 
@@ -85,14 +85,20 @@ export class InboxController {
     res.redirect(303, '/inbox');
   }
 
-  private async waitingFor(me: Approver): Promise<StoredApproval[]> {
+  private async waitingFor(me: Approver): Promise<Waiting> {
     const mine = this.directory.groupsOf(me.id);
-    const [pending, notices] = await Promise.all([
-      this.approvals.list('pending'),
-      this.approvals.list('notice'),
-    ]);
-    return [...pending, ...notices]
+    const [pending, notices] = await Promise.all([this.oldest('pending'), this.oldest('notice')]);
+    const approvals = [...pending.approvals, ...notices.approvals]
       .filter((a) => a.groups.some((g) => mine.includes(g)))
       .sort((a, b) => a.createdAt - b.createdAt);
+    return { approvals, totals: { pending: pending.total, notice: notices.total } };
+  }
+
+  /** The oldest INBOX_LIMIT entries of a list; `total` (one ZCARD) only when the list holds more. */
+  private async oldest(
+    status: 'pending' | 'notice',
+  ): Promise<{ approvals: StoredApproval[]; total?: number }> {
+    const page = await this.approvals.list({ statuses: [status], limit: INBOX_LIMIT });
+    return { approvals: page.approvals, total: page.next ? await this.approvals.count(status) : undefined };
   }
 }

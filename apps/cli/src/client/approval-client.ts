@@ -1,5 +1,11 @@
 // The approval service's API as an approver uses it (Bearer token): list, read and decide requests, read the audit.
-import type { ApprovalView, AuditEntry, AuditVerification, DecisionResult } from '@countersign/contracts';
+import {
+  APPROVAL_PAGE_LIMIT,
+  type ApprovalView,
+  type AuditEntry,
+  type AuditVerification,
+  type DecisionResult,
+} from '@countersign/contracts';
 import { CliError, ExitCode } from '../cli-error';
 import { errorMessage, requestJson, type HttpAnswer } from './http';
 
@@ -7,15 +13,52 @@ const SERVICE = 'approval service';
 
 export type ApprovalStatusFilter = 'pending' | 'decided' | 'expired';
 
+/** `approvals list` stops after this many requests unless told otherwise (`--limit`). */
+export const DEFAULT_LIST_MAX = 10_000;
+
+export interface ApprovalPage {
+  views: ApprovalView[];
+  /** Absolute URL of the next page; undefined on the last one. */
+  next?: string;
+}
+
 export class ApprovalClient {
   constructor(
     readonly baseUrl: string,
     private readonly token: string | undefined,
   ) {}
 
-  async list(status?: ApprovalStatusFilter): Promise<ApprovalView[]> {
-    const query = status ? `?status=${status}` : '';
-    return this.expectOk(await this.call<ApprovalView[]>('GET', `/approvals${query}`), 'approvals');
+  /** One page of `GET /approvals`; `next` is the absolute URL of the following page, if any. */
+  async page(
+    query: { status?: ApprovalStatusFilter; limit?: number } | { next: string },
+  ): Promise<ApprovalPage> {
+    const url =
+      'next' in query
+        ? query.next
+        : `${this.baseUrl}/approvals?${new URLSearchParams({
+            ...(query.status ? { status: query.status } : {}),
+            ...(query.limit ? { limit: String(query.limit) } : {}),
+          })}`;
+    const answer = await this.call<ApprovalView[]>('GET', url);
+    return { views: this.expectOk(answer, 'approvals'), next: this.nextPage(answer.link, url) };
+  }
+
+  /**
+   * Every request routed to this approver, following the `next` links page after page, up to `max` of them;
+   * `more` says that the service had more.
+   */
+  async list(
+    status?: ApprovalStatusFilter,
+    max = DEFAULT_LIST_MAX,
+  ): Promise<{ views: ApprovalView[]; more: boolean }> {
+    const views: ApprovalView[] = [];
+    let page = await this.page({ status, limit: Math.min(max, APPROVAL_PAGE_LIMIT.max) });
+    views.push(...page.views);
+    while (page.next && views.length < max) {
+      page = await this.page({ next: page.next });
+      views.push(...page.views);
+    }
+    return { views: views.slice(0, max), more: views.length > max || page.next !== undefined };
   }
 
   /** `undefined` when the service does not know the call or does not route it to this approver. */
@@ -44,13 +87,31 @@ export class ApprovalClient {
     return this.expectOk(await this.call('GET', '/audit/verify'), 'audit');
   }
 
+  /** `path` is below the base URL, or a whole URL of the same origin (a `next` link). */
   private call<T>(method: string, path: string, body?: unknown): Promise<HttpAnswer<T>> {
     if (!this.token)
       throw new CliError(
         'no approver token: pass --approver-token or set COUNTERSIGN_APPROVER_TOKEN',
         ExitCode.NotAuthorized,
       );
-    return requestJson<T>(SERVICE, `${this.baseUrl}${path}`, { method, token: this.token, body });
+    const url = path.startsWith('/') ? `${this.baseUrl}${path}` : path;
+    return requestJson<T>(SERVICE, url, { method, token: this.token, body });
+  }
+
+  /**
+   * The `rel="next"` target of a Link header, resolved against the page it came with. A link to another origin is
+   * refused: following it would send the approver token there.
+   */
+  private nextPage(link: string | undefined, from: string): string | undefined {
+    const target = link && /<([^>]*)>\s*;\s*rel="?next"?/i.exec(link)?.[1];
+    if (!target) return undefined;
+    const next = new URL(target, from);
+    if (next.origin !== new URL(from).origin || next.href === from)
+      throw new CliError(
+        `the approval service sent a next-page link that cannot be followed: ${target}`,
+        ExitCode.Failure,
+      );
+    return next.href;
   }
 
   private expectOk<T>(answer: HttpAnswer<T>, subject: string): T {

@@ -4,6 +4,8 @@ import { CliError, ExitCode } from '../cli-error';
 export interface HttpAnswer<T> {
   status: number;
   body: T;
+  /** The `Link` header, when the answer has one (a paged list). */
+  link?: string;
 }
 
 /** Calls `url`; throws CliError(Unreachable) when nothing answers. Returns any HTTP status. */
@@ -35,7 +37,7 @@ export async function requestJson<T = unknown>(
   } catch {
     // not JSON: keep the text, errorMessage() shows it
   }
-  return { status: response.status, body: body as T };
+  return { status: response.status, body: body as T, link: response.headers.get('link') ?? undefined };
 }
 
 export function unreachable(service: string, url: string, error: unknown): CliError {

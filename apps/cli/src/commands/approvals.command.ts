@@ -1,6 +1,6 @@
-// `countersign approvals list [--status]`: the requests routed to you, one line each (or JSON).
-import { Command, Option } from 'commander';
-import { ApprovalClient } from '../client/approval-client';
+// `countersign approvals list [--status] [--limit]`: the requests routed to you, one line each (or JSON).
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { ApprovalClient, DEFAULT_LIST_MAX } from '../client/approval-client';
 import { EXIT_CODES_HELP } from '../cli-error';
 import { approvalUrlOption, approverTokenOption, trimUrl } from '../options';
 import { approvalLine } from '../render';
@@ -9,13 +9,21 @@ export function approvalsCommand(): Command {
   const approvals = new Command('approvals').description('Approval requests routed to you');
   approvals
     .command('list')
-    .description('List the approval requests routed to your groups, oldest first')
+    .description(
+      'List the approval requests routed to your groups: pending (oldest first), then manual-step notices, ' +
+        'decided and expired (each in the order they were settled). Reads the service page by page.',
+    )
     .addOption(
       new Option('--status <status>', 'only requests in this state').choices([
         'pending',
         'decided',
         'expired',
       ]),
+    )
+    .addOption(
+      new Option('--limit <n>', 'print at most this many; a note on stderr says when more follow')
+        .argParser(positiveInteger)
+        .default(DEFAULT_LIST_MAX),
     )
     .option('--json', 'print the raw JSON')
     .addOption(approvalUrlOption())
@@ -24,18 +32,27 @@ export function approvalsCommand(): Command {
     .action(
       async (options: {
         status?: 'pending' | 'decided' | 'expired';
+        limit: number;
         json?: boolean;
         approvalUrl: string;
         approverToken?: string;
       }) => {
-        const views = await new ApprovalClient(trimUrl(options.approvalUrl), options.approverToken).list(
-          options.status,
-        );
+        const client = new ApprovalClient(trimUrl(options.approvalUrl), options.approverToken);
+        const { views, more } = await client.list(options.status, options.limit);
         if (options.json) process.stdout.write(`${JSON.stringify(views, null, 2)}\n`);
         else if (!views.length)
           process.stdout.write(`no ${options.status ?? ''} approval requests`.replace('  ', ' ') + '\n');
         else for (const view of views) process.stdout.write(`${approvalLine(view)}\n`);
+        if (more)
+          process.stderr.write(
+            `countersign: stopped after ${views.length} approval requests; more follow (raise --limit to see them)\n`,
+          );
       },
     );
   return approvals;
+}
+
+function positiveInteger(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
+  return Number(value);
 }

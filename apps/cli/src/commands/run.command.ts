@@ -69,7 +69,7 @@ async function runAgent(agent: string, input: string, options: RunOptions): Prom
       ? new ApprovalClient(trimUrl(options.approvalUrl), options.approverToken)
       : undefined;
   // Fail before starting anything when the token is wrong or the approval service is down.
-  if (approvals) await approvals.list('pending');
+  if (approvals) await approvals.page({ status: 'pending', limit: 1 });
 
   const runId = await worker.startRun({
     agent,
