@@ -164,7 +164,19 @@ describe('faults', () => {
         await deployment.startRuns(jobs);
         await parkAll(deployment, desk, calls.length);
 
-        await redis.restart();
+        // While Redis is down, health says so at once (it does not wait on the clients' reconnect attempts).
+        await redis.kill();
+        try {
+          for (const w of workers) {
+            const res = await fetch(`${w.url}/health`, { signal: AbortSignal.timeout(3_000) });
+            expect({ status: res.status, body: await res.json() }).toMatchObject({
+              status: 503,
+              body: { redis: 'down' },
+            });
+          }
+        } finally {
+          await redis.restart();
+        }
         await waitFor(
           async () => (await Promise.all(workers.map((w) => fetch(`${w.url}/health`)))).every((r) => r.ok),
           'workers healthy again',

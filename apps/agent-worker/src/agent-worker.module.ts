@@ -80,7 +80,7 @@ export class AgentWorkerModule {
       providers: [
         { provide: SETTINGS, useValue: settings },
         { provide: WorkerMetrics, useValue: new WorkerMetrics() },
-        { provide: Connections, useFactory: () => new Connections(config) },
+        { provide: Connections, useFactory: () => new Connections(config, logger) },
         {
           provide: AuditLog,
           useFactory: (c: Connections) => new AuditLog(c.commands, config.KEY_PREFIX, 'agent-worker'),

@@ -6,3 +6,28 @@ export type { Logger } from 'pino';
 export function createLogger(service: string, level = 'info'): Logger {
   return pino({ name: service, level, base: { service } });
 }
+
+/**
+ * For errors that repeat as fast as a client reconnects (Redis down): the first occurrence of each distinct
+ * `(context, message)` is logged at once, repeats at most once per `everyMs` with how many were skipped, so an
+ * outage is visible without a line per reconnect attempt.
+ */
+export function throttledErrorLog(
+  logger: Logger,
+  msg: string,
+  everyMs = 30_000,
+): (context: Record<string, unknown>, error: Error) => void {
+  const seen = new Map<string, { loggedAt: number; skipped: number }>();
+  return (context, error) => {
+    const key = `${JSON.stringify(context)} ${error.message}`;
+    const now = Date.now();
+    const last = seen.get(key);
+    if (last && now - last.loggedAt < everyMs) {
+      last.skipped++;
+      return;
+    }
+    if (seen.size > 100) seen.clear(); // distinct errors are few; never let the map grow with odd messages
+    seen.set(key, { loggedAt: now, skipped: 0 });
+    logger.error({ ...context, err: error.message, repeatedSinceLastLine: last?.skipped }, msg);
+  };
+}

@@ -69,7 +69,8 @@ export class OwnRedisServer {
   /** SIGKILL: no shutdown save, no goodbye to clients. What survives is what the AOF had on disk. */
   async kill(): Promise<void> {
     const proc = this.process;
-    if (!proc || proc.exitCode !== null) return;
+    // Already gone: exitCode is set by an exit, signalCode by a kill.
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
     const exited = new Promise((resolve) => proc.once('exit', resolve));
     proc.kill('SIGKILL');
     await exited;

@@ -1,4 +1,5 @@
 import { Controller, Get, Header, HttpException, Inject } from '@nestjs/common';
+import { redisAnswers } from '@countersign/platform';
 import { Connections } from '../queues/connections';
 import { QueueWorkers } from '../queues/queue-workers';
 import { WorkerMetrics } from './worker-metrics';
@@ -14,10 +15,7 @@ export class HealthController {
   /** 200 when Redis answers and the queue workers run; 503 naming what is down otherwise. */
   @Get('health')
   async health(): Promise<{ status: 'ok'; redis: 'up'; queues: 'running' }> {
-    const redis = await this.connections.commands.ping().then(
-      (pong) => pong === 'PONG',
-      () => false,
-    );
+    const redis = await redisAnswers(this.connections.commands);
     const queues = await this.workers.isRunning();
     if (!redis || !queues) {
       throw new HttpException(

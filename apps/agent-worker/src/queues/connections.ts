@@ -2,7 +2,7 @@
 // so a graceful shutdown never cuts a connection under an in-flight job.
 import { Queue, type DefaultJobOptions } from 'bullmq';
 import { QueueName } from '@countersign/contracts';
-import { createRedis, type RedisClient } from '@countersign/platform';
+import { createRedis, type Logger, type RedisClient, throttledErrorLog } from '@countersign/platform';
 import type { AgentWorkerConfig } from '../config/worker-config';
 
 export class Connections {
@@ -15,11 +15,14 @@ export class Connections {
   readonly queues: Record<QueueName, Queue>;
   readonly defaultJobOptions: DefaultJobOptions;
 
-  constructor(private readonly config: AgentWorkerConfig) {
+  constructor(
+    private readonly config: AgentWorkerConfig,
+    logger: Logger,
+  ) {
     const target = { url: config.REDIS_URL, clusterNodes: config.REDIS_CLUSTER_NODES };
-    this.commands = createRedis(target, { name: 'agent-worker' });
-    this.subscriber = createRedis(target, { name: 'agent-worker-events' });
-    this.workers = createRedis(target, { blocking: true, name: 'agent-worker-queues' });
+    this.commands = createRedis(target, { name: 'agent-worker', logger });
+    this.subscriber = createRedis(target, { name: 'agent-worker-events', logger });
+    this.workers = createRedis(target, { blocking: true, name: 'agent-worker-queues', logger });
     // Only what the job itself must carry: BullMQ stores a job's options in its hash, so every option
     // here costs bytes in each queued approval request. How long finished jobs are kept is the
     // consuming Worker's `removeOnComplete` (an hour, so a retried publish with the same job ID is still
@@ -28,12 +31,15 @@ export class Connections {
       attempts: config.JOB_ATTEMPTS,
       backoff: { type: 'exponential', delay: config.JOB_BACKOFF_MS },
     };
+    // While Redis is down every reconnect attempt is an error event: logged, throttled (an unheard one is
+    // printed by BullMQ with its stack, once per attempt).
+    const reportError = throttledErrorLog(logger, 'queue producer error');
     const queue = (name: QueueName) =>
       new Queue(name, {
         connection: this.commands,
         prefix: config.QUEUE_PREFIX,
         defaultJobOptions: this.defaultJobOptions,
-      });
+      }).on('error', (error) => reportError({ queue: name }, error));
     this.queues = {
       [QueueName.AgentRuns]: queue(QueueName.AgentRuns),
       [QueueName.ApprovalRequests]: queue(QueueName.ApprovalRequests),

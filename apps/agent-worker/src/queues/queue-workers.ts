@@ -2,7 +2,7 @@
 // timings), started after boot and closed first on shutdown, letting in-flight jobs finish.
 import { type Job, Worker } from 'bullmq';
 import { QueueName } from '@countersign/contracts';
-import type { Logger } from '@countersign/platform';
+import { type Logger, throttledErrorLog } from '@countersign/platform';
 import type { AgentWorkerConfig } from '../config/worker-config';
 import type { Connections } from './connections';
 import type { QueueHandler } from './processors';
@@ -17,6 +17,7 @@ export class QueueWorkers {
   ) {}
 
   start(handlers: Partial<Record<QueueName, QueueHandler>>): void {
+    const reportError = throttledErrorLog(this.logger, 'queue worker error');
     for (const [queue, handler] of Object.entries(handlers) as [QueueName, QueueHandler][]) {
       const worker = new Worker(queue, handler.process, {
         connection: this.connections.workers,
@@ -34,7 +35,7 @@ export class QueueWorkers {
         this.logger.warn({ queue, job: job?.id, name: job?.name, err: error.message }, 'job failed');
         if (job) void this.afterFailure(queue, handler, job, error);
       });
-      worker.on('error', (error) => this.logger.error({ queue, err: error.message }, 'queue worker error'));
+      worker.on('error', (error) => reportError({ queue }, error));
       this.workers.push(worker);
     }
   }

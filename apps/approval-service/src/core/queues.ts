@@ -2,17 +2,29 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { Queue, type DefaultJobOptions } from 'bullmq';
 import { ApprovalServiceQueueName, QueueName } from '@countersign/contracts';
+import { type Logger, throttledErrorLog } from '@countersign/platform';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import { RedisConnections } from './redis-connections';
+import { LOGGER } from './tokens';
 
 @Injectable()
 export class Queues implements OnApplicationShutdown {
   readonly decisions: Queue;
   readonly notifications: Queue;
 
-  constructor(@Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig, redis: RedisConnections) {
+  constructor(
+    @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
+    redis: RedisConnections,
+    @Inject(LOGGER) logger: Logger,
+  ) {
+    // Producers share the auto-pipelined command connection. While Redis is down every reconnect attempt is an
+    // error event: logged, throttled (an unheard one is printed by BullMQ with its stack, once per attempt).
+    const reportError = throttledErrorLog(logger, 'queue producer error');
     const queue = (name: string, defaultJobOptions: DefaultJobOptions) =>
-      new Queue(name, { connection: redis.commands, prefix: env.QUEUE_PREFIX, defaultJobOptions });
+      new Queue(name, { connection: redis.commands, prefix: env.QUEUE_PREFIX, defaultJobOptions }).on(
+        'error',
+        (error) => reportError({ queue: name }, error),
+      );
     // Retention (finished jobs kept an hour, failed ones kept) is the consuming workers' option, not stored
     // in every job.
     this.decisions = queue(QueueName.ApprovalDecisions, {

@@ -1,7 +1,8 @@
 // The service's Redis connections: commands, BullMQ (blocking-safe) and pub/sub subscriptions.
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { createRedis, type RedisClient } from '@countersign/platform';
+import { createRedis, type Logger, type RedisClient } from '@countersign/platform';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
+import { LOGGER } from './tokens';
 
 @Injectable()
 export class RedisConnections implements OnApplicationShutdown {
@@ -12,11 +13,14 @@ export class RedisConnections implements OnApplicationShutdown {
   /** Subscriber of the live-update channel. */
   readonly subscriber: RedisClient;
 
-  constructor(@Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig) {
+  constructor(
+    @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
+    @Inject(LOGGER) logger: Logger,
+  ) {
     const target = { url: env.REDIS_URL, clusterNodes: env.REDIS_CLUSTER_NODES };
-    this.commands = createRedis(target, { name: 'approval-service' });
-    this.bull = createRedis(target, { blocking: true, name: 'approval-service-bullmq' });
-    this.subscriber = createRedis(target, { name: 'approval-service-sub' });
+    this.commands = createRedis(target, { name: 'approval-service', logger });
+    this.bull = createRedis(target, { blocking: true, name: 'approval-service-bullmq', logger });
+    this.subscriber = createRedis(target, { name: 'approval-service-sub', logger });
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -1,5 +1,6 @@
 // Liveness with its dependencies (Redis, queues, due timers) and Prometheus metrics.
 import { Controller, Get, Header, ServiceUnavailableException } from '@nestjs/common';
+import { redisAnswers } from '@countersign/platform';
 import { Metrics } from '../core/metrics';
 import { Queues } from '../core/queues';
 import { RedisConnections } from '../core/redis-connections';
@@ -22,8 +23,13 @@ export class HealthController {
     /** Expiry/escalation timers: all of them, and those past due (a growing `due` means sweeps fall behind). */
     timers: { scheduled: number; due: number };
   }> {
+    if (!(await redisAnswers(this.redis.commands)))
+      throw new ServiceUnavailableException({
+        status: 'unavailable',
+        redis: 'down',
+        error: 'Redis does not answer',
+      });
     try {
-      await this.redis.commands.ping();
       const counts = await Promise.all(
         this.queues.all.map(
           async (q) => [q.name, await q.getJobCounts('waiting', 'active', 'delayed', 'failed')] as const,

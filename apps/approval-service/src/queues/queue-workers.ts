@@ -1,7 +1,7 @@
 // Starts one BullMQ Worker per processor once the app is up, and stops them (finishing active jobs) on close.
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { Worker } from 'bullmq';
-import type { Logger } from '@countersign/platform';
+import { type Logger, throttledErrorLog } from '@countersign/platform';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import { RedisConnections } from '../core/redis-connections';
 import { LOGGER } from '../core/tokens';
@@ -25,6 +25,7 @@ export class QueueWorkers implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    const reportError = throttledErrorLog(this.logger, 'worker error');
     for (const processor of this.processors) {
       const worker = new Worker(processor.queueName, (job) => processor.process(job), {
         connection: this.redis.bull,
@@ -53,9 +54,7 @@ export class QueueWorkers implements OnApplicationBootstrap, OnModuleDestroy {
           .onFailed?.(job, error, final)
           .catch((e: unknown) => this.logger.error({ err: e }, 'failure handler failed'));
       });
-      worker.on('error', (error) =>
-        this.logger.error({ queue: processor.queueName, err: error }, 'worker error'),
-      );
+      worker.on('error', (error) => reportError({ queue: processor.queueName }, error));
       this.workers.push(worker);
     }
     await Promise.all(this.workers.map((w) => w.waitUntilReady()));
