@@ -201,5 +201,24 @@ describe('faults', () => {
         await deployment.close();
       }
     });
+
+    it('a worker told to stop while Redis is down exits after SHUTDOWN_TIMEOUT_MS instead of waiting for Redis', async () => {
+      const deployment = new Deployment('fault-redis-stop', { url: redis.url, owned: true });
+      try {
+        const [worker] = await deployment.startWorkers(1, { SHUTDOWN_TIMEOUT_MS: '1000' });
+        await redis.kill();
+        try {
+          const started = Date.now();
+          const exit = await worker.stop();
+          // Exit code 1 of its own (not the test's SIGKILL after 15 s), about a second after SIGTERM.
+          expect(exit).toEqual({ code: 1, signal: null });
+          expect(Date.now() - started).toBeLessThan(10_000);
+        } finally {
+          await redis.restart();
+        }
+      } finally {
+        await deployment.close();
+      }
+    });
   });
 });

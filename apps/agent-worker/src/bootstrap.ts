@@ -13,6 +13,8 @@ export interface RunningAgentWorker {
   url: string;
   /** Graceful: finishes in-flight jobs (tool calls), then closes workers, queues and Redis. */
   close(): Promise<void>;
+  /** SHUTDOWN_TIMEOUT_MS: how long main.ts lets close() run before it exits anyway. */
+  shutdownTimeoutMs: number;
 }
 
 /** Throws a ConfigError naming the bad variable (or config field) instead of starting. */
@@ -38,5 +40,10 @@ export async function startAgentWorker(
   );
 
   let closing: Promise<void> | undefined;
-  return { app, url, close: () => (closing ??= app.close()) };
+  return {
+    app,
+    url,
+    close: () => (closing ??= app.close()),
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+  };
 }

@@ -104,15 +104,18 @@ export class WorkerProcess {
     await exited;
   }
 
-  /** SIGTERM: the worker finishes in-flight calls first. */
-  async stop(): Promise<void> {
+  /** SIGTERM: the worker finishes in-flight calls first. Killed (-9) if it has not exited after 15 s. */
+  async stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null } | undefined> {
     const proc = this.proc;
-    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return undefined;
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      proc.once('exit', (code, signal) => resolve({ code, signal })),
+    );
     proc.kill('SIGTERM');
     const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000);
-    await exited;
+    const how = await exited;
     clearTimeout(timer);
+    return how;
   }
 
   async restart(): Promise<void> {

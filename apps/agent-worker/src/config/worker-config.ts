@@ -24,6 +24,12 @@ export const AgentWorkerEnvSchema = BaseEnvSchema.extend({
    * and asks again. Fresher, it waits for the result. Keep it several heartbeats long (at least 3).
    */
   EXECUTION_STALE_MS: milliseconds(10_000),
+  /**
+   * How long a graceful stop (SIGTERM/SIGINT) may take to finish in-flight jobs and tool calls before the process
+   * exits anyway (code 1), e.g. when Redis is gone and nothing can be recorded. What it cut short is handled as
+   * after a crash: jobs are redelivered, an interrupted call is asked about again. A second signal exits at once.
+   */
+  SHUTDOWN_TIMEOUT_MS: milliseconds(60_000),
   /** Attempts of a job that throws (e.g. the model provider is down) before the run is failed. */
   JOB_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
   JOB_BACKOFF_MS: z.coerce.number().int().min(0).max(600_000).default(1_000),
