@@ -75,6 +75,8 @@ export async function startPrivateRedis(): Promise<PrivateRedis | undefined> {
   const exited = new Promise<void>((done) => proc.once('exit', () => done()));
   const url = `redis://127.0.0.1:${port}`;
   const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  // Refused connections before the server listens reject connect() below; this only keeps ioredis quiet.
+  probe.on('error', () => undefined);
   try {
     for (let attempt = 0; ; attempt++) {
       if (proc.exitCode !== null) throw new Error(`redis-server exited: ${output.slice(-2_000)}`);
