@@ -1,6 +1,7 @@
 // Full approval round trips: POST /runs → the worker parks the run → approval-requests → the approval
 // service → an approver stand-in (inbox SSE + REST) POSTs "approve" → approval-decisions → a worker resumes
 // the run and runs restart_service → the run completes.
+import type { ApprovalView } from '@countersign/contracts';
 import type { Child } from '../support/processes';
 import { Flow } from '../support/flow';
 import { getJson, openEventStream, sendJson } from '../support/http';
@@ -117,10 +118,11 @@ export async function roundTrips(o: RoundTripOptions): Promise<RoundTripResult> 
   let lastDone = 0;
   const sweep = setInterval(async () => {
     if (flow.done !== lastDone || flow.done >= o.runs) return void (lastDone = flow.done);
-    const res = await getJson<{ callId: string }[]>(`${o.approvalUrl}/approvals?status=pending`, auth).catch(
-      () => undefined,
-    );
-    if (res?.status === 200) for (const a of res.body) offer(a.callId);
+    const res = await getJson<ApprovalView[]>(
+      `${o.approvalUrl}/approvals?status=pending&limit=500`,
+      auth,
+    ).catch(() => undefined);
+    if (res?.status === 200) for (const a of res.body) offer(a.request.callId);
   }, 2_000);
 
   const commandsBefore = await commandCalls(o.redis);

@@ -66,7 +66,7 @@ describe('Redis Cluster (three masters)', () => {
       for (;;) {
         const states = await deployment.runStates(runIds);
         if (states.every((s) => s.status === 'completed' || s.status === 'failed')) break;
-        const res = await fetch(`${approvals.url}/approvals?status=pending`, {
+        const res = await fetch(`${approvals.url}/approvals?status=pending&limit=500`, {
           headers: { Authorization: `Bearer ${SYSTEM_APPROVERS.bob.apiToken}` },
         });
         const pending = ((await res.json()) as ApprovalView[]).sort(() => Math.random() - 0.5);
