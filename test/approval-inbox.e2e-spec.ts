@@ -2,8 +2,8 @@
 import type { Browser } from 'playwright-core';
 import { launchChromium } from './support/browser';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
-import { approvalRequest, AgentSideQueues } from './support/approval-harness';
-import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
+import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
+import { deletePrefixedKeys, uniquePrefixes, waitFor } from './support/redis';
 
 jest.setTimeout(60_000);
 
@@ -22,18 +22,10 @@ let queues: AgentSideQueues;
 let browser: Browser;
 
 beforeAll(async () => {
-  service = await startApprovalService(
-    {
-      REDIS_URL: TEST_REDIS_URL,
-      KEY_PREFIX: prefixes.keyPrefix,
-      QUEUE_PREFIX: prefixes.queuePrefix,
-      DECISION_SIGNING_SECRET: 'decision-secret-0123456789',
-      LINK_TOKEN_SECRET: 'link-secret-0123456789',
-      APPROVALS_CONFIG: JSON.stringify(APPROVALS),
-      LOG_LEVEL: 'silent',
-    },
-    { port: 0, host: '127.0.0.1' },
-  );
+  service = await startApprovalService(approvalServiceEnv(prefixes, APPROVALS), {
+    port: 0,
+    host: '127.0.0.1',
+  });
   queues = new AgentSideQueues(prefixes);
   browser = await launchChromium();
 });

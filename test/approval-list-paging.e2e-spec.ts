@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { encodeApprovalCursor, type ApprovalRequest, type ApprovalView } from '@countersign/contracts';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
 import { ApprovalStore } from '../apps/approval-service/src/approvals/approval-store';
-import { approvalRequest, AgentSideQueues } from './support/approval-harness';
+import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
 
 jest.setTimeout(30_000);
@@ -27,18 +27,10 @@ let queues: AgentSideQueues;
 let redis: Redis;
 
 beforeAll(async () => {
-  service = await startApprovalService(
-    {
-      REDIS_URL: TEST_REDIS_URL,
-      KEY_PREFIX: prefixes.keyPrefix,
-      QUEUE_PREFIX: prefixes.queuePrefix,
-      DECISION_SIGNING_SECRET: 'decision-secret-0123456789',
-      LINK_TOKEN_SECRET: 'link-secret-0123456789',
-      APPROVALS_CONFIG: JSON.stringify(APPROVALS),
-      LOG_LEVEL: 'silent',
-    },
-    { port: 0, host: '127.0.0.1' },
-  );
+  service = await startApprovalService(approvalServiceEnv(prefixes, APPROVALS), {
+    port: 0,
+    host: '127.0.0.1',
+  });
   queues = new AgentSideQueues(prefixes);
   redis = new Redis(TEST_REDIS_URL);
 });

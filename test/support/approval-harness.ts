@@ -33,6 +33,24 @@ export function approvalRequest(over: Partial<ApprovalRequest> = {}): ApprovalRe
   };
 }
 
+/** An approval service's environment on the test Redis, under `prefixes`, with test secrets; `extra` adds or overrides. */
+export function approvalServiceEnv(
+  prefixes: TestPrefixes,
+  approvals: unknown,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    REDIS_URL: TEST_REDIS_URL,
+    KEY_PREFIX: prefixes.keyPrefix,
+    QUEUE_PREFIX: prefixes.queuePrefix,
+    DECISION_SIGNING_SECRET: 'decision-secret-0123456789',
+    LINK_TOKEN_SECRET: 'link-secret-0123456789',
+    APPROVALS_CONFIG: JSON.stringify(approvals),
+    LOG_LEVEL: 'silent',
+    ...extra,
+  };
+}
+
 /** The two public queues as the agent worker sees them. */
 export class AgentSideQueues {
   readonly connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
