@@ -3,11 +3,11 @@
 // script or transaction whose keys span slots (CROSSSLOT), so runs completing here prove every such key
 // set shares a hash tag; the keys are then checked on the masters themselves.
 import { Redis } from 'ioredis';
-import { type ApprovalView, runKey } from '@countersign/contracts';
-import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
-import { SYSTEM_APPROVALS_CONFIG, SYSTEM_APPROVERS, SYSTEM_SECRETS } from '../support/system';
-import { TEST_SECRET } from '../support/agent-worker-harness';
+import { runKey } from '@countersign/contracts';
+import type { RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
+import { SYSTEM_APPROVERS } from '../support/system';
 import { openEventStream } from '../../bench/support/http';
+import { decideAllThroughApi, startApprovalServiceFor } from './support/approval-desk';
 import { Deployment } from './support/deployment';
 import { OwnRedisCluster } from './support/redis-servers';
 import { ScenarioTally } from './support/scenario-tally';
@@ -36,18 +36,7 @@ describe('Redis Cluster (three masters)', () => {
       const { runs, jobs } = planRuns(ROUND_TRIP_RUNS, 'C');
       await deployment.addServices(runs.flatMap((r) => r.calls.map((c) => c.service)));
       const workers = await deployment.startWorkers(3, LOAD_WORKER_ENV);
-      approvals = await startApprovalService(
-        deployment.env({
-          DECISION_SIGNING_SECRET: TEST_SECRET,
-          LINK_TOKEN_SECRET: SYSTEM_SECRETS.LINK_TOKEN_SECRET,
-          APPROVALS_CONFIG: JSON.stringify({
-            ...SYSTEM_APPROVALS_CONFIG,
-            defaults: { channels: ['web'], expiresIn: '30m' },
-          }),
-          LOG_LEVEL: 'warn',
-        }),
-        { port: 0, host: '127.0.0.1' },
-      );
+      approvals = await startApprovalServiceFor(deployment);
       // Live updates cross the cluster too: every request is announced (from the script that stores it).
       const announced = new Set<string>();
       const inbox = await openEventStream(
@@ -60,31 +49,9 @@ describe('Redis Cluster (three masters)', () => {
       );
       await deployment.startRuns(jobs);
 
-      // Bob decides whatever is pending, in random order, some twice (the second is refused with 409).
+      // Bob decides whatever is pending, in random order (a call still listed after his vote is voted on again).
       const runIds = runs.map((r) => r.runId);
-      const decided = new Set<string>();
-      for (;;) {
-        const states = await deployment.runStates(runIds);
-        if (states.every((s) => s.status === 'completed' || s.status === 'failed')) break;
-        const res = await fetch(`${approvals.url}/approvals?status=pending&limit=500`, {
-          headers: { Authorization: `Bearer ${SYSTEM_APPROVERS.bob.apiToken}` },
-        });
-        const pending = ((await res.json()) as ApprovalView[]).sort(() => Math.random() - 0.5);
-        for (const p of pending) {
-          const again = decided.has(p.request.callId);
-          const vote = await fetch(`${approvals.url}/approvals/${p.request.callId}/decisions`, {
-            method: 'POST',
-            headers: {
-              Authorization: `Bearer ${SYSTEM_APPROVERS.bob.apiToken}`,
-              'content-type': 'application/json',
-            },
-            body: JSON.stringify({ decision: mostlyApprove(p.request) }),
-          });
-          if (again && vote.status === 409) tally.refusedAsExpected();
-          decided.add(p.request.callId);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await decideAllThroughApi(approvals.url, deployment, runIds, mostlyApprove, tally);
       await checkRuns(deployment, workers[1], runs, { verdict: mostlyApprove }, tally);
       inbox.close();
       const calls = runs.flatMap((r) => r.calls.map((c) => c.callId));

@@ -2,6 +2,8 @@
 // and while approved tools execute, then restarted; and the Redis server itself killed (AOF, fsync always)
 // and restarted with runs parked. Every run ends; no approved call runs more than once per approved
 // attempt (counted on /demo/infra); every call a dead worker was executing is asked about again.
+import type { RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
+import { decideAllThroughApi, pendingApprovals, startApprovalServiceFor } from './support/approval-desk';
 import { DecisionDesk } from './support/decision-desk';
 import { Deployment } from './support/deployment';
 import { type OwnRedisServer, startDurableRedis } from './support/redis-servers';
@@ -198,6 +200,56 @@ describe('faults', () => {
         tally.expectClean();
       } finally {
         await desk.close();
+        await deployment.close();
+      }
+    });
+
+    it('loses nothing the approval service holds: every pending request and parked run survives, each decided once', async () => {
+      const tally = new ScenarioTally('Redis kill -9 + restart with the approval service (AOF)');
+      const deployment = new Deployment('fault-redis-approvals', { url: redis.url, owned: true });
+      let approvals: RunningApprovalService | undefined;
+      try {
+        const { runs, jobs } = planRuns(40, 'S');
+        const runIds = runs.map((r) => r.runId);
+        const callIds = runs.flatMap((r) => r.calls.map((c) => c.callId)).sort();
+        await deployment.addServices(runs.flatMap((r) => r.calls.map((c) => c.service)));
+        const workers = await deployment.startWorkers(2, FAST_RECOVERY);
+        approvals = await startApprovalServiceFor(deployment);
+        const service = approvals;
+        const pendingCallIds = async () =>
+          (await pendingApprovals(service.url)).map((p) => p.request.callId).sort();
+        await deployment.startRuns(jobs);
+        await waitFor(
+          async () => (await pendingCallIds()).join() === callIds.join(),
+          `${callIds.length} pending approvals`,
+          60_000,
+          100,
+        );
+
+        await redis.restart();
+        await waitFor(
+          async () =>
+            (
+              await Promise.all(
+                [...workers.map((w) => w.url), service.url].map((url) => fetch(`${url}/health`)),
+              )
+            ).every((r) => r.ok),
+          'workers and approval service healthy again',
+          30_000,
+          100,
+        );
+        expect(await pendingCallIds()).toEqual(callIds);
+        const parked = await deployment.runStates(runIds);
+        expect(parked.filter((s) => s.status !== 'awaiting_confirmation')).toEqual([]);
+
+        await decideAllThroughApi(service.url, deployment, runIds, mostlyApprove, tally, {
+          duplicateShare: 0.2,
+        });
+        await checkRuns(deployment, workers[0], runs, { verdict: mostlyApprove }, tally);
+        tally.expectClean();
+        expect(await pendingCallIds()).toEqual([]);
+      } finally {
+        await approvals?.close();
         await deployment.close();
       }
     });
