@@ -1,7 +1,8 @@
 // Faults: worker processes killed with SIGKILL while runs are parked, while decisions are being applied
 // and while approved tools execute, then restarted; and the Redis server itself killed (AOF, fsync always)
-// and restarted with runs parked. Every run ends; no approved call runs more than once per approved
-// attempt (counted on /demo/infra); every call a dead worker was executing is asked about again.
+// and restarted with runs parked, also with the approval service holding their requests. Every run ends; no
+// approved call runs more than once per approved attempt (counted on /demo/infra); every call a dead worker was
+// executing is asked about again.
 import type { RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
 import { decideAllThroughApi, pendingApprovals, startApprovalServiceFor } from './support/approval-desk';
 import { DecisionDesk } from './support/decision-desk';
