@@ -10,6 +10,11 @@ export class Connections {
   readonly commands: RedisClient;
   /** Pub/sub subscriber for run events (a subscribed connection can run nothing else). */
   readonly subscriber: RedisClient;
+  /**
+   * BullMQ's producers (`Queue.add`), auto-pipelined. Not `commands`: BullMQ defines its 64 scripts on the
+   * connection it uses, and ioredis copies every defined script into each auto-pipeline batch it builds.
+   */
+  readonly producers: RedisClient;
   /** Shared by the BullMQ workers (BullMQ duplicates it for its blocking reads). */
   readonly workers: RedisClient;
   readonly queues: Record<QueueName, Queue>;
@@ -22,6 +27,7 @@ export class Connections {
     const target = { url: config.REDIS_URL, clusterNodes: config.REDIS_CLUSTER_NODES };
     this.commands = createRedis(target, { name: 'agent-worker', logger });
     this.subscriber = createRedis(target, { name: 'agent-worker-events', logger });
+    this.producers = createRedis(target, { name: 'agent-worker-producers', logger });
     this.workers = createRedis(target, { blocking: true, name: 'agent-worker-queues', logger });
     // Only what the job itself must carry: BullMQ stores a job's options in its hash, so every option
     // here costs bytes in each queued approval request. How long finished jobs are kept is the
@@ -36,7 +42,7 @@ export class Connections {
     const reportError = throttledErrorLog(logger, 'queue producer error');
     const queue = (name: QueueName) =>
       new Queue(name, {
-        connection: this.commands,
+        connection: this.producers,
         prefix: config.QUEUE_PREFIX,
         defaultJobOptions: this.defaultJobOptions,
       }).on('error', (error) => reportError({ queue: name }, error));
@@ -53,6 +59,8 @@ export class Connections {
 
   async close(): Promise<void> {
     await Promise.allSettled(Object.values(this.queues).map((q) => q.close()));
-    await Promise.allSettled([this.commands, this.subscriber, this.workers].map((c) => c.quit()));
+    await Promise.allSettled(
+      [this.commands, this.subscriber, this.producers, this.workers].map((c) => c.quit()),
+    );
   }
 }

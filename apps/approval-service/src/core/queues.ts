@@ -17,11 +17,11 @@ export class Queues implements OnApplicationShutdown {
     redis: RedisConnections,
     @Inject(LOGGER) logger: Logger,
   ) {
-    // Producers share the auto-pipelined command connection. While Redis is down every reconnect attempt is an
+    // Producers have an auto-pipelined connection of their own (see RedisConnections.producers). While Redis is down every reconnect attempt is an
     // error event: logged, throttled (an unheard one is printed by BullMQ with its stack, once per attempt).
     const reportError = throttledErrorLog(logger, 'queue producer error');
     const queue = (name: string, defaultJobOptions: DefaultJobOptions) =>
-      new Queue(name, { connection: redis.commands, prefix: env.QUEUE_PREFIX, defaultJobOptions }).on(
+      new Queue(name, { connection: redis.producers, prefix: env.QUEUE_PREFIX, defaultJobOptions }).on(
         'error',
         (error) => reportError({ queue: name }, error),
       );

@@ -8,7 +8,12 @@ import { LOGGER } from './tokens';
 export class RedisConnections implements OnApplicationShutdown {
   /** Plain commands and Lua scripts. */
   readonly commands: RedisClient;
-  /** Shared by BullMQ queues and workers (maxRetriesPerRequest: null); workers duplicate it for blocking calls. */
+  /**
+   * BullMQ's producers (`Queue.add`), auto-pipelined. Not `commands`: BullMQ defines its 64 scripts on the
+   * connection it uses, and ioredis copies every defined script into each auto-pipeline batch it builds.
+   */
+  readonly producers: RedisClient;
+  /** Shared by the BullMQ workers (maxRetriesPerRequest: null); they duplicate it for blocking calls. */
   readonly bull: RedisClient;
   /** Subscriber of the live-update channel. */
   readonly subscriber: RedisClient;
@@ -19,13 +24,16 @@ export class RedisConnections implements OnApplicationShutdown {
   ) {
     const target = { url: env.REDIS_URL, clusterNodes: env.REDIS_CLUSTER_NODES };
     this.commands = createRedis(target, { name: 'approval-service', logger });
+    this.producers = createRedis(target, { name: 'approval-service-producers', logger });
     this.bull = createRedis(target, { blocking: true, name: 'approval-service-bullmq', logger });
     this.subscriber = createRedis(target, { name: 'approval-service-sub', logger });
   }
 
   async onApplicationShutdown(): Promise<void> {
     await Promise.all(
-      [this.commands, this.bull, this.subscriber].map((c) => c.quit().catch(() => c.disconnect())),
+      [this.commands, this.producers, this.bull, this.subscriber].map((c) =>
+        c.quit().catch(() => c.disconnect()),
+      ),
     );
   }
 }
