@@ -9,9 +9,9 @@ import type { TimerKind } from '../apps/approval-service/src/approvals/approval-
 import { ApprovalsService } from '../apps/approval-service/src/approvals/approvals.service';
 import { DueTimers } from '../apps/approval-service/src/timers/due-timers';
 import { slackSignature } from '../apps/approval-service/src/slack/slack-signature';
-import { approvalRequest, AgentSideQueues } from './support/approval-harness';
+import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
 import { FakeSlackApi } from './support/fake-slack-api';
-import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
+import { deletePrefixedKeys, uniquePrefixes, waitFor } from './support/redis';
 import { SmtpCapture } from './support/smtp-capture';
 
 jest.setTimeout(20_000);
@@ -72,21 +72,15 @@ const smtp = new SmtpCapture();
 beforeAll(async () => {
   const [slackUrl, smtpUrl] = await Promise.all([slack.start(), smtp.start()]);
   service = await startApprovalService(
-    {
-      REDIS_URL: TEST_REDIS_URL,
-      KEY_PREFIX: prefixes.keyPrefix,
-      QUEUE_PREFIX: prefixes.queuePrefix,
+    approvalServiceEnv(prefixes, APPROVALS, {
       DECISION_SIGNING_SECRET,
-      LINK_TOKEN_SECRET: 'link-secret-0123456789',
-      APPROVALS_CONFIG: JSON.stringify(APPROVALS),
       SLACK_BOT_TOKEN: 'xoxb-test-token',
       SLACK_SIGNING_SECRET,
       SLACK_API_URL: slackUrl,
       SMTP_URL: smtpUrl,
       NOTIFY_BACKOFF: '50ms',
       TIMER_SWEEP_MS: '50',
-      LOG_LEVEL: 'silent',
-    },
+    }),
     { port: 0, host: '127.0.0.1' },
   );
   queues = new AgentSideQueues(prefixes);

@@ -12,7 +12,7 @@ import { startApprovalService, type RunningApprovalService } from '../apps/appro
 import { ApprovalStore } from '../apps/approval-service/src/approvals/approval-store';
 import { DueTimers } from '../apps/approval-service/src/timers/due-timers';
 import { slackSignature } from '../apps/approval-service/src/slack/slack-signature';
-import { approvalRequest, AgentSideQueues } from './support/approval-harness';
+import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
 import { FakeSlackApi } from './support/fake-slack-api';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
 import { SmtpCapture } from './support/smtp-capture';
@@ -59,13 +59,8 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   const [slackUrl, smtpUrl] = await Promise.all([slack.start(), smtp.start()]);
-  env = {
-    REDIS_URL: TEST_REDIS_URL,
-    KEY_PREFIX: prefixes.keyPrefix,
-    QUEUE_PREFIX: prefixes.queuePrefix,
+  env = approvalServiceEnv(prefixes, APPROVALS, {
     DECISION_SIGNING_SECRET,
-    LINK_TOKEN_SECRET: 'link-secret-0123456789',
-    APPROVALS_CONFIG: JSON.stringify(APPROVALS),
     SLACK_BOT_TOKEN,
     SLACK_SIGNING_SECRET,
     SLACK_API_URL: slackUrl,
@@ -75,8 +70,7 @@ beforeAll(async () => {
     // Sweep often, and take over an unpublished decision or a dead sweep's timers after 2 s, not 30.
     TIMER_SWEEP_MS: '50',
     TIMER_LEASE_MS: '2000',
-    LOG_LEVEL: 'silent',
-  };
+  });
   service = await startApprovalService(env, { port: 0, host: '127.0.0.1' });
   queues = new AgentSideQueues(prefixes);
   redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });

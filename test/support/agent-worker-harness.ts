@@ -17,7 +17,14 @@ import {
 import { AuditLog } from '@countersign/platform';
 import { startAgentWorker, type RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
 import type { InfraView } from '../../apps/agent-worker/src/infra/infra-store';
-import { deletePrefixedKeys, TEST_REDIS_URL, type TestPrefixes, uniquePrefixes, waitFor } from './redis';
+import {
+  deletePrefixedKeys,
+  redisEnv,
+  TEST_REDIS_URL,
+  type TestPrefixes,
+  uniquePrefixes,
+  waitFor,
+} from './redis';
 
 export const TEST_SECRET = 'e2e-decision-signing-secret';
 
@@ -26,11 +33,8 @@ export function workerEnv(
   extra: Record<string, string> = {},
 ): Record<string, string> {
   return {
-    REDIS_URL: TEST_REDIS_URL,
-    KEY_PREFIX: prefixes.keyPrefix,
-    QUEUE_PREFIX: prefixes.queuePrefix,
+    ...redisEnv(prefixes),
     DECISION_SIGNING_SECRET: TEST_SECRET,
-    LOG_LEVEL: 'silent',
     AGENTS_CONFIG: 'config/agents.json',
     STALLED_INTERVAL_MS: '500',
     LOCK_DURATION_MS: '1000',

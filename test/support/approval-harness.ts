@@ -10,7 +10,7 @@ import {
   type ApprovalRequest,
   type SignedDecision,
 } from '@countersign/contracts';
-import { TEST_REDIS_URL, waitFor, type TestPrefixes } from './redis';
+import { redisEnv, TEST_REDIS_URL, waitFor, type TestPrefixes } from './redis';
 
 export function approvalRequest(over: Partial<ApprovalRequest> = {}): ApprovalRequest {
   const toolName = over.toolName ?? 'restart_service';
@@ -40,13 +40,10 @@ export function approvalServiceEnv(
   extra: Record<string, string> = {},
 ): Record<string, string> {
   return {
-    REDIS_URL: TEST_REDIS_URL,
-    KEY_PREFIX: prefixes.keyPrefix,
-    QUEUE_PREFIX: prefixes.queuePrefix,
+    ...redisEnv(prefixes),
     DECISION_SIGNING_SECRET: 'decision-secret-0123456789',
     LINK_TOKEN_SECRET: 'link-secret-0123456789',
     APPROVALS_CONFIG: JSON.stringify(approvals),
-    LOG_LEVEL: 'silent',
     ...extra,
   };
 }

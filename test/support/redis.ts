@@ -17,6 +17,16 @@ export function uniquePrefixes(label = 'test'): TestPrefixes {
 }
 
 /** Deletes every key the prefixes own. Never FLUSHALL: the server is shared. */
+/** What every service's test environment starts with: the test Redis, the prefixes, no logs. */
+export function redisEnv(prefixes: TestPrefixes): Record<string, string> {
+  return {
+    REDIS_URL: TEST_REDIS_URL,
+    KEY_PREFIX: prefixes.keyPrefix,
+    QUEUE_PREFIX: prefixes.queuePrefix,
+    LOG_LEVEL: 'silent',
+  };
+}
+
 export async function deletePrefixedKeys(prefixes: TestPrefixes, url = TEST_REDIS_URL): Promise<number> {
   const redis = new Redis(url);
   let deleted = 0;
