@@ -3,15 +3,16 @@
 // it the second group is notified on Slack and by email and may decide; an expiry is shown on every channel.
 import { fingerprint, verifyPayloadSignature } from '@countersign/authorization';
 import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { ApprovalServiceQueueName, SignedDecisionSchema, type ApprovalRequest } from '@countersign/contracts';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
-import type { TimerKind } from '../apps/approval-service/src/approvals/approval-keys';
+import { approvalKeys, type TimerKind } from '../apps/approval-service/src/approvals/approval-keys';
 import { ApprovalsService } from '../apps/approval-service/src/approvals/approvals.service';
 import { DueTimers } from '../apps/approval-service/src/timers/due-timers';
 import { slackSignature } from '../apps/approval-service/src/slack/slack-signature';
 import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
 import { FakeSlackApi } from './support/fake-slack-api';
-import { deletePrefixedKeys, uniquePrefixes, waitFor } from './support/redis';
+import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
 import { SmtpCapture } from './support/smtp-capture';
 
 jest.setTimeout(20_000);
@@ -144,6 +145,22 @@ const mailTo = (who: string, needle: string) =>
 const timerDueAt = (kind: TimerKind, callId: string) =>
   service.app.get(DueTimers).dueAt({ kind, callId, attempt: 0 });
 
+/** Every notification job has run (none waiting, active or delayed): only then is "not sent" a fact. */
+async function notificationsDrained(): Promise<void> {
+  const notifications = new Queue(ApprovalServiceQueueName.Notifications, {
+    connection: queues.connection,
+    prefix: prefixes.queuePrefix,
+  });
+  try {
+    await waitFor(async () => {
+      const counts = await notifications.getJobCounts('wait', 'active', 'delayed', 'prioritized');
+      return Object.values(counts).every((n) => n === 0);
+    }, 'notification queue drained');
+  } finally {
+    await notifications.close();
+  }
+}
+
 const slackChannelsOf = (callId: string) =>
   slack.find('chat.postMessage', callId).map((c) => String(c.body.channel));
 
@@ -263,21 +280,35 @@ describe('escalation', () => {
     );
     await postedTo(callId, '#leads');
     await mailTo('frank', '"ticket": "ESC-4"');
-    // Every notification job has run once the queue is drained; only then is "no second post" a fact.
-    const notifications = new Queue(ApprovalServiceQueueName.Notifications, {
-      connection: queues.connection,
-      prefix: prefixes.queuePrefix,
-    });
-    try {
-      await waitFor(async () => {
-        const counts = await notifications.getJobCounts('wait', 'active', 'delayed', 'prioritized');
-        return Object.values(counts).every((n) => n === 0);
-      }, 'notification queue drained');
-    } finally {
-      await notifications.close();
-    }
+    await notificationsDrained();
     expect(slackChannelsOf(callId).sort()).toEqual(['#leads', '#ops']);
     expect(smtp.to('nina@example.test', '"ticket": "ESC-4"')).toHaveLength(1);
+  });
+
+  it('emails an expiry only to approvers who were emailed the request', async () => {
+    // The expiry mail does not name the call, so count them: other tests expire purge_cache requests too.
+    const expiries = (who: string) => smtp.to(`${who}@example.test`, 'Expired: purge_cache').length;
+    const before = { bob: expiries('bob'), frank: expiries('frank') };
+    const { callId } = await queues.submit(
+      approvalRequest({ toolName: 'purge_cache', args: { prefix: 'css/', ticket: 'ESC-5' } }),
+    );
+    await Promise.all([mailTo('bob', '"ticket": "ESC-5"'), mailTo('frank', '"ticket": "ESC-5"')]);
+    // As if frank's request email had not gone out before the expiry (it was still queued behind a retry).
+    const redis = new Redis(TEST_REDIS_URL);
+    try {
+      await waitFor(
+        async () => (await redis.hdel(approvalKeys(prefixes.keyPrefix).call(callId), 'emailed:frank')) === 1,
+        "frank's email recorded",
+      );
+    } finally {
+      redis.disconnect();
+    }
+
+    await queues.waitForDecision(callId);
+    await waitFor(() => expiries('bob') === before.bob + 1, 'the expiry emailed to bob');
+    await waitFor(async () => (await timerDueAt('expire', callId)) === undefined, 'expiry published');
+    await notificationsDrained();
+    expect(expiries('frank')).toBe(before.frank);
   });
 
   it('says an escalated request expired on every channel that showed it', async () => {

@@ -58,6 +58,8 @@ export interface StoredApproval {
   outcome?: Outcome;
   published: boolean;
   slackMessages: { channel: string; ts: string }[];
+  /** Approvers the request was emailed to (this attempt): an expiry is emailed to them, and only them. */
+  emailed: string[];
 }
 
 export interface NewApproval {
@@ -256,6 +258,10 @@ export class ApprovalStore {
     await this.redis.hset(this.keys.call(callId), `slack:${channel}`, ts);
   }
 
+  async rememberEmailed(callId: string, approver: string): Promise<void> {
+    await this.redis.hset(this.keys.call(callId), `emailed:${approver}`, '1');
+  }
+
   async get(callId: string): Promise<StoredApproval | undefined> {
     return parseStored(await this.redis.hgetall(this.keys.call(callId)));
   }
@@ -337,9 +343,11 @@ function parseStored(hash: Record<string, string>): StoredApproval | undefined {
   if (!hash.request) return undefined;
   const votes: Vote[] = [];
   const slackMessages: { channel: string; ts: string }[] = [];
+  const emailed: string[] = [];
   for (const [field, value] of Object.entries(hash)) {
     if (field.startsWith('vote:')) votes.push(VoteSchema.parse(JSON.parse(value)));
     if (field.startsWith('slack:')) slackMessages.push({ channel: field.slice('slack:'.length), ts: value });
+    if (field.startsWith('emailed:')) emailed.push(field.slice('emailed:'.length));
   }
   votes.sort((a, b) => a.at.localeCompare(b.at));
   return {
@@ -363,6 +371,7 @@ function parseStored(hash: Record<string, string>): StoredApproval | undefined {
       : undefined,
     published: hash.published === '1',
     slackMessages,
+    emailed,
   };
 }
 

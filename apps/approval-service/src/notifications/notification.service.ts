@@ -61,10 +61,15 @@ export class NotificationService {
       callId: job.callId,
       runId: approval.request.runId,
     });
+    await this.store.rememberEmailed(job.callId, approver.id);
     await this.sent(approval, 'email', approver.id);
   }
 
-  /** Every Slack message of the request now shows the outcome; an expiry is also emailed to those who were. */
+  /**
+   * Every Slack message of the request now shows the outcome; an expiry is also emailed to those who were sent
+   * the request (not every member of its groups: an escalated member whose email had not gone out yet never saw
+   * it).
+   */
   async showOutcome(job: Payload<'notify.outcome'>): Promise<void> {
     const approval = await this.current(job);
     if (!approval || isOpen(approval)) return;
@@ -72,8 +77,8 @@ export class NotificationService {
       if (this.slack.enabled) await this.slack.update(message.channel, message.ts, outcomeMessage(approval));
     }
     if (approval.outcome?.decidedBy === 'expired' && approval.channels.includes('email')) {
-      for (const approver of this.directory.membersOf(approval.groups)) {
-        if (approver.email && approver.id !== approval.request.requester) {
+      for (const approver of approval.emailed.map((id) => this.directory.byId(id))) {
+        if (approver?.email && approver.id !== approval.request.requester) {
           await this.email.send(expiredMail(approval, approver.email), {
             callId: job.callId,
             runId: approval.request.runId,
