@@ -17,8 +17,9 @@ export class Queues implements OnApplicationShutdown {
     redis: RedisConnections,
     @Inject(LOGGER) logger: Logger,
   ) {
-    // Producers have an auto-pipelined connection of their own (see RedisConnections.producers). While Redis is down every reconnect attempt is an
-    // error event: logged, throttled (an unheard one is printed by BullMQ with its stack, once per attempt).
+    // Producers have an auto-pipelined connection of their own (see RedisConnections.producers). While Redis
+    // is down every reconnect attempt is an error event: logged, throttled (an unheard one is printed by
+    // BullMQ with its stack, once per attempt).
     const reportError = throttledErrorLog(logger, 'queue producer error');
     const queue = (name: string, defaultJobOptions: DefaultJobOptions) =>
       new Queue(name, { connection: redis.producers, prefix: env.QUEUE_PREFIX, defaultJobOptions }).on(

@@ -1,4 +1,4 @@
-// The service's Redis connections: commands, BullMQ (blocking-safe) and pub/sub subscriptions.
+// The service's Redis connections: commands, BullMQ producers, BullMQ workers (blocking-safe) and pub/sub.
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { createRedis, type Logger, type RedisClient } from '@countersign/platform';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
