@@ -6,6 +6,7 @@ import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { DEFAULT_QUEUE_PREFIX } from '@countersign/contracts';
+import { tokenSha256 } from '@countersign/platform';
 import { deletePrefixedKeys, uniquePrefixes, type TestPrefixes } from '../test/support/redis';
 import { autoOverhead } from './phases/auto-overhead';
 import { floor } from './phases/floor';
@@ -46,8 +47,15 @@ export interface BenchOptions {
 }
 
 const APPROVER_TOKEN = 'bench-approver-token-0123456789';
+/** alice starts the runs (an operator of the `ops` agent); bench-approver decides them. */
+const REQUESTER_TOKEN = 'bench-requester-token-0123456789';
+const PRINCIPALS_CONFIG = JSON.stringify({
+  principals: [
+    { id: 'alice', name: 'Bench requester', tokens: [{ sha256: tokenSha256(REQUESTER_TOKEN) }] },
+    { id: 'bench-approver', name: 'Bench approver', tokens: [{ sha256: tokenSha256(APPROVER_TOKEN) }] },
+  ],
+});
 const APPROVALS_CONFIG = JSON.stringify({
-  approvers: [{ id: 'bench-approver', name: 'Bench approver', apiToken: APPROVER_TOKEN }],
   groups: [{ id: 'bench', members: ['bench-approver'] }],
   defaultGroup: 'bench',
   defaults: { channels: ['web'], expiresIn: '30m' },
@@ -106,6 +114,7 @@ async function main(): Promise<void> {
     QUEUE_PREFIX: p.queuePrefix,
     KEY_PREFIX: p.keyPrefix,
     DECISION_SIGNING_SECRET: 'bench-decision-secret-0123456789',
+    PRINCIPALS_CONFIG,
     LOG_LEVEL: options.logLevel,
   });
   // The parked-run phase runs on a redis-server of its own when there is one (see support/private-redis.ts).
@@ -170,6 +179,7 @@ async function main(): Promise<void> {
         workers: over,
         approvalUrl: approval.url!,
         approverToken: APPROVER_TOKEN,
+        requesterToken: REQUESTER_TOKEN,
         startConcurrency: options.concurrency,
         decideConcurrency: options.concurrency,
         quiet,
@@ -208,6 +218,7 @@ async function main(): Promise<void> {
       worker: workers[0],
       redisUrl,
       keyPrefix: env.KEY_PREFIX,
+      requesterToken: REQUESTER_TOKEN,
       repeats: options.autoRepeats,
       calls: 100,
     });

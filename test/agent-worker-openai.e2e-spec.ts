@@ -3,6 +3,7 @@
 // one follow-up request carrying the tool's result.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { bearer } from './support/principals';
 import { WorkerHarness } from './support/agent-worker-harness';
 
 jest.setTimeout(30_000);
@@ -107,8 +108,8 @@ describe('agent worker with an OpenAI-compatible model', () => {
     const worker = await h.startWorker();
     const response = await fetch(`${worker.url}/runs`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ agent: 'ops-llm', userId: 'alice', input: 'x' }),
+      headers: { 'content-type': 'application/json', ...bearer('alice') },
+      body: JSON.stringify({ agent: 'ops-llm', input: 'x' }),
     });
     expect(response.status).toBe(400);
     expect(JSON.stringify(await response.json())).toContain('OPENAI_API_KEY');

@@ -5,6 +5,7 @@ import http from 'node:http';
 import { infraKeys, JobName, jobIds, QueueName, runKey } from '@countersign/contracts';
 import type { RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
 import { post, restartScript, WorkerHarness } from './support/agent-worker-harness';
+import { bearer } from './support/principals';
 import { waitFor } from './support/redis';
 
 jest.setTimeout(30_000);
@@ -174,14 +175,17 @@ describe('agent worker', () => {
 
   it('refuses a tool the user lacks permission for, without asking anyone', async () => {
     const before = await h.restarts(url, 'api');
-    const runId = await h.startRun(url, {
-      userId: 'mallory',
-      script: [
-        { toolCalls: [{ id: 'rbac-1', name: 'restart_service', args: { service: 'api' } }] },
-        { text: 'tried' },
-      ],
-    });
-    const view = await h.waitForStatus(url, runId, 'completed');
+    const runId = await h.startRun(
+      url,
+      {
+        script: [
+          { toolCalls: [{ id: 'rbac-1', name: 'restart_service', args: { service: 'api' } }] },
+          { text: 'tried' },
+        ],
+      },
+      'mallory',
+    );
+    const view = await h.waitForStatus(url, runId, 'completed', 'run completed', 'mallory');
     expect(view.messages.find((m) => m.role === 'tool')).toMatchObject({
       content: expect.stringContaining('lacks permission "tool:restart_service"'),
     });
@@ -219,7 +223,7 @@ describe('agent worker', () => {
       { runId: 'not-yet-claimed', agent: 'ops', userId: 'alice', input: 'later', script: [{ text: 'x' }] },
       { jobId: jobIds.startRun('not-yet-claimed'), delay: 600_000 },
     );
-    const res = await fetch(`${url}/runs/not-yet-claimed`);
+    const res = await fetch(`${url}/runs/not-yet-claimed`, { headers: bearer('alice') });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({
       runId: 'not-yet-claimed',
@@ -228,7 +232,7 @@ describe('agent worker', () => {
       messages: [{ role: 'user', content: 'later' }],
     });
     expect(await h.redis.exists(runKey(h.prefixes.keyPrefix, 'not-yet-claimed'))).toBe(0);
-    expect((await fetch(`${url}/runs/no-such-run`)).status).toBe(404);
+    expect((await fetch(`${url}/runs/no-such-run`, { headers: bearer('alice') })).status).toBe(404);
   });
 
   it('shows a run whose start job failed for good before any worker claimed it as failed, with the reason', async () => {
@@ -243,7 +247,9 @@ describe('agent worker', () => {
     await h.redis.zrem(key('delayed'), jobId);
     await h.redis.zadd(key('failed'), Date.now(), jobId);
     await h.redis.hset(key(jobId), 'failedReason', 'Redis went away');
-    expect(await (await fetch(`${url}/runs/failed-before-claim`)).json()).toMatchObject({
+    expect(
+      await (await fetch(`${url}/runs/failed-before-claim`, { headers: bearer('alice') })).json(),
+    ).toMatchObject({
       status: 'failed',
       error: 'Redis went away',
     });
@@ -253,7 +259,7 @@ describe('agent worker', () => {
     const runId = await h.startRun(url, { script: restartScript('web') });
     const [call] = await h.waitForPending(url, runId);
     const events: { event: string; data: unknown }[] = [];
-    const ended = readSse(`${url}/runs/${runId}/events`, events);
+    const ended = readSse(`${url}/runs/${runId}/events`, events, 'alice');
     await waitFor(() => events.some((e) => e.event === 'tool_confirmation'), 'tool_confirmation event');
 
     await h.publishDecision(h.decision(runId, call, 'approve'));
@@ -290,11 +296,14 @@ describe('agent worker', () => {
   });
 
   it.each([
-    [{ agent: 'ops', input: 'x' }, 'userId'],
-    [{ agent: 'ops', userId: 'alice' }, 'input'],
-    [{ agent: 'nope', userId: 'alice', input: 'x' }, 'agent'],
-    [{ agent: 'ops', userId: 'alice', input: 'x', script: [{ toolCalls: [] }] }, 'script.0'],
-    [{ agent: 'ops', userId: 'bad:id', input: 'x' }, 'userId'],
+    [
+      { agent: 'ops', input: 'x', userId: 'alice' },
+      'userId: is not accepted: the requester is the authenticated caller',
+    ],
+    [{ agent: 'ops' }, 'input'],
+    [{ agent: 'nope', input: 'x' }, 'agent'],
+    [{ agent: 'ops', input: 'x', script: [{ toolCalls: [] }] }, 'script.0'],
+    [{ agent: 'ops', onBehalfOf: 'bad:id', input: 'x' }, 'onBehalfOf'],
   ])('answers 400 naming the bad field of POST /runs %#', async (body, field) => {
     const response = await post(`${url}/runs`, body);
     expect(response.status).toBe(400);
@@ -302,8 +311,8 @@ describe('agent worker', () => {
   });
 
   it('answers 404 for an unknown run and 400 naming runId for a malformed one', async () => {
-    expect((await fetch(`${url}/runs/no-such-run`)).status).toBe(404);
-    const bad = await fetch(`${url}/runs/${encodeURIComponent('a:b')}`);
+    expect((await fetch(`${url}/runs/no-such-run`, { headers: bearer('alice') })).status).toBe(404);
+    const bad = await fetch(`${url}/runs/${encodeURIComponent('a:b')}`, { headers: bearer('alice') });
     expect(bad.status).toBe(400);
     expect(JSON.stringify(await bad.json())).toContain('runId');
   });
@@ -314,7 +323,7 @@ describe('agent worker', () => {
       redis: 'up',
       queues: 'running',
     });
-    const text = await (await fetch(`${url}/metrics`)).text();
+    const text = await (await fetch(`${url}/metrics`, { headers: bearer('scraper') })).text();
     expect(text).toMatch(/countersign_runs_resumed_total [1-9]/);
     expect(text).toContain('countersign_decision_to_resume_seconds_bucket');
     expect(text).toMatch(/countersign_tool_calls_total\{outcome="executed"\} [1-9]/);
@@ -323,10 +332,10 @@ describe('agent worker', () => {
 });
 
 /** Reads an SSE stream into `events` until the server ends it. */
-function readSse(url: string, events: { event: string; data: unknown }[]): Promise<void> {
+function readSse(url: string, events: { event: string; data: unknown }[], as: string): Promise<void> {
   return new Promise((resolve, reject) => {
     http
-      .get(url, (res) => {
+      .get(url, { headers: bearer(as) }, (res) => {
         let buffer = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => {

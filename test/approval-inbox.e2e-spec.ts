@@ -55,8 +55,9 @@ it('lists a pending request, shows new ones live, and approves with one click', 
   );
 
   const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
-  await page.goto(`${service.url}/inbox?token=bob-inbox-token-0123456789`);
-  expect(page.url()).toBe(`${service.url}/inbox`); // the token does not stay in the address bar
+  await page.goto(await signInLink(service.url, 'bob-inbox-token-0123456789'));
+  await page.getByRole('button', { name: 'Open my inbox' }).click();
+  await page.waitForURL(`${service.url}/inbox`); // no credential in the address bar
 
   const firstCard = page.locator(`section[data-call-id="${first.callId}"]`);
   await firstCard.waitFor();
@@ -99,3 +100,35 @@ it('shows a sign-in form, not the requests, without a session', async () => {
   await page.click('button[type="submit"]');
   await page.locator('h1', { hasText: 'Carol Ops' }).waitFor();
 });
+
+it('never signs in from a token in the address, and a sign-in link works once', async () => {
+  const page = await browser.newPage();
+  const refused = await page.goto(`${service.url}/inbox?token=carol-inbox-token-0123456789`);
+  expect(refused?.status()).toBe(400);
+  expect(await page.textContent('body')).toContain('Tokens in addresses are not accepted');
+  expect((await page.context().cookies()).some((c) => c.name === 'countersign_inbox')).toBe(false);
+
+  const link = await signInLink(service.url, 'carol-inbox-token-0123456789');
+  await page.goto(link);
+  await page.goto(link); // a second look (a link scanner, a reload) spends nothing: only the button does
+  await page.getByRole('button', { name: 'Open my inbox' }).click();
+  await page.locator('h1', { hasText: 'Carol Ops' }).waitFor();
+
+  const other = await browser.newPage();
+  await other.goto(link);
+  await other.getByRole('button', { name: 'Open my inbox' }).click();
+  expect(await other.textContent('body')).toContain('used already or has expired');
+  expect(await other.locator('h1', { hasText: 'Carol Ops' }).count()).toBe(0);
+});
+
+/** A one-time inbox sign-in link, as `npx countersign inbox-link` asks for it. */
+async function signInLink(baseUrl: string, token: string): Promise<string> {
+  const res = await fetch(`${baseUrl}/inbox/sign-in-links`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}` },
+  });
+  expect(res.status).toBe(201);
+  const { url } = (await res.json()) as { url: string };
+  expect(url).toMatch(/\/inbox\/sign-in\?code=[A-Za-z0-9_-]{43}$/);
+  return url;
+}

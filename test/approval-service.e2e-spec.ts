@@ -14,6 +14,8 @@ import { DueTimers } from '../apps/approval-service/src/timers/due-timers';
 import { slackSignature } from '../apps/approval-service/src/slack/slack-signature';
 import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
 import { FakeSlackApi } from './support/fake-slack-api';
+import { signInToInbox } from './support/inbox-session';
+import { bearer } from './support/principals';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
 import { SmtpCapture } from './support/smtp-capture';
 
@@ -598,12 +600,11 @@ describe('approval service', () => {
     const request = await queues.submit(approvalRequest({ args: { service: 'cache' } }));
     await posted(request.callId);
 
-    const signIn = await fetch(`${service.url}/inbox?token=${token('bob')}`, { redirect: 'manual' });
+    const signIn = await signInToInbox(service.url, { token: token('bob') });
     expect(signIn.status).toBe(303);
-    const cookie = signIn.headers.get('set-cookie') ?? '';
-    expect(cookie).toMatch(/HttpOnly/i);
-    expect(cookie).toMatch(/SameSite=Strict/i);
-    const session = cookie.split(';')[0];
+    expect(signIn.setCookie).toMatch(/HttpOnly/i);
+    expect(signIn.setCookie).toMatch(/SameSite=Strict/i);
+    const session = signIn.session!;
 
     const decideByCookie = (headers: Record<string, string>) =>
       fetch(`${service.url}/approvals/${request.callId}/decisions`, {
@@ -729,7 +730,12 @@ describe('approval service', () => {
       redis: 'up',
       timers: { scheduled: expect.any(Number), due: expect.any(Number) },
     });
-    const metrics = await (await fetch(`${service.url}/metrics`)).text();
+    expect((await fetch(`${service.url}/metrics`)).status).toBe(401);
+    expect(
+      (await fetch(`${service.url}/metrics`, { headers: { Authorization: `Bearer ${token('bob')}` } }))
+        .status,
+    ).toBe(403);
+    const metrics = await (await fetch(`${service.url}/metrics`, { headers: bearer('scraper') })).text();
     expect(metrics).toContain(
       'countersign_decisions_published_total{decision="approve",decided_by="person"}',
     );

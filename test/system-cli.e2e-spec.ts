@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApprovalStore } from '../apps/approval-service/src/approvals/approval-store';
 import { approvalRequest } from './support/approval-harness';
+import { testToken } from './support/principals';
 import { waitFor } from './support/redis';
 import { restartScript, SYSTEM_APPROVERS, TestSystem } from './support/system';
 
@@ -52,6 +53,8 @@ async function finished(cli: Cli) {
 }
 
 const asBob = { COUNTERSIGN_APPROVER_TOKEN: SYSTEM_APPROVERS.bob.apiToken };
+/** alice starts the runs (her token) and bob answers their prompts at the same terminal. */
+const aliceWithBob = { COUNTERSIGN_TOKEN: testToken('alice'), ...asBob };
 
 let system: TestSystem;
 beforeAll(async () => (system = await TestSystem.start('sys-cli')));
@@ -89,7 +92,7 @@ it('asks "Allow? [y/n]" in `countersign run` and sends the answer through the ap
   writeFileSync(script, JSON.stringify(restartScript('api')));
   const before = (await system.service('api')).restarts;
 
-  const cli = countersign(['run', 'ops', 'restart api', '--script', script, '--user', 'alice'], asBob);
+  const cli = countersign(['run', 'ops', 'restart api', '--script', script], aliceWithBob);
   await waitFor(() => cli.stdout().includes('Allow? [y/n]'), 'the prompt', 20_000);
   expect(cli.stdout()).toMatch(/⏸ restart_service \{"service":"api"\} needs confirmation/);
   expect(cli.stdout()).toContain('"service": "api"');
@@ -127,7 +130,7 @@ it('a "n" answer with a reason denies the call; the model is told and nothing ru
       ],
     }),
   );
-  const cli = countersign(['run', 'ops', 'scale web', '--script', script], asBob);
+  const cli = countersign(['run', 'ops', 'scale web', '--script', script], aliceWithBob);
   await waitFor(() => cli.stdout().includes('Allow? [y/n]'), 'the prompt', 20_000);
   cli.write('n\nnot during the freeze\n');
   const result = await finished(cli);
@@ -140,14 +143,21 @@ it('exits with a clear error and its own exit code for each way a command can fa
   const cases: [string[], Record<string, string>, number, RegExp][] = [
     [['approve', 'call-does-not-exist'], asBob, 4, /unknown call ID call-does-not-exist/],
     [['approvals', 'list'], { COUNTERSIGN_APPROVER_TOKEN: 'not-a-real-token-000000' }, 5, /not authorized/],
-    [['deny', 'call-x'], {}, 5, /no approver token/],
+    [['deny', 'call-x'], {}, 5, /no token: pass --token/],
+    [['run', 'ops', 'hi'], asBob, 5, /no token: pass --token/],
+    [
+      ['run', 'ops', 'hi'],
+      { COUNTERSIGN_TOKEN: 'not-a-real-token-000000' },
+      5,
+      /agent worker did not accept the token/,
+    ],
     [
       ['approvals', 'list', '--approval-url', 'http://127.0.0.1:9'],
       asBob,
       3,
       /cannot reach the approval service/,
     ],
-    [['run', 'nobody', 'hi'], {}, 4, /unknown agent "nobody"/],
+    [['run', 'nobody', 'hi'], aliceWithBob, 4, /unknown agent "nobody"/],
     [['approve'], asBob, 2, /missing required argument 'callId'/],
   ];
   // Started together: each is a separate process, and none changes state.
@@ -160,13 +170,13 @@ it('exits with a clear error and its own exit code for each way a command can fa
 });
 
 it('refuses the requester deciding their own call (separation of duties) with exit code 5', async () => {
-  const runId = await system.startRun(restartScript('web'), { userId: 'bob' });
-  const call = await system.waitForPendingCall(runId);
+  const runId = await system.startRun(restartScript('web'), {}, 'bob');
+  const call = await system.waitForPendingCall(runId, 'bob');
   await system.waitForApproval(call.callId);
   const result = await finished(countersign(['approve', call.callId], asBob));
   expect(result.code).toBe(5);
   expect(result.stderr).toContain('you cannot decide on your own request');
-  expect((await system.run(runId)).status).toBe('awaiting_confirmation');
+  expect((await system.run(runId, 'bob')).status).toBe('awaiting_confirmation');
 });
 
 it('explains the commands with --help', async () => {

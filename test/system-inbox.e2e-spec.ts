@@ -1,7 +1,7 @@
 // The whole system, decided in the web inbox in headless Chromium. Also (re)saves docs/inbox.png.
 import type { Browser } from 'playwright-core';
 import { launchChromium } from './support/browser';
-import { restartScript, SYSTEM_APPROVERS, TestSystem } from './support/system';
+import { restartScript, TestSystem } from './support/system';
 
 let system: TestSystem;
 let browser: Browser;
@@ -20,7 +20,9 @@ it('runs a restart that an approver approved with one click in the inbox', async
   await system.waitForApproval(call.callId);
 
   const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
-  await page.goto(`${system.approvalUrl}/inbox?token=${SYSTEM_APPROVERS.bob.apiToken}`);
+  const link = await system.api<{ url: string }>('POST', '/inbox/sign-in-links', 'bob');
+  await page.goto(link.json.url);
+  await page.getByRole('button', { name: 'Open my inbox' }).click();
   const card = page.locator(`section[data-call-id="${call.callId}"]`);
   await card.waitFor();
   expect(await card.textContent()).toContain('restart_service');

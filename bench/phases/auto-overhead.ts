@@ -14,6 +14,8 @@ export interface AutoOverheadOptions {
   worker: Child;
   redisUrl: string;
   keyPrefix: string;
+  /** Of the principal that starts the runs. */
+  requesterToken: string;
   repeats: number;
   calls: number;
   quiet?: boolean;
@@ -63,12 +65,12 @@ export async function autoOverhead(o: AutoOverheadOptions): Promise<AutoOverhead
 
   const timeRun = async (script: unknown[]): Promise<number> => {
     const start = wallNow();
-    const res = await sendJson<{ runId: string }>('POST', `${o.worker.url}/runs`, {
-      agent: 'ops',
-      userId: 'alice',
-      input: 'bench auto calls',
-      script,
-    });
+    const res = await sendJson<{ runId: string }>(
+      'POST',
+      `${o.worker.url}/runs`,
+      { agent: 'ops', input: 'bench auto calls', script },
+      { authorization: `Bearer ${o.requesterToken}` },
+    );
     if (res.status !== 202) throw new Error(`POST /runs answered ${res.status}: ${JSON.stringify(res.body)}`);
     const { runId } = res.body;
     const end =

@@ -22,6 +22,8 @@ export interface RoundTripOptions {
   workers: Child[];
   approvalUrl: string;
   approverToken: string;
+  /** Of the principal that starts the runs. */
+  requesterToken: string;
   /** Runs in flight at once (closed loop: a lane starts its next run when its last one finished). */
   startConcurrency: number;
   /** Decision POSTs in flight at once (the approver stand-in). */
@@ -130,12 +132,12 @@ export async function roundTrips(o: RoundTripOptions): Promise<RoundTripResult> 
     flow.markStart();
     const starting = pool(o.runs, o.startConcurrency, async (i) => {
       const worker = o.workers[i % o.workers.length];
-      const res = await sendJson<{ runId: string }>('POST', `${worker.url}/runs`, {
-        agent: 'ops',
-        userId: 'alice',
-        input: `bench round trip ${i}`,
-        script: ROUND_TRIP_SCRIPT,
-      });
+      const res = await sendJson<{ runId: string }>(
+        'POST',
+        `${worker.url}/runs`,
+        { agent: 'ops', input: `bench round trip ${i}`, script: ROUND_TRIP_SCRIPT },
+        { authorization: `Bearer ${o.requesterToken}` },
+      );
       if (res.status !== 202)
         throw new Error(`POST /runs answered ${res.status}: ${JSON.stringify(res.body)}`);
       flow.progressed();

@@ -1,9 +1,24 @@
 // Non-interactive mode: an approver stand-in decides as the runbook says, through the approval service's
 // REST API with the approvers' own tokens — so every decision is authorized, fingerprinted and audited.
 import type { ApprovalView } from '@countersign/contracts';
+import { tokenSha256 } from '@countersign/platform';
 import { ApprovalClient } from '../../apps/cli/src/client/approval-client';
-import type { ApprovalsConfig } from '../../apps/approval-service/src/config/approvals-config.schema';
+import type { ApprovalServiceConfig } from '../../apps/approval-service/src/config/approval-service.config';
 import type { StandInDecision } from './runbook';
+
+/**
+ * The demo's readable tokens (config/principals.json holds only their hashes). Every principal of the demo config has
+ * one; a PRINCIPALS_CONFIG without them cannot be driven by the stand-in, and demoToken says so.
+ */
+export function demoToken(config: Pick<ApprovalServiceConfig, 'principals'>, id: string): string {
+  const token = `${id}-demo-token-change-me`;
+  const principal = config.principals.principals.find((p) => p.id === id);
+  if (!principal?.tokens.some((t) => t.sha256 === tokenSha256(token)))
+    throw new Error(
+      `PRINCIPALS_CONFIG has no demo token for "${id}" (${token}); run the demo with config/principals.json`,
+    );
+  return token;
+}
 
 export interface Vote {
   approver: string;
@@ -13,35 +28,37 @@ export interface Vote {
 
 export class Approvers {
   constructor(
-    private readonly config: ApprovalsConfig,
+    private readonly config: Pick<ApprovalServiceConfig, 'approvals' | 'principals'>,
     private readonly approvalUrl: string,
   ) {}
 
   /** An API client acting as `approverId`. */
   as(approverId: string): ApprovalClient {
-    const approver = this.config.approvers.find((a) => a.id === approverId);
-    if (!approver) throw new Error(`no approver ${approverId} in the approvals config`);
-    return new ApprovalClient(this.approvalUrl, approver.apiToken);
+    return new ApprovalClient(this.approvalUrl, this.tokenOf(approverId));
   }
 
   /** Someone who may read every request (member of the most groups): the demo's observer. */
   get observer(): string {
-    const count = (id: string) => this.config.groups.filter((g) => g.members.includes(id)).length;
-    return [...this.config.approvers].sort((a, b) => count(b.id) - count(a.id))[0].id;
+    const count = (id: string) => this.config.approvals.groups.filter((g) => g.members.includes(id)).length;
+    return [...this.approverIds].sort((a, b) => count(b) - count(a))[0];
+  }
+
+  /** Every group member, in the principal directory's order. */
+  private get approverIds(): string[] {
+    const members = new Set(this.config.approvals.groups.flatMap((g) => g.members));
+    return this.config.principals.principals.map((p) => p.id).filter((id) => members.has(id));
   }
 
   /** Members of the request's groups who may decide it (never the requester), in config order. */
   eligible(view: ApprovalView): string[] {
     const members = new Set(
-      this.config.groups.filter((g) => view.groups.includes(g.id)).flatMap((g) => g.members),
+      this.config.approvals.groups.filter((g) => view.groups.includes(g.id)).flatMap((g) => g.members),
     );
-    return this.config.approvers
-      .map((a) => a.id)
-      .filter((id) => members.has(id) && id !== view.request.requester);
+    return this.approverIds.filter((id) => members.has(id) && id !== view.request.requester);
   }
 
   tokenOf(approverId: string): string {
-    return this.config.approvers.find((a) => a.id === approverId)!.apiToken;
+    return demoToken(this.config, approverId);
   }
 }
 

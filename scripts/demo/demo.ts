@@ -9,11 +9,11 @@ import { startApprovalService, type RunningApprovalService } from '../../apps/ap
 import { loadApprovalServiceConfig } from '../../apps/approval-service/src/config/approval-service.config';
 import { WorkerClient } from '../../apps/cli/src/client/worker-client';
 import { callText, compact } from '../../apps/cli/src/render';
-import { Approvers, decideAsStandIn } from './approver-stand-in';
+import { Approvers, decideAsStandIn, demoToken } from './approver-stand-in';
 import { ensureRedis, type DemoRedis } from './local-redis';
 import { MailCatcher } from './mail-catcher';
 import { freePort } from './ports';
-import { EXPECTED_SUMMARY, RUNBOOK, STAND_IN_DECISIONS } from './runbook';
+import { EXPECTED_SUMMARY, REQUESTER, RUNBOOK, STAND_IN_DECISIONS } from './runbook';
 import { printSummary, runAudit, summarize, type Summary } from './summary';
 
 export interface DemoOptions {
@@ -85,10 +85,14 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     log(`agent worker      ${worker.url}   (POST /runs, GET /runs/:id/events, GET /demo/infra)`);
     log(`approval service  ${approval.url}   (/inbox, /approvals, /audit, /docs)`);
 
-    const approvers = new Approvers(loadApprovalServiceConfig(serviceEnv).approvals, approval.url);
+    const config = loadApprovalServiceConfig(serviceEnv);
+    const approvers = new Approvers(config, approval.url);
     const observer = approvers.observer;
-    const inbox = `${approval.url}/inbox?token=${encodeURIComponent(approvers.tokenOf(observer))}`;
-    log(`web inbox: ${inbox}   (signed in as ${observer})`);
+    const inbox = (await approvers.as(observer).signInLink()).url;
+    log(`web inbox: ${inbox}   (one-time sign-in link for ${observer}, valid 5 minutes)`);
+    log(
+      `           another one: npx countersign inbox-link --approval-url ${approval.url} --token ${approvers.tokenOf(observer)}`,
+    );
     log(
       options.autoApprove
         ? 'mode: non-interactive — an approver stand-in decides as the runbook says (approve the restart, deny the scale)'
@@ -96,9 +100,9 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     );
 
     // ---- the run -------------------------------------------------------------------------------
-    const workerClient = new WorkerClient(worker.url);
+    const workerClient = new WorkerClient(worker.url, demoToken(config, REQUESTER));
     const runId = await workerClient.startRun(RUNBOOK);
-    log(`▶ started run ${runId}: agent ${RUNBOOK.agent} for ${RUNBOOK.userId} — "${RUNBOOK.input}"`);
+    log(`▶ ${REQUESTER} started run ${runId}: agent ${RUNBOOK.agent} — "${RUNBOOK.input}"`);
 
     const onConfirmation = async (call: PendingCall) => {
       const view = await waitForApproval(approvers, observer, call.callId);
@@ -110,7 +114,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
       }
       const who = approvers.eligible(view)[0];
       log(
-        `     CLI:   npx countersign approve ${call.callId} --approval-url ${approval.url} --approver-token ${approvers.tokenOf(who)}`,
+        `     CLI:   npx countersign approve ${call.callId} --approval-url ${approval.url} --token ${approvers.tokenOf(who)}`,
       );
       if (!options.autoApprove) {
         log('     waiting for a person to decide …');

@@ -1,9 +1,11 @@
 // The demo's runbook for the scripted `ops` agent, what the approver stand-in decides, and what must come out.
 import type { StartRunBody } from '@countersign/contracts';
 
+/** Who starts the run: its requester (RBAC applies to them; they may never approve it). */
+export const REQUESTER = 'alice';
+
 export const RUNBOOK: StartRunBody = {
   agent: 'ops',
-  userId: 'alice',
   input: 'payments is degraded: check it, restart it, add capacity, and free its scratch volume',
   script: [
     { toolCalls: [{ name: 'get_service_status', args: { service: 'payments' } }] },

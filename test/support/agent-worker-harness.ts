@@ -17,6 +17,7 @@ import {
 import { AuditLog } from '@countersign/platform';
 import { startAgentWorker, type RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
 import type { InfraView } from '../../apps/agent-worker/src/infra/infra-store';
+import { bearer, principalsConfig } from './principals';
 import {
   deletePrefixedKeys,
   redisEnv,
@@ -36,6 +37,7 @@ export function workerEnv(
     ...redisEnv(prefixes),
     DECISION_SIGNING_SECRET: TEST_SECRET,
     AGENTS_CONFIG: 'config/agents.json',
+    PRINCIPALS_CONFIG: principalsConfig(),
     STALLED_INTERVAL_MS: '500',
     LOCK_DURATION_MS: '1000',
     // A dead executor is noticed within 3 s (the default 10 s would slow the kill tests down).
@@ -80,23 +82,21 @@ export class WorkerHarness {
     await deletePrefixedKeys(this.prefixes);
   }
 
+  /** Starts a run as `as` (a test principal: the run's requester). */
   async startRun(
     url: string,
     body: Partial<StartRunBody> & { script?: StartRunBody['script'] },
+    as = 'alice',
   ): Promise<string> {
-    const response = await post(url + '/runs', {
-      agent: 'ops',
-      userId: 'alice',
-      input: 'please help',
-      ...body,
-    });
+    const response = await post(url + '/runs', { agent: 'ops', input: 'please help', ...body }, as);
     if (response.status !== 202)
       throw new Error(`POST /runs answered ${response.status}: ${JSON.stringify(response.body)}`);
     return (response.body as { runId: string }).runId;
   }
 
-  async run(url: string, runId: string): Promise<RunView> {
-    const response = await fetch(`${url}/runs/${runId}`);
+  /** The run as `as` sees it (default alice, the requester of the runs these tests start). */
+  async run(url: string, runId: string, as = 'alice'): Promise<RunView> {
+    const response = await fetch(`${url}/runs/${runId}`, { headers: bearer(as) });
     return (await response.json()) as RunView;
   }
 
@@ -105,9 +105,10 @@ export class WorkerHarness {
     runId: string,
     status: RunStatus,
     what = `run ${status}`,
+    as = 'alice',
   ): Promise<RunView> {
     return waitFor(async () => {
-      const view = await this.run(url, runId);
+      const view = await this.run(url, runId, as);
       return view.status === status ? view : undefined;
     }, what);
   }
@@ -122,7 +123,7 @@ export class WorkerHarness {
   }
 
   async infra(url: string): Promise<InfraView> {
-    return (await (await fetch(`${url}/demo/infra`)).json()) as InfraView;
+    return (await (await fetch(`${url}/demo/infra`, { headers: bearer('alice') })).json()) as InfraView;
   }
 
   async restarts(url: string, service: string): Promise<number> {
@@ -177,10 +178,15 @@ export class WorkerHarness {
   }
 }
 
-export async function post(url: string, body: unknown): Promise<{ status: number; body: unknown }> {
+/** POST as a test principal (`as`), or without any credential (`as` = undefined). */
+export async function post(
+  url: string,
+  body: unknown,
+  as: string | undefined = 'alice',
+): Promise<{ status: number; body: unknown }> {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...(as ? bearer(as) : {}) },
     body: JSON.stringify(body),
   });
   return { status: response.status, body: await response.json().catch(() => undefined) };

@@ -10,6 +10,7 @@ import {
   type ApprovalRequest,
   type SignedDecision,
 } from '@countersign/contracts';
+import { directoryEnv, type TestApprover } from './principals';
 import { redisEnv, TEST_REDIS_URL, waitFor, type TestPrefixes } from './redis';
 
 export function approvalRequest(over: Partial<ApprovalRequest> = {}): ApprovalRequest {
@@ -36,14 +37,14 @@ export function approvalRequest(over: Partial<ApprovalRequest> = {}): ApprovalRe
 /** An approval service's environment on the test Redis, under `prefixes`, with test secrets; `extra` adds or overrides. */
 export function approvalServiceEnv(
   prefixes: TestPrefixes,
-  approvals: unknown,
+  approvals: { approvers?: readonly TestApprover[] } & object,
   extra: Record<string, string> = {},
 ): Record<string, string> {
   return {
     ...redisEnv(prefixes),
     DECISION_SIGNING_SECRET: 'decision-secret-0123456789',
     LINK_TOKEN_SECRET: 'link-secret-0123456789',
-    APPROVALS_CONFIG: JSON.stringify(approvals),
+    ...directoryEnv(approvals),
     ...extra,
   };
 }

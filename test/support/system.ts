@@ -18,6 +18,7 @@ import type {
   StartRunBody,
 } from '@countersign/contracts';
 import { FakeSlackApi } from './fake-slack-api';
+import { directoryEnv, testToken, type TestApprover } from './principals';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor, type TestPrefixes } from './redis';
 import { SmtpCapture, type CapturedMail } from './smtp-capture';
 
@@ -68,6 +69,8 @@ export class TestSystem {
   readonly smtp = new SmtpCapture();
   readonly workers: RunningAgentWorker[] = [];
   approvals!: RunningApprovalService;
+  /** The approvers of the approvals config, whose tokens replace the default test principals' of the same ID. */
+  private approvers: readonly TestApprover[] = [];
 
   private constructor(readonly prefixes: TestPrefixes) {}
 
@@ -85,11 +88,18 @@ export class TestSystem {
 
   private async boot(options: SystemOptions): Promise<void> {
     const [slackUrl, smtpUrl] = await Promise.all([this.slack.start(), this.smtp.start()]);
+    // One principal directory for both services: the approvers of the approvals config, and the test requesters.
+    const approvals = options.approvalEnv?.APPROVALS_CONFIG
+      ? (JSON.parse(options.approvalEnv.APPROVALS_CONFIG) as typeof SYSTEM_APPROVALS_CONFIG)
+      : SYSTEM_APPROVALS_CONFIG;
+    this.approvers = approvals.approvers;
+    const directory = directoryEnv(approvals);
     const shared = {
       REDIS_URL: TEST_REDIS_URL,
       KEY_PREFIX: this.prefixes.keyPrefix,
       QUEUE_PREFIX: this.prefixes.queuePrefix,
       DECISION_SIGNING_SECRET: SYSTEM_SECRETS.DECISION_SIGNING_SECRET,
+      PRINCIPALS_CONFIG: directory.PRINCIPALS_CONFIG,
       LOG_LEVEL: 'silent',
     };
     const local = { port: 0, host: '127.0.0.1' };
@@ -97,13 +107,13 @@ export class TestSystem {
       {
         ...shared,
         LINK_TOKEN_SECRET: SYSTEM_SECRETS.LINK_TOKEN_SECRET,
-        APPROVALS_CONFIG: JSON.stringify(SYSTEM_APPROVALS_CONFIG),
         SLACK_BOT_TOKEN: SYSTEM_SECRETS.SLACK_BOT_TOKEN,
         SLACK_SIGNING_SECRET: SYSTEM_SECRETS.SLACK_SIGNING_SECRET,
         SLACK_API_URL: slackUrl,
         SMTP_URL: smtpUrl,
         NOTIFY_BACKOFF: '50ms',
         ...options.approvalEnv,
+        APPROVALS_CONFIG: directory.APPROVALS_CONFIG,
       },
       local,
     );
@@ -124,6 +134,12 @@ export class TestSystem {
     }
   }
 
+  /** The bearer header of a principal of this system (an approver's own token, else the default test token). */
+  bearer(id: string): { Authorization: string } {
+    const token = this.approvers.find((a) => a.id === id)?.apiToken ?? testToken(id);
+    return { Authorization: `Bearer ${token}` };
+  }
+
   get workerUrl(): string {
     return this.workers[0].url;
   }
@@ -142,11 +158,16 @@ export class TestSystem {
 
   // ---- the agent worker's side --------------------------------------------------------------------
 
-  async startRun(script: StartRunBody['script'], body: Partial<StartRunBody> = {}): Promise<string> {
+  /** Starts a run as `as` (its requester; default alice). */
+  async startRun(
+    script: StartRunBody['script'],
+    body: Partial<StartRunBody> = {},
+    as = 'alice',
+  ): Promise<string> {
     const response = await fetch(`${this.workerUrl}/runs`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ agent: 'ops', userId: 'alice', input: 'run the runbook', script, ...body }),
+      headers: { 'content-type': 'application/json', ...this.bearer(as) },
+      body: JSON.stringify({ agent: 'ops', input: 'run the runbook', script, ...body }),
     });
     const answer = (await response.json()) as { runId?: string };
     if (response.status !== 202 || !answer.runId)
@@ -154,14 +175,17 @@ export class TestSystem {
     return answer.runId;
   }
 
-  async run(runId: string): Promise<RunView> {
-    return (await (await fetch(`${this.workerUrl}/runs/${runId}`)).json()) as RunView;
+  /** The run as `as` reads it (default alice, who starts the runs of these tests). */
+  async run(runId: string, as = 'alice'): Promise<RunView> {
+    return (await (
+      await fetch(`${this.workerUrl}/runs/${runId}`, { headers: this.bearer(as) })
+    ).json()) as RunView;
   }
 
-  waitForStatus(runId: string, status: RunStatus, timeoutMs = 15_000): Promise<RunView> {
+  waitForStatus(runId: string, status: RunStatus, timeoutMs = 15_000, as = 'alice'): Promise<RunView> {
     return waitFor(
       async () => {
-        const view = await this.run(runId);
+        const view = await this.run(runId, as);
         return view.status === status ? view : undefined;
       },
       `run ${runId} ${status}`,
@@ -170,16 +194,18 @@ export class TestSystem {
   }
 
   /** The run parked, with its first pending call. */
-  async waitForPendingCall(runId: string): Promise<PendingCall> {
+  async waitForPendingCall(runId: string, as = 'alice'): Promise<PendingCall> {
     const view = await waitFor(async () => {
-      const v = await this.run(runId);
+      const v = await this.run(runId, as);
       return v.status === 'awaiting_confirmation' && v.pending.length ? v : undefined;
     }, `run ${runId} awaiting confirmation`);
     return view.pending[0];
   }
 
   async infra(): Promise<InfraView> {
-    return (await (await fetch(`${this.workerUrl}/demo/infra`)).json()) as InfraView;
+    return (await (
+      await fetch(`${this.workerUrl}/demo/infra`, { headers: this.bearer('alice') })
+    ).json()) as InfraView;
   }
 
   async service(name: string): Promise<InfraView['services'][number]> {

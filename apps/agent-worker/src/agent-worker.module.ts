@@ -9,8 +9,20 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import { QueueName } from '@countersign/contracts';
-import { AuditLog, type Logger } from '@countersign/platform';
+import {
+  AuditLog,
+  Authenticator,
+  BearerAuthenticator,
+  METRICS_REGISTRY,
+  MetricsController,
+  PrincipalGuard,
+  REQUEST_AUTHENTICATOR,
+  RunReaders,
+  type Logger,
+  type PrincipalsConfig,
+} from '@countersign/platform';
 import { AgentCatalog } from './agents/agent-catalog';
 import type { AgentsConfig } from './config/agents-config.schema';
 import type { AgentWorkerConfig } from './config/worker-config';
@@ -32,6 +44,7 @@ import { RunsService } from './runs/runs.service';
 export interface AgentWorkerSettings {
   config: AgentWorkerConfig;
   agents: AgentsConfig;
+  principals: PrincipalsConfig;
   logger: Logger;
 }
 
@@ -73,13 +86,23 @@ export class Lifecycle implements OnApplicationBootstrap, BeforeApplicationShutd
 @Module({})
 export class AgentWorkerModule {
   static forRoot(settings: AgentWorkerSettings): DynamicModule {
-    const { config, agents, logger } = settings;
+    const { config, agents, principals, logger } = settings;
     return {
       module: AgentWorkerModule,
-      controllers: [RunsController, InfraController, HealthController],
+      // /demo/infra exists only while the simulated infrastructure does; /metrics moves to its own port when asked.
+      controllers: [
+        RunsController,
+        HealthController,
+        ...(config.SEED_DEMO_INFRA ? [InfraController] : []),
+        ...(config.METRICS_PORT === undefined ? [MetricsController] : []),
+      ],
       providers: [
         { provide: SETTINGS, useValue: settings },
         { provide: WorkerMetrics, useValue: new WorkerMetrics() },
+        { provide: METRICS_REGISTRY, useFactory: (m: WorkerMetrics) => m.registry, inject: [WorkerMetrics] },
+        // Every route names its caller (PrincipalGuard); the requester of a run is that principal.
+        { provide: REQUEST_AUTHENTICATOR, useValue: new BearerAuthenticator(new Authenticator(principals)) },
+        { provide: APP_GUARD, useClass: PrincipalGuard },
         { provide: Connections, useFactory: () => new Connections(config, logger) },
         {
           provide: AuditLog,
@@ -162,9 +185,12 @@ export class AgentWorkerModule {
         },
         {
           provide: RunsService,
-          useFactory: (store: RunStore, catalog: AgentCatalog, producer: RunsProducer, events: RunEvents) =>
-            new RunsService(store, catalog, producer, events),
-          inject: [RunStore, AgentCatalog, RunsProducer, RunEvents],
+          useFactory: (...deps: [RunStore, AgentCatalog, RunsProducer, RunEvents, AuditLog, Connections]) => {
+            const [store, catalog, producer, events, audit, c] = deps;
+            const readers = new RunReaders(c.commands, config.KEY_PREFIX);
+            return new RunsService({ store, catalog, producer, events, audit, readers });
+          },
+          inject: [RunStore, AgentCatalog, RunsProducer, RunEvents, AuditLog, Connections],
         },
         Lifecycle,
       ],

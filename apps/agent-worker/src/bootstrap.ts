@@ -3,14 +3,24 @@ import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createLogger, PinoNestLogger } from '@countersign/platform';
+import {
+  createLogger,
+  loadJsonConfig,
+  PinoNestLogger,
+  PrincipalsConfigSchema,
+  startMetricsServer,
+  type MetricsServer,
+} from '@countersign/platform';
 import { AgentWorkerModule } from './agent-worker.module';
 import { loadAgentsConfig } from './config/agents-config.schema';
 import { loadWorkerConfig } from './config/worker-config';
+import { WorkerMetrics } from './observability/worker-metrics';
 
 export interface RunningAgentWorker {
   app: INestApplication;
   url: string;
+  /** Where /metrics is served without credentials, when METRICS_PORT is set. */
+  metricsUrl?: string;
   /** Graceful: finishes in-flight jobs (tool calls), then closes workers, queues and Redis. */
   close(): Promise<void>;
   /** SHUTDOWN_TIMEOUT_MS: how long main.ts lets close() run before it exits anyway. */
@@ -24,8 +34,9 @@ export async function startAgentWorker(
 ): Promise<RunningAgentWorker> {
   const config = loadWorkerConfig(env);
   const agents = loadAgentsConfig(config.AGENTS_CONFIG);
+  const principals = loadJsonConfig('PRINCIPALS_CONFIG', config.PRINCIPALS_CONFIG, PrincipalsConfigSchema);
   const logger = createLogger('agent-worker', config.LOG_LEVEL);
-  const app = await NestFactory.create(AgentWorkerModule.forRoot({ config, agents, logger }), {
+  const app = await NestFactory.create(AgentWorkerModule.forRoot({ config, agents, principals, logger }), {
     logger: new PinoNestLogger(logger),
     abortOnError: false,
     forceCloseConnections: true,
@@ -34,8 +45,15 @@ export async function startAgentWorker(
   await app.listen(options.port ?? config.PORT, host);
   const { port } = app.getHttpServer().address() as AddressInfo;
   const url = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
+  let metrics: MetricsServer | undefined;
+  if (config.METRICS_PORT !== undefined)
+    metrics = await startMetricsServer(
+      app.get(WorkerMetrics).registry,
+      config.METRICS_HOST,
+      config.METRICS_PORT,
+    );
   logger.info(
-    { url, queuePrefix: config.QUEUE_PREFIX, keyPrefix: config.KEY_PREFIX },
+    { url, metricsUrl: metrics?.url, queuePrefix: config.QUEUE_PREFIX, keyPrefix: config.KEY_PREFIX },
     'agent worker listening',
   );
 
@@ -43,7 +61,8 @@ export async function startAgentWorker(
   return {
     app,
     url,
-    close: () => (closing ??= app.close()),
+    metricsUrl: metrics?.url,
+    close: () => (closing ??= Promise.all([app.close(), metrics?.close()]).then(() => undefined)),
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   };
 }

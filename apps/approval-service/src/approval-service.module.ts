@@ -1,13 +1,23 @@
 // Wires the approval service. The validated config and the logger come in from bootstrap, so nothing here reads the environment.
 import { Module, type DynamicModule } from '@nestjs/common';
-import type { Logger } from '@countersign/platform';
+import { APP_GUARD } from '@nestjs/core';
+import {
+  Authenticator,
+  METRICS_REGISTRY,
+  MetricsController,
+  PrincipalGuard,
+  REQUEST_AUTHENTICATOR,
+  RunReaders,
+  type Logger,
+} from '@countersign/platform';
 import { ApprovalStore } from './approvals/approval-store';
 import { ApprovalsController } from './approvals/approvals.controller';
 import { ApprovalsService } from './approvals/approvals.service';
 import { DecisionPublisher } from './approvals/decision-publisher';
 import { AuditController } from './audit/audit.controller';
-import { ApproverAuth, ApproverGuard } from './auth/approver-auth';
+import { ApproverAuth } from './auth/approver-auth';
 import { ApproverDirectory } from './auth/approver-directory';
+import { SignInCodes } from './auth/sign-in-codes';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from './config/approval-service.config';
 import { AuditTrail } from './core/audit-trail';
 import { Metrics } from './core/metrics';
@@ -42,10 +52,22 @@ export class ApprovalServiceModule {
         InboxController,
         AuditController,
         HealthController,
+        // With METRICS_PORT, /metrics is served on that port only (bootstrap), not here.
+        ...(config.env.METRICS_PORT === undefined ? [MetricsController] : []),
       ],
       providers: [
         { provide: APPROVAL_SERVICE_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
+        // Every route names its caller (PrincipalGuard), by bearer credential or inbox session (ApproverAuth).
+        { provide: Authenticator, useValue: new Authenticator(config.principals) },
+        { provide: REQUEST_AUTHENTICATOR, useExisting: ApproverAuth },
+        { provide: APP_GUARD, useClass: PrincipalGuard },
+        { provide: METRICS_REGISTRY, useFactory: (m: Metrics) => m.registry, inject: [Metrics] },
+        {
+          provide: RunReaders,
+          inject: [RedisConnections],
+          useFactory: (redis: RedisConnections) => new RunReaders(redis.commands, config.env.KEY_PREFIX),
+        },
         {
           provide: ApprovalStore,
           inject: [RedisConnections],
@@ -64,7 +86,7 @@ export class ApprovalServiceModule {
         ServiceAddress,
         ApproverDirectory,
         ApproverAuth,
-        ApproverGuard,
+        SignInCodes,
         LiveUpdates,
         DecisionPublisher,
         NotificationScheduler,

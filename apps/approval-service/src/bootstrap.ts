@@ -5,10 +5,11 @@ import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { createLogger, PinoNestLogger } from '@countersign/platform';
+import { createLogger, PinoNestLogger, startMetricsServer, type MetricsServer } from '@countersign/platform';
 import { ApprovalServiceModule } from './approval-service.module';
 import { loadApprovalServiceConfig } from './config/approval-service.config';
 
+import { Metrics } from './core/metrics';
 import { ServiceAddress } from './core/service-address';
 import { setupOpenApi } from './docs/openapi';
 
@@ -16,6 +17,8 @@ export interface RunningApprovalService {
   app: INestApplication;
   /** http://host:port the service listens on (port 0 is replaced by the real one). */
   url: string;
+  /** Where /metrics is served without credentials, when METRICS_PORT is set. */
+  metricsUrl?: string;
   close(): Promise<void>;
 }
 
@@ -46,9 +49,17 @@ export async function startApprovalService(
   const { port } = app.getHttpServer().address() as AddressInfo;
   const url = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
   app.get(ServiceAddress).setListening(url);
+  let metrics: MetricsServer | undefined;
+  if (config.env.METRICS_PORT !== undefined)
+    metrics = await startMetricsServer(
+      app.get(Metrics).registry,
+      config.env.METRICS_HOST,
+      config.env.METRICS_PORT,
+    );
   logger.info(
     {
       url,
+      metricsUrl: metrics?.url,
       slack: Boolean(config.env.SLACK_BOT_TOKEN),
       smtp: Boolean(config.env.SMTP_URL || config.env.SMTP_HOST),
     },
@@ -56,5 +67,10 @@ export async function startApprovalService(
   );
 
   let closing: Promise<void> | undefined;
-  return { app, url, close: () => (closing ??= app.close()) };
+  return {
+    app,
+    url,
+    metricsUrl: metrics?.url,
+    close: () => (closing ??= Promise.all([app.close(), metrics?.close()]).then(() => undefined)),
+  };
 }

@@ -28,7 +28,11 @@ export function page(title: string, body: string): string {
 <title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
 }
 
-/** Sends a page with headers that keep it out of frames and keep tokens in URLs out of Referer headers. */
+/**
+ * Sends a page with headers that keep it out of frames and keep tokens in URLs out of Referer headers to other sites.
+ * `same-origin`, not `no-referrer`: under no-referrer a browser sends `Origin: null` with the page's own form posts,
+ * and the inbox's sign-in checks Origin (a null origin is refused: a sandboxed frame on any site sends it too).
+ */
 export function sendPage(res: Response, status: number, html: string, nonce?: string): void {
   const script = nonce ? `script-src 'nonce-${nonce}'; connect-src 'self';` : '';
   res
@@ -37,7 +41,7 @@ export function sendPage(res: Response, status: number, html: string, nonce?: st
       'Content-Type': 'text/html; charset=utf-8',
       'Content-Security-Policy': `default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; ${script}`,
       'X-Frame-Options': 'DENY',
-      'Referrer-Policy': 'no-referrer',
+      'Referrer-Policy': 'same-origin',
       'Cache-Control': 'no-store',
       'X-Content-Type-Options': 'nosniff',
     })

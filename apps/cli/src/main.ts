@@ -4,7 +4,9 @@ import { CliError, EXIT_CODES_HELP, ExitCode } from './cli-error';
 import { approvalsCommand } from './commands/approvals.command';
 import { approveCommand, denyCommand } from './commands/decide.command';
 import { fingerprintCommand } from './commands/fingerprint.command';
+import { inboxLinkCommand } from './commands/inbox-link.command';
 import { runCommand } from './commands/run.command';
+import { tokenCommand } from './commands/token.command';
 
 /** Every subcommand, in the order `--help` lists them. */
 const commands: (() => Command)[] = [
@@ -12,7 +14,9 @@ const commands: (() => Command)[] = [
   approvalsCommand,
   approveCommand,
   denyCommand,
+  inboxLinkCommand,
   fingerprintCommand,
+  tokenCommand,
 ];
 
 export function buildProgram(): Command {
@@ -25,7 +29,7 @@ export function buildProgram(): Command {
       `
 Services: --worker-url / COUNTERSIGN_WORKER_URL (default http://127.0.0.1:3000),
           --approval-url / COUNTERSIGN_APPROVAL_URL (default http://127.0.0.1:3001).
-Approver: --approver-token / COUNTERSIGN_APPROVER_TOKEN (an approver's apiToken).
+You:      --token / COUNTERSIGN_TOKEN (your API token; PRINCIPALS_CONFIG holds its hash).
 ${EXIT_CODES_HELP}`,
     );
   for (const command of commands) program.addCommand(command());

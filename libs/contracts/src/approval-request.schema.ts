@@ -22,6 +22,8 @@ export const ApprovalRequestSchema = z.object({
   runId: IdSchema,
   agent: IdSchema,
   requester: IdSchema,
+  /** The machine client that started the run for the requester, when one did (it may not decide either). */
+  submittedBy: IdSchema.optional(),
   toolName: ToolNameSchema,
   toolDescription: z.string().max(2_000).default(''),
   args: ToolArgsSchema,

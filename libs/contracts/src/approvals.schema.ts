@@ -114,6 +114,7 @@ export const AuditEventType = [
   'decision.rejected',
   'decision.received',
   'decision.ignored',
+  'run.started',
   'run.parked',
   'run.resumed',
   'tool.executed',
@@ -177,5 +178,22 @@ export const EmailDecisionFormSchema = z.object({
 });
 export type EmailDecisionForm = z.infer<typeof EmailDecisionFormSchema>;
 
-/** `POST /inbox/session`: the inbox sign-in form. */
-export const InboxSignInFormSchema = z.object({ token: z.string().min(1).max(512) });
+/**
+ * `POST /inbox/session`: the inbox sign-in form, with a token typed in or the code of a one-time sign-in link, and the
+ * CSRF token the sign-in page put in a hidden field (it must equal the page's CSRF cookie).
+ */
+export const InboxSignInFormSchema = z
+  .object({
+    token: z.string().min(1).max(4096).optional(),
+    code: z.string().min(1).max(100).optional(),
+    csrf: z.string().min(1).max(100),
+  })
+  .refine((form) => (form.token === undefined) !== (form.code === undefined), {
+    message: 'send either token or code',
+    path: ['token'],
+  });
+export type InboxSignInForm = z.infer<typeof InboxSignInFormSchema>;
+
+/** `POST /inbox/sign-in-links`: a one-time link that signs the caller in to the inbox in a browser. */
+export const SignInLinkSchema = z.object({ url: z.url(), expiresAt: IsoDateSchema });
+export type SignInLink = z.infer<typeof SignInLinkSchema>;

@@ -15,20 +15,34 @@ export const ScriptTurnSchema = z.union([
 ]);
 export type ScriptTurn = z.infer<typeof ScriptTurnSchema>;
 
+/** `POST /runs`. The requester is the authenticated caller, never a field of the body. */
 export const StartRunBodySchema = z.object({
   agent: IdSchema,
-  userId: IdSchema,
   input: z.string().min(1).max(100_000),
   sessionId: IdSchema.optional(),
   script: z.array(ScriptTurnSchema).max(200).optional(),
+  /** A machine client starting the run for a user (it needs an `actAs` entry for that user in PRINCIPALS_CONFIG). */
+  onBehalfOf: IdSchema.optional(),
+  /** Refused by name, so an old client learns why instead of silently starting a run in its own name. */
+  userId: z
+    .undefined({
+      error:
+        'is not accepted: the requester is the authenticated caller (Authorization header); a machine client ' +
+        'starting a run for a user sends onBehalfOf',
+    })
+    .optional(),
 });
 export type StartRunBody = z.infer<typeof StartRunBodySchema>;
 
 export const StartRunResponseSchema = z.object({ runId: IdSchema });
 
-/** A run started through the `agent-runs` queue; the HTTP body plus the ID the caller chose. */
-export const StartRunJobSchema = StartRunBodySchema.extend({
+/** A run started through the `agent-runs` queue: what the caller asked for, and who the run belongs to. */
+export const StartRunJobSchema = StartRunBodySchema.omit({ onBehalfOf: true, userId: true }).extend({
   runId: IdSchema,
+  /** The requester: the authenticated caller, or the user a machine client acts for. */
+  userId: IdSchema,
+  /** The machine client that started the run for `userId`; absent when the requester started it. */
+  submittedBy: IdSchema.optional(),
   scopes: z.array(z.string().max(64)).max(32).default([]),
 });
 export type StartRunJob = z.infer<typeof StartRunJobSchema>;
@@ -62,6 +76,7 @@ export const RunViewSchema = z.object({
   runId: IdSchema,
   agent: IdSchema,
   userId: IdSchema,
+  submittedBy: IdSchema.optional(),
   status: RunStatusSchema,
   pending: z.array(PendingCallSchema),
   messages: z.array(ChatMessageSchema),

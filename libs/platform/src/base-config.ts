@@ -17,6 +17,14 @@ export const BaseEnvSchema = z.object({
   /** HMAC secret shared by the approval service (signs decisions) and the workers (verify them). */
   DECISION_SIGNING_SECRET: z.string().min(16, 'must be at least 16 characters'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** The principal directory (people, machine clients, their token hashes): a path, or inline JSON. */
+  PRINCIPALS_CONFIG: z.string().min(1).default('config/principals.json'),
+  /**
+   * Serve /metrics on this port of METRICS_HOST, without credentials (for a private scrape network), instead of on the
+   * main port behind a `metrics-reader` credential.
+   */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
 });
 export type BaseEnv = z.infer<typeof BaseEnvSchema>;
 

@@ -6,3 +6,7 @@ export * from './lua';
 export * from './audit-log';
 export * from './zod-validation.pipe';
 export * from './pino-nest-logger';
+export * from './config-file';
+export * from './identity';
+export * from './run-readers';
+export * from './metrics-endpoint';

@@ -1,19 +1,18 @@
-import { Controller, Get, Header, HttpException, Inject } from '@nestjs/common';
-import { redisAnswers } from '@countersign/platform';
+import { Controller, Get, HttpException, Inject } from '@nestjs/common';
+import { PublicRoute, redisAnswers } from '@countersign/platform';
 import { Connections } from '../queues/connections';
 import { QueueWorkers } from '../queues/queue-workers';
-import { WorkerMetrics } from './worker-metrics';
 
 @Controller()
 export class HealthController {
   constructor(
     @Inject(Connections) private readonly connections: Connections,
     @Inject(QueueWorkers) private readonly workers: QueueWorkers,
-    @Inject(WorkerMetrics) private readonly metrics: WorkerMetrics,
   ) {}
 
   /** 200 when Redis answers and the queue workers run; 503 naming what is down otherwise. */
   @Get('health')
+  @PublicRoute('load balancers and orchestrators probe it; it says only up or down')
   async health(): Promise<{ status: 'ok'; redis: 'up'; queues: 'running' }> {
     const redis = await redisAnswers(this.connections.commands);
     const queues = await this.workers.isRunning();
@@ -24,11 +23,5 @@ export class HealthController {
       );
     }
     return { status: 'ok', redis: 'up', queues: 'running' };
-  }
-
-  @Get('metrics')
-  @Header('Content-Type', 'text/plain; version=0.0.4')
-  metricsText(): Promise<string> {
-    return this.metrics.registry.metrics();
   }
 }

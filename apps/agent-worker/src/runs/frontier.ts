@@ -63,7 +63,7 @@ export function toPendingCall(body: ParkedCallBody): PendingCall {
 
 /** Without the tool's description: approvers are shown the tool's name and arguments, and it would sit in every parked request. */
 export function toApprovalRequest(
-  run: { runId: string; agent: string; userId: string },
+  run: { runId: string; agent: string; userId: string; submittedBy?: string },
   body: ParkedCallBody,
 ): ApprovalRequest {
   return {
@@ -71,6 +71,7 @@ export function toApprovalRequest(
     runId: run.runId,
     agent: run.agent,
     requester: run.userId,
+    ...(run.submittedBy ? { submittedBy: run.submittedBy } : {}),
     toolName: body.name,
     toolDescription: '',
     args: body.args,

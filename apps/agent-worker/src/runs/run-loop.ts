@@ -583,6 +583,7 @@ export function toNewRun(job: StartRunJob): NewRun {
     runId: job.runId,
     agent: job.agent,
     userId: job.userId,
+    submittedBy: job.submittedBy,
     sessionId: job.sessionId,
     scopes: job.scopes,
     script: job.script,

@@ -59,6 +59,8 @@ export interface RunRecord {
   runId: string;
   agent: string;
   userId: string;
+  /** The machine client that started the run for `userId`, when one did. */
+  submittedBy?: string;
   sessionId?: string;
   scopes: string[];
   status: RunStatus;

@@ -58,6 +58,7 @@ export interface NewRun {
   runId: string;
   agent: string;
   userId: string;
+  submittedBy?: string;
   sessionId?: string;
   scopes: string[];
   script?: unknown[];
@@ -302,6 +303,7 @@ function toRunRecord(runId: string, hash: Record<string, string>): RunRecord {
     runId,
     agent: hash.agent,
     userId: hash.userId,
+    submittedBy: hash.submittedBy || undefined,
     sessionId: hash.sessionId || undefined,
     scopes: hash.scopes ? (JSON.parse(hash.scopes) as string[]) : [],
     status: hash.status as RunRecord['status'],
@@ -330,6 +332,7 @@ function newRunFields(run: NewRun): Record<string, string> {
     messages: JSON.stringify(run.messages),
   };
   if (run.scopes.length > 0) fields.scopes = JSON.stringify(run.scopes);
+  if (run.submittedBy) fields.submittedBy = run.submittedBy;
   if (run.sessionId) fields.sessionId = run.sessionId;
   if (run.script) fields.script = JSON.stringify(run.script);
   return fields;

@@ -1,7 +1,9 @@
+// The runs API. Every route names its caller (PrincipalGuard): a run is started in the caller's name (or, for a machine
+// client with `actAs`, in the name of the user it acts for) and shown only to those who may read it.
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Sse, type MessageEvent } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import { IdSchema, type RunView, type StartRunBody, StartRunBodySchema } from '@countersign/contracts';
-import { ZodValidationPipe } from '@countersign/platform';
+import { CurrentPrincipal, type Principal, ZodValidationPipe } from '@countersign/platform';
 import { RunsService } from './runs.service';
 
 @Controller('runs')
@@ -10,19 +12,26 @@ export class RunsController {
 
   @Post()
   @HttpCode(202)
-  start(@Body(new ZodValidationPipe(StartRunBodySchema)) body: StartRunBody): Promise<{ runId: string }> {
-    return this.runs.start(body);
+  start(
+    @Body(new ZodValidationPipe(StartRunBodySchema)) body: StartRunBody,
+    @CurrentPrincipal() caller: Principal,
+  ): Promise<{ runId: string }> {
+    return this.runs.start(body, caller);
   }
 
   @Get(':runId')
-  view(@Param('runId', new ZodValidationPipe(IdSchema, 'runId')) runId: string): Promise<RunView> {
-    return this.runs.view(runId);
+  view(
+    @Param('runId', new ZodValidationPipe(IdSchema, 'runId')) runId: string,
+    @CurrentPrincipal() caller: Principal,
+  ): Promise<RunView> {
+    return this.runs.view(runId, caller);
   }
 
   @Sse(':runId/events')
   events(
     @Param('runId', new ZodValidationPipe(IdSchema, 'runId')) runId: string,
+    @CurrentPrincipal() caller: Principal,
   ): Promise<Observable<MessageEvent>> {
-    return this.runs.follow(runId);
+    return this.runs.follow(runId, caller);
   }
 }

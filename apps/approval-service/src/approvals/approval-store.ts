@@ -235,6 +235,12 @@ export class ApprovalStore {
     }
   }
 
+  /** The groups a call is routed to now (escalation included); [] for an unknown call. One HGET. */
+  async groupsOf(callId: string): Promise<string[]> {
+    const groups = await this.redis.hget(this.keys.call(callId), 'groups');
+    return groups ? groups.split(',') : [];
+  }
+
   /** Adds the escalation groups stored with the request, if it is still pending. */
   async escalate(callId: string, attempt: number): Promise<EscalateResult> {
     const reply = (await SCRIPTS.escalate.run(this.redis, [this.keys.call(callId)], [attempt])) as [

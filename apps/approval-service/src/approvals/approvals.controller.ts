@@ -11,7 +11,6 @@ import {
   Req,
   Res,
   UseFilters,
-  UseGuards,
 } from '@nestjs/common';
 import type { HttpRequest as Request, HttpResponse as Response } from '../http-types';
 import {
@@ -25,16 +24,13 @@ import {
   type DecisionBody,
   type DecisionResult,
 } from '@countersign/contracts';
-import { ZodValidationPipe } from '@countersign/platform';
-import { ApproverGuard, CurrentApprover } from '../auth/approver-auth';
+import { CurrentPrincipal, type Principal, ZodValidationPipe } from '@countersign/platform';
 import { ApproverDirectory } from '../auth/approver-directory';
-import type { Approver } from '../config/approvals-config.schema';
 import { toView, type StoredApproval } from './approval-store';
 import { ApprovalsService } from './approvals.service';
 import { VoteRefusedFilter } from './vote-refused.filter';
 
 @Controller('approvals')
-@UseGuards(ApproverGuard)
 @UseFilters(VoteRefusedFilter)
 export class ApprovalsController {
   constructor(
@@ -51,7 +47,7 @@ export class ApprovalsController {
   @Get()
   async list(
     @Query(new ZodValidationPipe(ApprovalListQuerySchema, 'query')) query: ApprovalListQuery,
-    @CurrentApprover() approver: Approver,
+    @CurrentPrincipal() approver: Principal,
     @Res({ passthrough: true }) res: Response,
   ): Promise<ApprovalView[]> {
     const page = await this.approvals.list({
@@ -66,7 +62,7 @@ export class ApprovalsController {
   @Get(':callId')
   async get(
     @Param('callId', new ZodValidationPipe(IdSchema, 'callId')) callId: string,
-    @CurrentApprover() approver: Approver,
+    @CurrentPrincipal() approver: Principal,
   ): Promise<ApprovalView> {
     const approval = await this.approvals.get(callId);
     if (!approval || !this.visibleTo(approval, approver))
@@ -80,7 +76,7 @@ export class ApprovalsController {
   async decide(
     @Param('callId', new ZodValidationPipe(IdSchema, 'callId')) callId: string,
     @Body(new ZodValidationPipe(DecisionBodySchema)) body: DecisionBody,
-    @CurrentApprover() approver: Approver,
+    @CurrentPrincipal() approver: Principal,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DecisionResult> {
@@ -104,7 +100,7 @@ export class ApprovalsController {
     };
   }
 
-  private visibleTo(approval: StoredApproval, approver: Approver): boolean {
+  private visibleTo(approval: StoredApproval, approver: Principal): boolean {
     const mine = this.directory.groupsOf(approver.id);
     return approval.groups.some((g) => mine.includes(g));
   }

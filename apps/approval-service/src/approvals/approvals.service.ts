@@ -3,7 +3,8 @@
 import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { ApprovalRequest, ApprovalStatus, AuditEntry } from '@countersign/contracts';
 import { fingerprint, printableReadableForm } from '@countersign/authorization';
-import type { Logger } from '@countersign/platform';
+import { RunReaders, type Logger } from '@countersign/platform';
+import { ApproverDirectory } from '../auth/approver-directory';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import { AuditTrail } from '../core/audit-trail';
 import { Metrics } from '../core/metrics';
@@ -62,6 +63,8 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     private readonly audit: AuditTrail,
     private readonly live: LiveUpdates,
     private readonly metrics: Metrics,
+    private readonly readers: RunReaders,
+    private readonly directory: ApproverDirectory,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -91,6 +94,8 @@ export class ApprovalsService implements BeforeApplicationShutdown {
 
     const expiresInMs = route?.expiresInMs ?? this.config.env.APPROVAL_DEFAULT_EXPIRY;
     const escalation = route?.escalation;
+    // Before the request is stored: an approver who can see it can also read the run it comes from.
+    await this.allowToRead(runId, route?.groups ?? [], now + expiresInMs);
     // The expiry and escalation timers are stored by the same script that stores the request, so a stored
     // request always has them: a redelivery finds nothing missing to schedule, and leaves them where they are.
     const created = await this.store.create({
@@ -241,6 +246,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     const { groups } = escalation;
     const stored = await this.store.get(callId);
     if (!stored) return 'done';
+    await this.allowToRead(stored.request.runId, groups, stored.expiresAt);
     // A retried timer notifies again (deduplicated by job ID) but audits the escalation only once.
     await Promise.all([
       this.scheduler.notifyApprovers({
@@ -260,6 +266,16 @@ export class ApprovalsService implements BeforeApplicationShutdown {
       this.live.announce({ callId, status: 'pending' }),
     ]);
     return 'done';
+  }
+
+  /**
+   * The members of `groups` may read the run (GET /runs/:id on the agent worker) for as long as the request stays
+   * readable here: until it expires, and the retention after.
+   */
+  private allowToRead(runId: string, groups: readonly string[], expiresAt: number): Promise<void> {
+    const members = this.directory.membersOf(groups).map((a) => a.id);
+    const ttlMs = Math.max(0, expiresAt - Date.now()) + this.config.env.APPROVAL_RETENTION;
+    return this.readers.add(runId, members, ttlMs);
   }
 
   /** Audits a refused vote or interaction. */

@@ -1,20 +1,18 @@
-// Approver authentication. The REST API takes `Authorization: Bearer <apiToken>`. The browser inbox signs
-// in once (token → HttpOnly, SameSite=Strict session cookie) and its own fetch/SSE calls use that cookie;
-// a state-changing call by cookie must also carry the X-Countersign-Inbox header, which a cross-site form
-// cannot send (defence in depth on top of SameSite=Strict).
+// How the approval service names a caller. The REST API, the CLI and machine clients send `Authorization: Bearer
+// <token>` (an API token or an OIDC JWT, see PRINCIPALS_CONFIG). The browser inbox signs in once and then uses an
+// HttpOnly, SameSite=Strict session cookie; a state-changing call by cookie must also carry the X-Countersign-Inbox
+// header, which a cross-site form cannot send (defence in depth on top of SameSite=Strict).
+import { Inject, Injectable } from '@nestjs/common';
 import {
-  createParamDecorator,
-  Inject,
-  Injectable,
-  UnauthorizedException,
-  type CanActivate,
-  type ExecutionContext,
-} from '@nestjs/common';
-import type { HttpRequest as Request, HttpResponse as Response } from '../http-types';
+  Authenticator,
+  type Authentication,
+  type AuthRequest,
+  type Principal,
+  type RequestAuthenticator,
+} from '@countersign/platform';
 import { z } from 'zod';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
-import type { Approver } from '../config/approvals-config.schema';
-import { ApproverDirectory } from './approver-directory';
+import type { HttpResponse as Response } from '../http-types';
 import { signToken, verifyToken } from './signed-token';
 
 export const SESSION_COOKIE = 'countersign_inbox';
@@ -23,36 +21,41 @@ const SESSION_PURPOSE = 'inbox-session';
 const SESSION_TTL_MS = 12 * 3_600_000;
 const SessionSchema = z.object({ a: z.string(), exp: z.number() });
 
-type ApproverRequest = Request & { approver?: Approver };
-
 @Injectable()
-export class ApproverAuth {
+export class ApproverAuth implements RequestAuthenticator {
   private readonly secret: string;
 
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
-    private readonly directory: ApproverDirectory,
+    private readonly authenticator: Authenticator,
   ) {
     this.secret = env.LINK_TOKEN_SECRET;
   }
 
-  /** The approver a request comes from, or undefined. */
-  identify(req: Request): Approver | undefined {
+  /** A bearer credential wins; without one, the inbox session cookie. undefined: the request carries neither. */
+  async authenticate(req: AuthRequest): Promise<Authentication | undefined> {
     const header = req.headers.authorization;
-    if (header?.startsWith('Bearer ')) return this.directory.byToken(header.slice('Bearer '.length).trim());
+    const bearer = await this.authenticator.fromAuthorizationHeader(
+      Array.isArray(header) ? header[0] : header,
+    );
+    if (bearer) return bearer;
     const cookie = readCookie(req, SESSION_COOKIE);
     if (!cookie) return undefined;
     const check = verifyToken(cookie, this.secret, SESSION_PURPOSE, SessionSchema);
-    if (!check.ok) return undefined;
+    if (!check.ok) return { ok: false, reason: 'the inbox session is not valid any more: sign in again' };
     const stateChanging = !['GET', 'HEAD', 'OPTIONS'].includes(req.method);
-    if (stateChanging && req.headers[INBOX_HEADER] !== '1') return undefined;
-    return this.directory.byId(check.payload.a);
+    if (stateChanging && req.headers[INBOX_HEADER] !== '1')
+      return { ok: false, reason: `a change by inbox session must carry the ${INBOX_HEADER} header` };
+    const principal = this.authenticator.directory.get(check.payload.a);
+    return principal
+      ? { ok: true, principal, via: 'session' }
+      : { ok: false, reason: 'the inbox session names no known principal' };
   }
 
   /** Signs the browser in: sets the session cookie (not readable by scripts, never sent cross-site). */
-  startSession(res: Response, approver: Approver, secure: boolean): void {
+  startSession(res: Response, principal: Principal, secure: boolean): void {
     const token = signToken(
-      { a: approver.id, exp: Date.now() + SESSION_TTL_MS },
+      { a: principal.id, exp: Date.now() + SESSION_TTL_MS },
       this.secret,
       SESSION_PURPOSE,
     );
@@ -66,30 +69,17 @@ export class ApproverAuth {
   }
 }
 
-function readCookie(req: Request, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
+export function readCookie(req: AuthRequest, name: string): string | undefined {
+  const header = req.headers.cookie;
+  for (const part of (Array.isArray(header) ? header.join(';') : (header ?? '')).split(';')) {
     const [key, ...value] = part.trim().split('=');
-    if (key === name) return decodeURIComponent(value.join('='));
+    if (key === name) {
+      try {
+        return decodeURIComponent(value.join('='));
+      } catch {
+        return undefined;
+      }
+    }
   }
   return undefined;
 }
-
-/** Lets a route through only for a known approver; the approver is then available as @CurrentApprover(). */
-@Injectable()
-export class ApproverGuard implements CanActivate {
-  constructor(private readonly auth: ApproverAuth) {}
-
-  canActivate(context: ExecutionContext): boolean {
-    const req = context.switchToHttp().getRequest<ApproverRequest>();
-    const approver = this.auth.identify(req);
-    if (!approver)
-      throw new UnauthorizedException('an approver token is required (Authorization: Bearer <token>)');
-    req.approver = approver;
-    return true;
-  }
-}
-
-export const CurrentApprover = createParamDecorator(
-  (_data: unknown, context: ExecutionContext): Approver =>
-    context.switchToHttp().getRequest<ApproverRequest>().approver!,
-);

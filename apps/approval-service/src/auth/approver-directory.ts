@@ -1,37 +1,29 @@
-// Who the approvers are, which groups they belong to, and how a bearer token or Slack user maps to one.
-import { createHash, timingSafeEqual } from 'node:crypto';
+// Which approver groups exist and who is in them. Who the approvers are (name, email, Slack user, credentials) is the
+// shared principal directory's; a principal is an approver of the groups that list it.
 import { Inject, Injectable } from '@nestjs/common';
+import { Authenticator, type PrincipalDirectory } from '@countersign/platform';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import type { Approver, Group } from '../config/approvals-config.schema';
 
-const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
-
 @Injectable()
 export class ApproverDirectory {
-  private readonly approvers: Approver[];
   private readonly groups: Group[];
-  private readonly tokenDigests: { approver: Approver; digest: Buffer }[];
+  private readonly principals: PrincipalDirectory;
 
-  constructor(@Inject(APPROVAL_SERVICE_CONFIG) { approvals }: ApprovalServiceConfig) {
-    this.approvers = approvals.approvers;
+  constructor(
+    @Inject(APPROVAL_SERVICE_CONFIG) { approvals }: ApprovalServiceConfig,
+    authenticator: Authenticator,
+  ) {
     this.groups = approvals.groups;
-    this.tokenDigests = this.approvers.map((approver) => ({ approver, digest: digest(approver.apiToken) }));
-  }
-
-  /** Compares against every approver's token in constant time (digests make the lengths equal). */
-  byToken(token: string): Approver | undefined {
-    const given = digest(token);
-    let found: Approver | undefined;
-    for (const entry of this.tokenDigests) if (timingSafeEqual(entry.digest, given)) found = entry.approver;
-    return found;
+    this.principals = authenticator.directory;
   }
 
   byId(id: string): Approver | undefined {
-    return this.approvers.find((a) => a.id === id);
+    return this.principals.get(id);
   }
 
   bySlackUser(slackUserId: string): Approver | undefined {
-    return this.approvers.find((a) => a.slackUserId === slackUserId);
+    return this.principals.bySlackUser(slackUserId);
   }
 
   group(id: string): Group | undefined {
@@ -42,9 +34,9 @@ export class ApproverDirectory {
     return this.groups.filter((g) => g.members.includes(approverId)).map((g) => g.id);
   }
 
-  /** Members of the groups, each once, in config order. */
+  /** Members of the groups, each once, in the principal directory's order. */
   membersOf(groupIds: readonly string[]): Approver[] {
     const ids = new Set(groupIds.flatMap((id) => this.group(id)?.members ?? []));
-    return this.approvers.filter((a) => ids.has(a.id));
+    return this.principals.all().filter((a) => ids.has(a.id));
   }
 }

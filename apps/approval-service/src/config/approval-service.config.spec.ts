@@ -4,12 +4,13 @@ import { loadApprovalServiceConfig } from './approval-service.config';
 const valid = {
   DECISION_SIGNING_SECRET: 'decision-secret-0123456789',
   LINK_TOKEN_SECRET: 'link-secret-0123456789',
-  APPROVALS_CONFIG: JSON.stringify({
-    approvers: [{ id: 'bob', name: 'Bob', apiToken: 'bob-token-0123456789' }],
-    groups: [{ id: 'ops', members: ['bob'] }],
-    defaultGroup: 'ops',
-  }),
+  APPROVALS_CONFIG: JSON.stringify({ groups: [{ id: 'ops', members: ['bob'] }], defaultGroup: 'ops' }),
 };
+
+const principals = (extra: object[] = []) =>
+  JSON.stringify({
+    principals: [{ id: 'bob', name: 'Bob', tokens: [{ sha256: 'b'.repeat(64) }] }, ...extra],
+  });
 
 describe('loadApprovalServiceConfig', () => {
   it('applies the defaults', () => {
@@ -24,9 +25,12 @@ describe('loadApprovalServiceConfig', () => {
     });
   });
 
-  it('reads the demo approvals file by default', () => {
-    const { approvals } = loadApprovalServiceConfig({ ...valid, APPROVALS_CONFIG: undefined });
-    expect(approvals.approvers.map((a) => a.id)).toEqual(['bob', 'carol', 'dave']);
+  it('reads the demo approvals and principals files by default', () => {
+    const { approvals, principals } = loadApprovalServiceConfig({ ...valid, APPROVALS_CONFIG: undefined });
+    expect(approvals.groups.map((g) => g.id)).toEqual(['ops', 'finance', 'leads']);
+    expect(principals.principals.map((p) => p.id)).toEqual(
+      expect.arrayContaining(['alice', 'bob', 'carol', 'dave', 'mallory']),
+    );
   });
 
   it.each([
@@ -36,14 +40,47 @@ describe('loadApprovalServiceConfig', () => {
     [{ TIMER_SWEEP_MS: '0' }, 'TIMER_SWEEP_MS'],
     [{ TIMER_LEASE_MS: 'long' }, 'TIMER_LEASE_MS'],
     [
-      { APPROVALS_CONFIG: '{"approvers":[],"groups":[],"defaultGroup":"ops"}' },
+      { APPROVALS_CONFIG: '{"groups":[],"defaultGroup":"ops"}' },
       'APPROVALS_CONFIG defaultGroup: unknown group "ops"',
+    ],
+    [
+      { APPROVALS_CONFIG: '{"approvers":[],"groups":[]}' },
+      'APPROVALS_CONFIG approvers: approvers moved to PRINCIPALS_CONFIG',
+    ],
+    [
+      {
+        PRINCIPALS_CONFIG: principals(),
+        APPROVALS_CONFIG: '{"groups":[{"id":"ops","members":["bob","zed"]}]}',
+      },
+      'APPROVALS_CONFIG groups.0.members.1: unknown principal "zed" (not in PRINCIPALS_CONFIG)',
+    ],
+    [
+      {
+        PRINCIPALS_CONFIG: principals([{ id: 'bot', name: 'Bot', kind: 'machine', actAs: ['bob'] }]),
+        APPROVALS_CONFIG: '{"groups":[{"id":"ops","members":["bob","bot"]}]}',
+      },
+      'groups.0.members.1: "bot" may act for others (actAs), so it may not approve',
+    ],
+    [
+      { PRINCIPALS_CONFIG: principals([{ id: 'bob', name: 'Bob again' }]) },
+      'PRINCIPALS_CONFIG principals.1.id: id must be unique',
+    ],
+    [
+      { PRINCIPALS_CONFIG: principals([{ id: 'al', name: 'Al', actAs: ['bob'] }]) },
+      'PRINCIPALS_CONFIG principals.1.actAs: only machine principals may act for others',
+    ],
+    [
+      { PRINCIPALS_CONFIG: '{"principals":[{"id":"bob","name":"Bob","tokens":[{"sha256":"bob-token"}]}]}' },
+      'PRINCIPALS_CONFIG principals.0.tokens.0.sha256: must be a lowercase hex SHA-256',
+    ],
+    [
+      { PRINCIPALS_CONFIG: 'missing/principals.json' },
+      'PRINCIPALS_CONFIG: cannot read missing/principals.json',
     ],
     [{ APPROVALS_CONFIG: 'missing/approvals.json' }, 'APPROVALS_CONFIG: cannot read missing/approvals.json'],
     [
       {
         APPROVALS_CONFIG: JSON.stringify({
-          approvers: [{ id: 'bob', name: 'Bob', apiToken: 'bob-token-0123456789' }],
           groups: [{ id: 'ops', members: ['bob'] }],
           rules: [{ groups: ['ops'], expiresIn: '10m', escalation: { after: '10m', groups: ['ops'] } }],
         }),

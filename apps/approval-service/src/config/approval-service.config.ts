@@ -1,20 +1,25 @@
 // The approval service's configuration: environment variables plus the approvals file, validated once at start-up.
 // Nothing else in the service reads process.env.
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { z } from 'zod';
-import { BaseEnvSchema, ConfigError, loadEnv } from '@countersign/platform';
+import {
+  BaseEnvSchema,
+  ConfigError,
+  loadEnv,
+  loadJsonConfig,
+  PrincipalsConfigSchema,
+  type PrincipalsConfig,
+} from '@countersign/platform';
 import { ApprovalsConfigSchema, type ApprovalsConfig } from './approvals-config.schema';
 import { DurationSchema } from './duration';
 
 export const ApprovalServiceEnvSchema = BaseEnvSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65_535).default(3001),
   HOST: z.string().min(1).default('0.0.0.0'),
-  /** Inline JSON (starts with "{") or a path to the approvers / groups / rules file. */
+  /** Inline JSON (starts with "{") or a path to the groups / rules file. */
   APPROVALS_CONFIG: z.string().min(1).default('config/approvals.json'),
   /** Base of links in emails; defaults to the address the service listens on. */
   PUBLIC_URL: z.url().optional(),
-  /** Signs email-link tokens and inbox session cookies. */
+  /** Signs email-link tokens, inbox session cookies and sign-in links. */
   LINK_TOKEN_SECRET: z.string().min(16, 'must be at least 16 characters'),
   /** Slack is disabled when no bot token is set. */
   SLACK_BOT_TOKEN: z.string().min(1).optional(),
@@ -57,6 +62,7 @@ export type ApprovalServiceEnv = z.infer<typeof ApprovalServiceEnvSchema>;
 export interface ApprovalServiceConfig {
   env: ApprovalServiceEnv;
   approvals: ApprovalsConfig;
+  principals: PrincipalsConfig;
 }
 
 /** Injection token of the validated configuration. */
@@ -64,33 +70,27 @@ export const APPROVAL_SERVICE_CONFIG = Symbol('ApprovalServiceConfig');
 
 export function loadApprovalServiceConfig(raw: Record<string, string | undefined>): ApprovalServiceConfig {
   const env = loadEnv(ApprovalServiceEnvSchema, raw);
-  return { env, approvals: loadApprovalsConfig(env.APPROVALS_CONFIG) };
+  const approvals = loadJsonConfig('APPROVALS_CONFIG', env.APPROVALS_CONFIG, ApprovalsConfigSchema);
+  const principals = loadJsonConfig('PRINCIPALS_CONFIG', env.PRINCIPALS_CONFIG, PrincipalsConfigSchema);
+  checkMembers(approvals, principals);
+  return { env, approvals, principals };
 }
 
-function loadApprovalsConfig(source: string): ApprovalsConfig {
-  const inline = source.trimStart().startsWith('{');
-  let text = source;
-  if (!inline) {
-    try {
-      text = readFileSync(resolve(source), 'utf8');
-    } catch (error) {
-      throw new ConfigError(
-        `invalid configuration:\n  APPROVALS_CONFIG: cannot read ${source}: ${(error as Error).message}`,
-      );
-    }
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError(
-      `invalid configuration:\n  APPROVALS_CONFIG: not valid JSON: ${(error as Error).message}`,
-    );
-  }
-  const parsed = ApprovalsConfigSchema.safeParse(json);
-  if (parsed.success) return parsed.data;
-  const lines = parsed.error.issues.map(
-    (i) => `  APPROVALS_CONFIG ${i.path.join('.') || '(root)'}: ${i.message}`,
+/**
+ * Every group member is a principal, and no client that may act for others is an approver: a run it started for a
+ * user must never be decided by it (separation of duties covers the submitter as well as the requester).
+ */
+function checkMembers(approvals: ApprovalsConfig, principals: PrincipalsConfig): void {
+  const byId = new Map(principals.principals.map((p) => [p.id, p]));
+  const problems: string[] = [];
+  approvals.groups.forEach((group, g) =>
+    group.members.forEach((member, m) => {
+      const principal = byId.get(member);
+      const where = `APPROVALS_CONFIG groups.${g}.members.${m}`;
+      if (!principal) problems.push(`  ${where}: unknown principal "${member}" (not in PRINCIPALS_CONFIG)`);
+      else if (principal.actAs.length > 0)
+        problems.push(`  ${where}: "${member}" may act for others (actAs), so it may not approve`);
+    }),
   );
-  throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  if (problems.length > 0) throw new ConfigError(`invalid configuration:\n${problems.join('\n')}`);
 }

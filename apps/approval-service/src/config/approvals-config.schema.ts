@@ -1,7 +1,10 @@
-// The approvers / groups / routing rules file (APPROVALS_CONFIG). Cross-references are checked here,
-// so a typo in a group name stops the service at start-up instead of silently routing nowhere.
+// The groups / routing rules file (APPROVALS_CONFIG). Who the approvers are (names, emails, Slack users, credentials)
+// is the principal directory's (PRINCIPALS_CONFIG), shared with the agent worker. Cross-references are checked here and
+// in loadApprovalServiceConfig, so a typo in a group or member name stops the service at start-up instead of silently
+// routing nowhere.
 import { z } from 'zod';
 import { IdSchema, TierSchema } from '@countersign/contracts';
+import type { Principal } from '@countersign/platform';
 import { DurationSchema } from './duration';
 
 export const ChannelSchema = z.enum(['slack', 'email', 'web']);
@@ -9,15 +12,8 @@ export type Channel = z.infer<typeof ChannelSchema>;
 
 const GlobsSchema = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
 
-export const ApproverSchema = z.object({
-  id: IdSchema,
-  name: z.string().min(1).max(200),
-  email: z.email().optional(),
-  slackUserId: z.string().min(1).max(40).optional(),
-  /** Bearer token for the REST API and the inbox sign-in. */
-  apiToken: z.string().min(16, 'must be at least 16 characters'),
-});
-export type Approver = z.infer<typeof ApproverSchema>;
+/** An approver is a principal of PRINCIPALS_CONFIG that is a member of a group here. */
+export type Approver = Principal;
 
 export const GroupSchema = z.object({
   id: IdSchema,
@@ -57,7 +53,13 @@ export type Rule = z.infer<typeof RuleSchema>;
 
 export const ApprovalsConfigSchema = z
   .object({
-    approvers: z.array(ApproverSchema),
+    /** Refused by name: approvers are principals now (PRINCIPALS_CONFIG), shared with the agent worker. */
+    approvers: z
+      .undefined({
+        error:
+          'approvers moved to PRINCIPALS_CONFIG (with their token hashes, never the tokens); list only groups here',
+      })
+      .optional(),
     groups: z.array(GroupSchema),
     rules: z.array(RuleSchema).default([]),
     /** Where a request that matches no rule goes; without one it is denied "no approver route". */
@@ -74,21 +76,10 @@ export const ApprovalsConfigSchema = z
   })
   .strict()
   .superRefine((config, ctx) => {
-    const approverIds = new Set(config.approvers.map((a) => a.id));
     const groupIds = new Set(config.groups.map((g) => g.id));
     const unknownGroup = (id: string, path: PropertyKey[]) => {
       if (!groupIds.has(id)) ctx.addIssue({ code: 'custom', path, message: `unknown group "${id}"` });
     };
-    config.groups.forEach((group, g) =>
-      group.members.forEach((member, m) => {
-        if (!approverIds.has(member))
-          ctx.addIssue({
-            code: 'custom',
-            path: ['groups', g, 'members', m],
-            message: `unknown approver "${member}"`,
-          });
-      }),
-    );
     config.rules.forEach((rule, r) => {
       // An escalation that would fire after the request expired never happens: say so at start-up.
       const expiresIn = rule.expiresIn ?? config.defaults.expiresIn;
@@ -105,15 +96,11 @@ export const ApprovalsConfigSchema = z
       unknownGroup(id, ['defaults', 'escalation', 'groups', i]),
     );
     if (config.defaultGroup) unknownGroup(config.defaultGroup, ['defaultGroup']);
-    for (const field of ['id', 'apiToken', 'slackUserId'] as const) {
-      const seen = new Set<string>();
-      config.approvers.forEach((a, i) => {
-        const value = a[field];
-        if (value === undefined) return;
-        if (seen.has(value))
-          ctx.addIssue({ code: 'custom', path: ['approvers', i, field], message: 'must be unique' });
-        seen.add(value);
-      });
-    }
+    const seenGroups = new Set<string>();
+    config.groups.forEach((group, g) => {
+      if (seenGroups.has(group.id))
+        ctx.addIssue({ code: 'custom', path: ['groups', g, 'id'], message: 'must be unique' });
+      seenGroups.add(group.id);
+    });
   });
 export type ApprovalsConfig = z.infer<typeof ApprovalsConfigSchema>;

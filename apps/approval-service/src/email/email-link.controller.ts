@@ -2,7 +2,7 @@
 import { Body, Controller, Get, Inject, Param, Post, Res } from '@nestjs/common';
 import type { HttpResponse as Response } from '../http-types';
 import { EmailDecisionFormSchema, type EmailDecisionForm } from '@countersign/contracts';
-import { ZodValidationPipe } from '@countersign/platform';
+import { PublicRoute, ZodValidationPipe } from '@countersign/platform';
 import { VoteRefusedError } from '../approvals/approval-errors';
 import type { StoredApproval } from '../approvals/approval-store';
 import { ApprovalsService } from '../approvals/approvals.service';
@@ -14,6 +14,9 @@ import { outcomeText } from '../slack/slack-blocks';
 import { verifyLinkToken } from './link-token';
 
 @Controller('approve')
+@PublicRoute(
+  'the link token: HMAC-signed, bound to one approver and one request attempt, expiring, single use',
+)
 export class EmailLinkController {
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) private readonly config: ApprovalServiceConfig,

@@ -1,7 +1,6 @@
-// Liveness with its dependencies (Redis, queues, due timers) and Prometheus metrics.
-import { Controller, Get, Header, ServiceUnavailableException } from '@nestjs/common';
-import { redisAnswers } from '@countersign/platform';
-import { Metrics } from '../core/metrics';
+// Liveness with its dependencies (Redis, queues, due timers). Metrics are MetricsController's (@countersign/platform).
+import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
+import { PublicRoute, redisAnswers } from '@countersign/platform';
 import { Queues } from '../core/queues';
 import { RedisConnections } from '../core/redis-connections';
 import { DueTimers } from '../timers/due-timers';
@@ -11,11 +10,11 @@ export class HealthController {
   constructor(
     private readonly redis: RedisConnections,
     private readonly queues: Queues,
-    private readonly metrics: Metrics,
     private readonly timers: DueTimers,
   ) {}
 
   @Get('health')
+  @PublicRoute('load balancers and orchestrators probe it; it shows queue and timer counts, no one’s data')
   async health(): Promise<{
     status: 'ok';
     redis: 'up';
@@ -44,11 +43,5 @@ export class HealthController {
         error: (error as Error).message,
       });
     }
-  }
-
-  @Get('metrics')
-  @Header('Content-Type', 'text/plain; version=0.0.4')
-  metricsText(): Promise<string> {
-    return this.metrics.registry.metrics();
   }
 }

@@ -68,11 +68,21 @@ export function inboxPage(waiting: Waiting, me: Approver, nonce: string): string
   );
 }
 
-export function signInPage(problem?: string): string {
+export function signInPage(csrf: string, problem?: string): string {
   return page(
     'Sign in · Countersign inbox',
     `<h1>Countersign inbox</h1><div class="card">${problem ? `<p class="outcome">${escapeHtml(problem)}</p>` : ''}
-<form method="post" action="/inbox/session"><label>Approver token <input type="password" name="token" autocomplete="off" required></label> <button class="approve" type="submit">Sign in</button></form></div>`,
+<form method="post" action="/inbox/session"><input type="hidden" name="csrf" value="${escapeHtml(csrf)}"><label>Your token <input type="password" name="token" autocomplete="off" required></label> <button class="approve" type="submit">Sign in</button></form>
+<p class="muted">Or sign in with a one-time link: <code>npx countersign inbox-link</code></p></div>`,
+  );
+}
+
+/** Where a one-time sign-in link lands: the code is spent only when the button posts it. */
+export function linkSignInPage(code: string, csrf: string): string {
+  return page(
+    'Sign in · Countersign inbox',
+    `<h1>Countersign inbox</h1><div class="card"><p>This one-time link signs this browser in to your inbox.</p>
+<form method="post" action="/inbox/session"><input type="hidden" name="csrf" value="${escapeHtml(csrf)}"><input type="hidden" name="code" value="${escapeHtml(code)}"><button class="approve" type="submit">Open my inbox</button></form></div>`,
   );
 }
 

@@ -1,64 +1,123 @@
-// The web inbox: sign-in (token → session cookie), the page, its HTML fragment and its live-update stream.
-import { randomBytes } from 'node:crypto';
-import { Body, Controller, Get, Post, Query, Req, Res } from '@nestjs/common';
-import type { HttpRequest as Request, HttpResponse as Response } from '../http-types';
-import { InboxSignInFormSchema } from '@countersign/contracts';
-import { ZodValidationPipe } from '@countersign/platform';
+// The web inbox: sign-in, the page, its HTML fragment and its live-update stream.
+//
+// Signing in never puts a long-lived token in an address: the sign-in form posts the token in its body, or a one-time
+// sign-in link (POST /inbox/sign-in-links, `npx countersign inbox-link`) carries a code that works once, for minutes,
+// and only through a POST. The session endpoint refuses cross-site posts (Origin, Sec-Fetch-Site) and wants the CSRF
+// token of its own sign-in page, so another site cannot swap a signed-in approver's session for someone else's.
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { Body, Controller, ForbiddenException, Get, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
+import { InboxSignInFormSchema, type InboxSignInForm, type SignInLink } from '@countersign/contracts';
+import {
+  Authenticator,
+  CurrentPrincipal,
+  PublicRoute,
+  ZodValidationPipe,
+  type Principal,
+} from '@countersign/platform';
 import type { StoredApproval } from '../approvals/approval-store';
 import { ApprovalsService } from '../approvals/approvals.service';
-import { ApproverAuth } from '../auth/approver-auth';
+import { ApproverAuth, readCookie } from '../auth/approver-auth';
 import { ApproverDirectory } from '../auth/approver-directory';
-import type { Approver } from '../config/approvals-config.schema';
+import { SignInCodes } from '../auth/sign-in-codes';
+import { ServiceAddress } from '../core/service-address';
+import type { HttpRequest as Request, HttpResponse as Response } from '../http-types';
 import { sendPage } from '../html';
 import { LiveUpdates } from '../live/live-updates';
-import { INBOX_LIMIT, inboxItems, inboxPage, signInPage, type Waiting } from './inbox-page';
+import { INBOX_LIMIT, inboxItems, inboxPage, linkSignInPage, signInPage, type Waiting } from './inbox-page';
 
 const HEARTBEAT_MS = 25_000;
+const CSRF_COOKIE = 'countersign_csrf';
+const CSRF_TTL_MS = 3_600_000;
 
 @Controller('inbox')
 export class InboxController {
   constructor(
     private readonly approvals: ApprovalsService,
     private readonly auth: ApproverAuth,
+    private readonly authenticator: Authenticator,
     private readonly directory: ApproverDirectory,
     private readonly live: LiveUpdates,
+    private readonly codes: SignInCodes,
+    private readonly address: ServiceAddress,
   ) {}
 
-  /** `/inbox?token=<apiToken>` signs in and redirects, so the token does not stay in the address bar. */
+  /** The inbox of the signed-in approver, or the sign-in page. */
   @Get()
+  @PublicRoute('the inbox session cookie, checked here: without one the sign-in page is shown')
   async inbox(
     @Query('token') token: string | undefined,
     @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
-    if (token !== undefined) return this.signIn(token, req, res);
-    const me = this.auth.identify(req);
-    if (!me) return sendPage(res, 401, signInPage());
+    if (token !== undefined)
+      return this.showSignIn(
+        res,
+        400,
+        'Tokens in addresses are not accepted (they end up in browser history and server logs). Sign in below, ' +
+          'or ask for a one-time sign-in link: npx countersign inbox-link',
+      );
+    const session = await this.auth.authenticate(req);
+    if (!session?.ok) return this.showSignIn(res, 401, session ? session.reason : undefined);
     const nonce = randomBytes(16).toString('base64');
-    sendPage(res, 200, inboxPage(await this.waitingFor(me), me, nonce), nonce);
+    sendPage(res, 200, inboxPage(await this.waitingFor(session.principal), session.principal, nonce), nonce);
+  }
+
+  /** A one-time link for the caller's browser: open it, press the button, and the inbox is signed in. */
+  @Post('sign-in-links')
+  @HttpCode(201)
+  async signInLink(@CurrentPrincipal() caller: Principal): Promise<SignInLink> {
+    const { code, expiresAt } = await this.codes.issue(caller.id);
+    return {
+      url: `${this.address.publicUrl}/inbox/sign-in?code=${code}`,
+      expiresAt: new Date(expiresAt).toISOString(),
+    };
+  }
+
+  /** Where a sign-in link lands: a button that posts the code (a link scanner's GET spends nothing). */
+  @Get('sign-in')
+  @PublicRoute('shows a form; the one-time code is checked when the form is posted')
+  signInWithLink(@Query('code') code: string | undefined, @Res() res: Response): void {
+    const csrf = this.newCsrf(res);
+    sendPage(
+      res,
+      code ? 200 : 400,
+      code ? linkSignInPage(code, csrf) : signInPage(csrf, 'This link has no code.'),
+    );
   }
 
   @Post('session')
-  session(
-    @Body(new ZodValidationPipe(InboxSignInFormSchema, 'form')) form: { token: string },
+  @PublicRoute(
+    'checks its own credential (a token or a one-time code), and Origin, Sec-Fetch-Site and a CSRF token',
+  )
+  async session(
+    @Body(new ZodValidationPipe(InboxSignInFormSchema, 'form')) form: InboxSignInForm,
     @Req() req: Request,
     @Res() res: Response,
-  ): void {
-    this.signIn(form.token, req, res);
+  ): Promise<void> {
+    this.assertSameSite(req, form.csrf);
+    let principal: Principal | undefined;
+    let problem = 'That sign-in link was used already or has expired; ask for a new one.';
+    if (form.code !== undefined) {
+      const id = await this.codes.redeem(form.code);
+      principal = id ? this.directory.byId(id) : undefined;
+    } else {
+      const check = await this.authenticator.fromBearer(form.token!);
+      if (check.ok) principal = check.principal;
+      else problem = `That token was refused: ${check.reason}.`;
+    }
+    if (!principal) return this.showSignIn(res, 401, problem);
+    this.auth.startSession(res, principal, req.secure);
+    res.redirect(303, '/inbox');
   }
 
   @Get('items')
-  async items(@Req() req: Request, @Res() res: Response): Promise<void> {
-    const me = this.auth.identify(req);
-    if (!me) return void res.status(401).json({ statusCode: 401, message: 'sign in first' });
+  async items(@CurrentPrincipal() me: Principal, @Res() res: Response): Promise<void> {
     sendPage(res, 200, inboxItems(await this.waitingFor(me), me));
   }
 
-  /** Server-sent events: `change` whenever any request arrives or is settled, on any replica. */
+  /** Server-sent events: `change` whenever a request routed to the caller's groups arrives or is settled, on any replica. */
   @Get('events')
-  events(@Req() req: Request, @Res() res: Response): void {
-    if (!this.auth.identify(req))
-      return void res.status(401).json({ statusCode: 401, message: 'sign in first' });
+  events(@CurrentPrincipal() me: Principal, @Req() req: Request, @Res() res: Response): void {
     res.status(200).set({
       'Content-Type': 'text/event-stream',
       'Cache-Control': 'no-store',
@@ -68,8 +127,12 @@ export class InboxController {
     res.flushHeaders();
     res.write(': connected\n\n');
     const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+    const mine = this.directory.groupsOf(me.id);
     const close = this.live.subscribe(
-      (change) => res.write(`event: change\ndata: ${JSON.stringify(change)}\n\n`),
+      ({ callId, status, groups }) => {
+        if (groups.some((g) => mine.includes(g)))
+          res.write(`event: change\ndata: ${JSON.stringify({ callId, status })}\n\n`);
+      },
       () => {
         clearInterval(heartbeat);
         res.end();
@@ -78,14 +141,48 @@ export class InboxController {
     req.on('close', close);
   }
 
-  private signIn(token: string, req: Request, res: Response): void {
-    const approver = this.directory.byToken(token);
-    if (!approver) return sendPage(res, 401, signInPage('That token is not an approver token.'));
-    this.auth.startSession(res, approver, req.secure);
-    res.redirect(303, '/inbox');
+  private showSignIn(res: Response, status: number, problem?: string): void {
+    sendPage(res, status, signInPage(this.newCsrf(res), problem));
   }
 
-  private async waitingFor(me: Approver): Promise<Waiting> {
+  /** A fresh CSRF token: in an HttpOnly, SameSite=Strict cookie, and in the form the page carries (double submit). */
+  private newCsrf(res: Response): string {
+    const csrf = randomBytes(24).toString('base64url');
+    res.cookie(CSRF_COOKIE, csrf, {
+      httpOnly: true,
+      sameSite: 'strict',
+      path: '/inbox',
+      maxAge: CSRF_TTL_MS,
+    });
+    return csrf;
+  }
+
+  /**
+   * A browser says where a post comes from (Origin, Sec-Fetch-Site): anything but this service is refused. A client
+   * that says nothing must still show the CSRF token of a sign-in page this service gave it.
+   */
+  private assertSameSite(req: Request, csrf: string): void {
+    const site = header(req, 'sec-fetch-site');
+    if (site !== undefined && site !== 'same-origin')
+      throw new ForbiddenException(`sign-in refused: a ${site} request may not sign anyone in`);
+    const origin = header(req, 'origin');
+    if (origin !== undefined && !this.ownOrigins(req).includes(origin))
+      throw new ForbiddenException(`sign-in refused: origin ${origin} is not this service`);
+    const cookie = readCookie(req, CSRF_COOKIE);
+    if (!cookie || !sameText(cookie, csrf))
+      throw new ForbiddenException(
+        'sign-in refused: the form is not one this service gave out (reload the page)',
+      );
+  }
+
+  private ownOrigins(req: Request): string[] {
+    const origins = [new URL(this.address.publicUrl).origin];
+    const host = header(req, 'host');
+    if (host) origins.push(`${req.secure ? 'https' : 'http'}://${host}`);
+    return origins;
+  }
+
+  private async waitingFor(me: Principal): Promise<Waiting> {
     const mine = this.directory.groupsOf(me.id);
     const [pending, notices] = await Promise.all([this.oldest('pending'), this.oldest('notice')]);
     const approvals = [...pending.approvals, ...notices.approvals]
@@ -101,4 +198,15 @@ export class InboxController {
     const page = await this.approvals.list({ statuses: [status], limit: INBOX_LIMIT });
     return { approvals: page.approvals, total: page.next ? await this.approvals.count(status) : undefined };
   }
+}
+
+function header(req: Request, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
 }

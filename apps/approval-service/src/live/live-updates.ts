@@ -6,10 +6,16 @@ import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/a
 import { RedisConnections } from '../core/redis-connections';
 import { LOGGER } from '../core/tokens';
 import { approvalKeys } from '../approvals/approval-keys';
+import { ApprovalStore } from '../approvals/approval-store';
 
 export interface ApprovalChange {
   callId: string;
   status: string;
+}
+
+/** A change as open inboxes get it: with the groups the call is routed to, so each inbox keeps only its own. */
+export interface RoutedChange extends ApprovalChange {
+  groups: string[];
 }
 
 @Injectable()
@@ -21,6 +27,7 @@ export class LiveUpdates implements OnModuleInit, OnModuleDestroy {
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
     private readonly redis: RedisConnections,
+    private readonly store: ApprovalStore,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.channel = approvalKeys(env.KEY_PREFIX).changes;
@@ -28,12 +35,19 @@ export class LiveUpdates implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     this.redis.subscriber.on('message', (channel: string, message: string) => {
-      if (channel !== this.channel) return;
+      if (channel !== this.channel || this.events.listenerCount('change') === 0) return;
+      let change: ApprovalChange;
       try {
-        this.events.emit('change', JSON.parse(message) as ApprovalChange);
+        change = JSON.parse(message) as ApprovalChange;
       } catch (error) {
         this.logger.warn({ err: error }, 'ignored a malformed live-update message');
+        return;
       }
+      // One lookup per change, whatever the number of open inboxes; each inbox then filters by its own groups.
+      this.store.groupsOf(change.callId).then(
+        (groups) => this.events.emit('change', { ...change, groups } satisfies RoutedChange),
+        (error: unknown) => this.logger.warn({ err: error, callId: change.callId }, 'live update not sent'),
+      );
     });
     await this.redis.subscriber.subscribe(this.channel);
   }
@@ -43,7 +57,7 @@ export class LiveUpdates implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Calls `listener` for every change until the returned function is called (or the app closes). */
-  subscribe(listener: (change: ApprovalChange) => void, onClose: () => void): () => void {
+  subscribe(listener: (change: RoutedChange) => void, onClose: () => void): () => void {
     this.events.on('change', listener);
     let closed = false;
     const close = () => {

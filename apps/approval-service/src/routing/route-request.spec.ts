@@ -20,12 +20,11 @@ const request = (over: Partial<ApprovalRequest> = {}): ApprovalRequest => ({
   ...over,
 });
 
-const approvers = ['bob', 'carol'].map((id) => ({ id, name: id, apiToken: `${id}-token-0123456789` }));
 const groups = [
   { id: 'ops', members: ['bob'] },
   { id: 'payments', members: ['carol'] },
 ];
-const config = (extra: object) => ApprovalsConfigSchema.parse({ approvers, groups, ...extra });
+const config = (extra: object) => ApprovalsConfigSchema.parse({ groups, ...extra });
 const fallback = { expiresInMs: 1_800_000 };
 
 describe('routeRequest', () => {
@@ -105,7 +104,7 @@ describe('matchesGlob', () => {
 
 describe('ApprovalsConfigSchema', () => {
   it('names an unknown group in a rule', () => {
-    const parsed = ApprovalsConfigSchema.safeParse({ approvers, groups, rules: [{ groups: ['nobody'] }] });
+    const parsed = ApprovalsConfigSchema.safeParse({ groups, rules: [{ groups: ['nobody'] }] });
     expect(parsed.success).toBe(false);
     expect(parsed.error?.issues[0]).toMatchObject({
       path: ['rules', 0, 'groups', 0],
@@ -113,12 +112,10 @@ describe('ApprovalsConfigSchema', () => {
     });
   });
 
-  it('refuses two approvers with the same token', () => {
-    const same = approvers.map((a) => ({ ...a, apiToken: 'shared-token-0123456789' }));
-    expect(ApprovalsConfigSchema.safeParse({ approvers: same, groups }).error?.issues[0].path).toEqual([
-      'approvers',
-      1,
-      'apiToken',
-    ]);
+  it('refuses two groups with the same ID', () => {
+    const parsed = ApprovalsConfigSchema.safeParse({
+      groups: [...groups, { id: 'ops', members: ['carol'] }],
+    });
+    expect(parsed.error?.issues[0]).toMatchObject({ path: ['groups', 2, 'id'], message: 'must be unique' });
   });
 });

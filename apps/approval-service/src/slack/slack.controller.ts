@@ -13,7 +13,7 @@ import {
 } from '@nestjs/common';
 import type { HttpRequest as Request } from '../http-types';
 import { z } from 'zod';
-import type { Logger } from '@countersign/platform';
+import { PublicRoute, type Logger } from '@countersign/platform';
 import { VoteRefusedError } from '../approvals/approval-errors';
 import { ApprovalStore } from '../approvals/approval-store';
 import { ApprovalsService } from '../approvals/approvals.service';
@@ -33,6 +33,7 @@ const InteractionSchema = z.object({
 });
 
 @Controller('slack')
+@PublicRoute("Slack's request signature (X-Slack-Signature over the raw body, 5-minute window, no replay)")
 export class SlackController {
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) private readonly config: ApprovalServiceConfig,

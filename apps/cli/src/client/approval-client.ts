@@ -82,6 +82,11 @@ export class ApprovalClient {
     return this.expectOk(await this.call<AuditEntry[]>('GET', `/audit?${query}`), 'audit');
   }
 
+  /** A one-time link that signs a browser in to the inbox (POST /inbox/sign-in-links). */
+  async signInLink(): Promise<{ url: string; expiresAt: string }> {
+    return this.expectOk(await this.call('POST', '/inbox/sign-in-links'), 'inbox sign-in link');
+  }
+
   /** Whether every chain of the audit log is intact (GET /audit/verify). */
   async verifyAudit(): Promise<AuditVerification> {
     return this.expectOk(await this.call('GET', '/audit/verify'), 'audit');
@@ -91,7 +96,7 @@ export class ApprovalClient {
   private call<T>(method: string, path: string, body?: unknown): Promise<HttpAnswer<T>> {
     if (!this.token)
       throw new CliError(
-        'no approver token: pass --approver-token or set COUNTERSIGN_APPROVER_TOKEN',
+        'no token: pass --token or set COUNTERSIGN_TOKEN (your API token)',
         ExitCode.NotAuthorized,
       );
     const url = path.startsWith('/') ? `${this.baseUrl}${path}` : path;
@@ -123,7 +128,7 @@ export class ApprovalClient {
         throw new CliError(`invalid request: ${message}`, ExitCode.InvalidInput);
       case 401:
         throw new CliError(
-          `not authorized: the approval service did not accept the approver token (${message})`,
+          `not authorized: the approval service did not accept the token (${message})`,
           ExitCode.NotAuthorized,
         );
       case 403:

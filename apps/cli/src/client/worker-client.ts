@@ -12,14 +12,20 @@ export interface InfraView {
 }
 
 export class WorkerClient {
-  constructor(readonly baseUrl: string) {}
+  constructor(
+    readonly baseUrl: string,
+    /** Your API token: runs start in your name, and you read only runs you may see. */
+    private readonly token: string | undefined,
+  ) {}
 
   async startRun(body: StartRunBody): Promise<string> {
     const answer = await requestJson<{ runId: string }>(SERVICE, `${this.baseUrl}/runs`, {
       method: 'POST',
+      token: this.requireToken(),
       body,
     });
     if (answer.status === 202) return answer.body.runId;
+    refuseUnauthorized(answer.status, answer.body);
     if (answer.status === 400) {
       const message = errorMessage(answer.body);
       const code = /^agent: unknown agent/.test(message) ? ExitCode.NotFound : ExitCode.InvalidInput;
@@ -32,14 +38,21 @@ export class WorkerClient {
   }
 
   async run(runId: string): Promise<RunView> {
-    const answer = await requestJson<RunView>(SERVICE, `${this.baseUrl}/runs/${encodeURIComponent(runId)}`);
+    const answer = await requestJson<RunView>(SERVICE, `${this.baseUrl}/runs/${encodeURIComponent(runId)}`, {
+      token: this.requireToken(),
+    });
     if (answer.status === 200) return answer.body;
+    refuseUnauthorized(answer.status, answer.body);
     if (answer.status === 404) throw new CliError(`unknown run ${runId}`, ExitCode.NotFound);
     throw new CliError(`GET /runs/${runId} answered ${answer.status}`, ExitCode.Failure);
   }
 
   async infra(): Promise<InfraView> {
-    return (await requestJson<InfraView>(SERVICE, `${this.baseUrl}/demo/infra`)).body;
+    const answer = await requestJson<InfraView>(SERVICE, `${this.baseUrl}/demo/infra`, {
+      token: this.requireToken(),
+    });
+    refuseUnauthorized(answer.status, answer.body);
+    return answer.body;
   }
 
   /**
@@ -48,10 +61,11 @@ export class WorkerClient {
    */
   async *follow(runId: string, signal?: AbortSignal): AsyncGenerator<RunEvent> {
     const url = `${this.baseUrl}/runs/${encodeURIComponent(runId)}/events`;
+    const headers = { accept: 'text/event-stream', authorization: `Bearer ${this.requireToken()}` };
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {
-        response = await fetch(url, { headers: { accept: 'text/event-stream' }, signal });
+        response = await fetch(url, { headers, signal });
       } catch (error) {
         if (signal?.aborted) return;
         if (attempt >= 20) throw unreachable(SERVICE, url, error);
@@ -59,6 +73,8 @@ export class WorkerClient {
         continue;
       }
       if (response.status === 404) throw new CliError(`unknown run ${runId}`, ExitCode.NotFound);
+      if (response.status === 401 || response.status === 403)
+        refuseUnauthorized(response.status, await response.json().catch(() => undefined));
       if (!response.ok || !response.body)
         throw new CliError(`${url} answered ${response.status}`, ExitCode.Failure);
       try {
@@ -76,6 +92,24 @@ export class WorkerClient {
       await pause(250);
     }
   }
+
+  private requireToken(): string {
+    if (!this.token)
+      throw new CliError(
+        'no token: pass --token or set COUNTERSIGN_TOKEN (your API token)',
+        ExitCode.NotAuthorized,
+      );
+    return this.token;
+  }
+}
+
+function refuseUnauthorized(status: number, body: unknown): void {
+  if (status === 401)
+    throw new CliError(
+      `not authorized: the agent worker did not accept the token (${errorMessage(body)})`,
+      ExitCode.NotAuthorized,
+    );
+  if (status === 403) throw new CliError(`not authorized: ${errorMessage(body)}`, ExitCode.NotAuthorized);
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -2,7 +2,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ApprovalClient, DEFAULT_LIST_MAX } from '../client/approval-client';
 import { EXIT_CODES_HELP } from '../cli-error';
-import { approvalUrlOption, approverTokenOption, trimUrl } from '../options';
+import { approvalUrlOption, legacyApproverTokenOption, tokenOf, tokenOption, trimUrl } from '../options';
 import { approvalLine } from '../render';
 
 export function approvalsCommand(): Command {
@@ -27,7 +27,8 @@ export function approvalsCommand(): Command {
     )
     .option('--json', 'print the raw JSON')
     .addOption(approvalUrlOption())
-    .addOption(approverTokenOption())
+    .addOption(tokenOption())
+    .addOption(legacyApproverTokenOption())
     .addHelpText('after', `\nExample:\n  $ countersign approvals list --status pending\n${EXIT_CODES_HELP}`)
     .action(
       async (options: {
@@ -35,9 +36,10 @@ export function approvalsCommand(): Command {
         limit: number;
         json?: boolean;
         approvalUrl: string;
+        token?: string;
         approverToken?: string;
       }) => {
-        const client = new ApprovalClient(trimUrl(options.approvalUrl), options.approverToken);
+        const client = new ApprovalClient(trimUrl(options.approvalUrl), tokenOf(options));
         const { views, more } = await client.list(options.status, options.limit);
         if (options.json) process.stdout.write(`${JSON.stringify(views, null, 2)}\n`);
         else if (!views.length)

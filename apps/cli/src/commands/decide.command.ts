@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { ApprovalClient } from '../client/approval-client';
 import { EXIT_CODES_HELP } from '../cli-error';
-import { approvalUrlOption, approverTokenOption, trimUrl } from '../options';
+import { approvalUrlOption, legacyApproverTokenOption, tokenOf, tokenOption, trimUrl } from '../options';
 
 export const approveCommand = () => decideCommand('approve');
 export const denyCommand = () => decideCommand('deny');
@@ -17,14 +17,18 @@ function decideCommand(decision: 'approve' | 'deny'): Command {
     .argument('<callId>', 'the call ID (see `countersign approvals list`)')
     .option('-r, --reason <text>', 'why; shown to the model and kept in the audit log')
     .addOption(approvalUrlOption())
-    .addOption(approverTokenOption())
+    .addOption(tokenOption())
+    .addOption(legacyApproverTokenOption())
     .addHelpText(
       'after',
       `\nExample:\n  $ countersign ${decision} call-1234${decision === 'deny' ? ' --reason "not during business hours"' : ''}\n${EXIT_CODES_HELP}`,
     )
     .action(
-      async (callId: string, options: { reason?: string; approvalUrl: string; approverToken?: string }) => {
-        const result = await new ApprovalClient(trimUrl(options.approvalUrl), options.approverToken).decide(
+      async (
+        callId: string,
+        options: { reason?: string; approvalUrl: string; token?: string; approverToken?: string },
+      ) => {
+        const result = await new ApprovalClient(trimUrl(options.approvalUrl), tokenOf(options)).decide(
           callId,
           decision,
           options.reason,

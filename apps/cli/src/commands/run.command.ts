@@ -8,12 +8,13 @@ import { ScriptTurnSchema, type PendingCall, type ScriptTurn } from '@countersig
 import { ApprovalClient } from '../client/approval-client';
 import { WorkerClient } from '../client/worker-client';
 import { CliError, EXIT_CODES_HELP, ExitCode } from '../cli-error';
-import { approvalUrlOption, approverTokenOption, trimUrl, workerUrlOption } from '../options';
+import { approvalUrlOption, approverTokenOption, tokenOption, trimUrl, workerUrlOption } from '../options';
 import { LinePrompt } from '../prompt';
 import { callText, eventLine } from '../render';
 
 interface RunOptions {
-  user: string;
+  token?: string;
+  onBehalfOf?: string;
   script?: string;
   session?: string;
   workerUrl: string;
@@ -34,7 +35,11 @@ export function runCommand(): Command {
     )
     .argument('<agent>', 'agent name from the agents config, e.g. ops')
     .argument('<input>', 'what the agent should do')
-    .option('-u, --user <userId>', 'the user the agent acts for (RBAC applies to this user)', 'alice')
+    .addOption(tokenOption())
+    .option(
+      '--on-behalf-of <userId>',
+      'machine clients with an actAs entry: start the run for this user (RBAC applies to them)',
+    )
     .option('--script <file>', 'JSON file of scripted model turns (agents whose model is "scripted" only)')
     .option('--session <sessionId>', 'session ID to attach the run to')
     .addOption(workerUrlOption())
@@ -48,12 +53,14 @@ export function runCommand(): Command {
       'after',
       `
 Example:
-  $ countersign run ops "restart payments" --script runbook.json --approver-token bob-demo-token-change-me
+  $ countersign run ops "restart payments" --script runbook.json \
+      --token alice-demo-token-change-me --approver-token bob-demo-token-change-me
 
-When a call needs confirmation and your approver token is one of the approvers the call is routed to,
-the tool and its arguments are shown and you are asked "Allow? [y/n]". The answer goes through the
-approval service (POST /approvals/:callId/decisions), which checks that you may decide and signs it.
-The requester may never approve their own call: use --user for someone else's run.
+The run starts in the name of the token's principal (--token). When a call needs confirmation and the
+approver token (--approver-token) belongs to an approver the call is routed to, the tool and its
+arguments are shown and you are asked "Allow? [y/n]". The answer goes through the approval service
+(POST /approvals/:callId/decisions), which checks that this approver may decide and signs it. The
+requester may never approve their own call, so the approver token must be someone else's.
 ${EXIT_CODES_HELP}`,
     )
     .action(async (agent: string, input: string, options: RunOptions) => {
@@ -63,7 +70,7 @@ ${EXIT_CODES_HELP}`,
 
 async function runAgent(agent: string, input: string, options: RunOptions): Promise<number> {
   const script = options.script ? readScript(options.script) : undefined;
-  const worker = new WorkerClient(trimUrl(options.workerUrl));
+  const worker = new WorkerClient(trimUrl(options.workerUrl), options.token);
   const approvals =
     options.prompt && options.approverToken
       ? new ApprovalClient(trimUrl(options.approvalUrl), options.approverToken)
@@ -73,12 +80,12 @@ async function runAgent(agent: string, input: string, options: RunOptions): Prom
 
   const runId = await worker.startRun({
     agent,
-    userId: options.user,
     input,
+    ...(options.onBehalfOf ? { onBehalfOf: options.onBehalfOf } : {}),
     ...(options.session ? { sessionId: options.session } : {}),
     ...(script ? { script } : {}),
   });
-  say(`▶ run ${runId} started (agent ${agent}, user ${options.user})`);
+  say(`▶ run ${runId} started (agent ${agent}${options.onBehalfOf ? `, for ${options.onBehalfOf}` : ''})`);
 
   const asked = new Set<string>();
   let prompt: LinePrompt | undefined;

@@ -1,0 +1,36 @@
+// One-time inbox sign-in codes: `POST /inbox/sign-in-links` (or `npx countersign inbox-link`) hands a signed-in API
+// caller a link that opens the inbox in a browser without a long-lived token in any address. A code works once (GETDEL)
+// and for a few minutes; only its hash is stored.
+import { createHash, randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
+import { approvalKeys, type ApprovalKeys } from '../approvals/approval-keys';
+import { RedisConnections } from '../core/redis-connections';
+
+export const SIGN_IN_CODE_TTL_MS = 5 * 60_000;
+
+const hash = (code: string) => createHash('sha256').update(code, 'utf8').digest('hex');
+
+@Injectable()
+export class SignInCodes {
+  private readonly keys: ApprovalKeys;
+
+  constructor(
+    @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
+    private readonly redis: RedisConnections,
+  ) {
+    this.keys = approvalKeys(env.KEY_PREFIX);
+  }
+
+  async issue(principalId: string): Promise<{ code: string; expiresAt: number }> {
+    const code = randomBytes(32).toString('base64url');
+    await this.redis.commands.set(this.keys.signInCode(hash(code)), principalId, 'PX', SIGN_IN_CODE_TTL_MS);
+    return { code, expiresAt: Date.now() + SIGN_IN_CODE_TTL_MS };
+  }
+
+  /** The principal the code signs in, once; undefined for an unknown, used or expired code. */
+  async redeem(code: string): Promise<string | undefined> {
+    if (!/^[A-Za-z0-9_-]{43}$/.test(code)) return undefined;
+    return (await this.redis.commands.getdel(this.keys.signInCode(hash(code)))) ?? undefined;
+  }
+}

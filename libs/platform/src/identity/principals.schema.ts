@@ -1,0 +1,118 @@
+// The principal directory (PRINCIPALS_CONFIG): every person and machine client that may call either service, with its
+// credentials. Both services read the same file, so "bob" is one identity everywhere: the requester of a run is the
+// same principal the approval service refuses to let decide it.
+import { z } from 'zod';
+import { IdSchema, IsoDateSchema, Sha256HexSchema } from '@countersign/contracts';
+
+/**
+ * What a principal may do beyond its own runs and the requests routed to its groups.
+ * - `runs-reader`: read every run and its events (GET /runs/:id) — support staff, dashboards.
+ * - `audit-reader`: read the whole audit log and verify it (GET /audit, /audit/verify).
+ * - `metrics-reader`: scrape /metrics when it is served on the main port.
+ */
+export const ServiceRoleSchema = z.enum(['runs-reader', 'audit-reader', 'metrics-reader']);
+export type ServiceRole = z.infer<typeof ServiceRoleSchema>;
+
+export const StoredTokenSchema = z
+  .object({
+    /** Lowercase hex SHA-256 of the bearer token (`npx countersign token new` prints a token and its hash). */
+    sha256: Sha256HexSchema,
+    /** Where the token is used, for people reading the file ("laptop", "ci"). */
+    label: z.string().min(1).max(100).optional(),
+    /** After this instant the token is refused (rotation: add the new token, let the old one expire). */
+    expiresAt: IsoDateSchema.optional(),
+  })
+  .strict();
+export type StoredToken = z.infer<typeof StoredTokenSchema>;
+
+export const PrincipalSchema = z
+  .object({
+    id: IdSchema,
+    name: z.string().min(1).max(200),
+    /** People request runs and decide; machine clients call the APIs (CI, an agent framework, a gateway). */
+    kind: z.enum(['person', 'machine']).default('person'),
+    email: z.email().optional(),
+    slackUserId: z.string().min(1).max(40).optional(),
+    /** Hashes of this principal's bearer tokens; never the tokens. */
+    tokens: z.array(StoredTokenSchema).max(20).default([]),
+    /** The OIDC claim value (see `oidc.claim`) that signs in as this principal; defaults to the ID. */
+    oidcSubject: z.string().min(1).max(256).optional(),
+    roles: z.array(ServiceRoleSchema).default([]),
+    /**
+     * Machine clients only: the principals this one may start runs for (`onBehalfOf`), or "*" for any. The run and the
+     * audit then record both: the user as the requester, this client as the submitter.
+     */
+    actAs: z.array(z.union([IdSchema, z.literal('*')])).default([]),
+  })
+  .strict();
+export type Principal = z.infer<typeof PrincipalSchema>;
+
+export const OidcConfigSchema = z
+  .object({
+    /** `iss` every token must carry. */
+    issuer: z.url(),
+    /** `aud` every token must carry (one of them). */
+    audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+    /** The issuer's JSON Web Key Set. */
+    jwksUrl: z.url(),
+    /** The claim that names the principal (matched against `oidcSubject`, else the principal's ID). */
+    claim: z.string().min(1).default('sub'),
+    /** Accepted signing algorithms. */
+    algorithms: z.array(z.string().min(1)).min(1).default(['RS256', 'ES256', 'EdDSA']),
+  })
+  .strict();
+export type OidcConfig = z.infer<typeof OidcConfigSchema>;
+
+export const PrincipalsConfigSchema = z
+  .object({
+    principals: z.array(PrincipalSchema),
+    /** Optional: also accept JWT bearer tokens of this OpenID Connect issuer. */
+    oidc: OidcConfigSchema.optional(),
+  })
+  .strict()
+  .superRefine((config, ctx) => {
+    const ids = new Set(config.principals.map((p) => p.id));
+    const unique = (values: [string | undefined, PropertyKey[]][], what: string) => {
+      const seen = new Set<string>();
+      for (const [value, path] of values) {
+        if (value === undefined) continue;
+        if (seen.has(value)) ctx.addIssue({ code: 'custom', path, message: `${what} must be unique` });
+        seen.add(value);
+      }
+    };
+    unique(
+      config.principals.map((p, i) => [p.id, ['principals', i, 'id']]),
+      'id',
+    );
+    unique(
+      config.principals.map((p, i) => [p.slackUserId, ['principals', i, 'slackUserId']]),
+      'slackUserId',
+    );
+    unique(
+      config.principals.map((p, i) => [p.oidcSubject ?? p.id, ['principals', i, 'oidcSubject']]),
+      'oidcSubject (or the ID it defaults to)',
+    );
+    unique(
+      config.principals.flatMap((p, i) =>
+        p.tokens.map((t, j): [string, PropertyKey[]] => [t.sha256, ['principals', i, 'tokens', j, 'sha256']]),
+      ),
+      'a token hash',
+    );
+    config.principals.forEach((p, i) => {
+      if (p.actAs.length > 0 && p.kind !== 'machine')
+        ctx.addIssue({
+          code: 'custom',
+          path: ['principals', i, 'actAs'],
+          message: 'only machine principals may act for others',
+        });
+      p.actAs.forEach((target, j) => {
+        if (target !== '*' && !ids.has(target))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['principals', i, 'actAs', j],
+            message: `unknown principal "${target}"`,
+          });
+      });
+    });
+  });
+export type PrincipalsConfig = z.infer<typeof PrincipalsConfigSchema>;

@@ -1,0 +1,63 @@
+// The principals of the tests: one directory (PRINCIPALS_CONFIG) both services read, so "bob" is one identity in the
+// agent worker and the approval service. Tokens are readable here; the services get only their SHA-256.
+import { tokenSha256 } from '@countersign/platform';
+import type { Principal } from '@countersign/platform';
+
+/** The bearer token of a default test principal. */
+export const testToken = (id: string) => `${id}-test-token-0123456789`;
+
+type Entry = Partial<Principal> & { id: string; name: string; token?: string };
+
+/**
+ * alice and bob are operators of the `ops` agent (config/agents.json), mallory a viewer; bob, carol and dave are the
+ * usual approvers. `ops-bot` is a machine client that may start runs for alice; `auditor` reads every run and the
+ * whole audit; `scraper` reads /metrics.
+ */
+export const TEST_PRINCIPALS: Entry[] = [
+  { id: 'alice', name: 'Alice', email: 'alice@example.test' },
+  { id: 'bob', name: 'Bob', email: 'bob@example.test' },
+  { id: 'carol', name: 'Carol', email: 'carol@example.test' },
+  { id: 'dave', name: 'Dave', email: 'dave@example.test' },
+  { id: 'mallory', name: 'Mallory', email: 'mallory@example.test' },
+  { id: 'ops-bot', name: 'Ops bot', kind: 'machine', actAs: ['alice'] },
+  { id: 'auditor', name: 'Auditor', roles: ['runs-reader', 'audit-reader'] },
+  { id: 'scraper', name: 'Scraper', kind: 'machine', roles: ['metrics-reader'] },
+];
+
+/** An approver as the tests' approvals configs list it: a principal with its readable token. */
+export interface TestApprover {
+  id: string;
+  name: string;
+  email?: string;
+  slackUserId?: string;
+  apiToken: string;
+}
+
+/** PRINCIPALS_CONFIG (inline JSON): the default test principals, with `approvers` replacing those of the same ID. */
+export function principalsConfig(approvers: readonly TestApprover[] = []): string {
+  const byId = new Map<string, Entry>(TEST_PRINCIPALS.map((p) => [p.id, p]));
+  for (const { apiToken, ...approver } of approvers) byId.set(approver.id, { ...approver, token: apiToken });
+  const principals = [...byId.values()].map(({ token, ...principal }) => ({
+    ...principal,
+    tokens: [{ sha256: tokenSha256(token ?? testToken(principal.id)) }],
+  }));
+  return JSON.stringify({ principals });
+}
+
+/**
+ * The tests write approvals configs the way they always have, approvers (with tokens) beside the groups; the services
+ * read two files. This splits one into APPROVALS_CONFIG (groups, rules) and PRINCIPALS_CONFIG (everyone, hashed).
+ */
+export function directoryEnv(approvals: { approvers?: readonly TestApprover[] } & object): {
+  APPROVALS_CONFIG: string;
+  PRINCIPALS_CONFIG: string;
+} {
+  const { approvers = [], ...rest } = approvals;
+  return { APPROVALS_CONFIG: JSON.stringify(rest), PRINCIPALS_CONFIG: principalsConfig(approvers) };
+}
+
+/** `Authorization` header of a default test principal, or of a token. */
+export function bearer(idOrToken: string): { Authorization: string } {
+  const token = TEST_PRINCIPALS.some((p) => p.id === idOrToken) ? testToken(idOrToken) : idOrToken;
+  return { Authorization: `Bearer ${token}` };
+}
