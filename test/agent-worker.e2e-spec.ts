@@ -99,6 +99,29 @@ describe('agent worker', () => {
     expect(await h.restarts(url, 'api')).toBe(before + 2);
   });
 
+  it('runs nothing of a turn that gives one call ID to two calls, asks no one, and tells the model', async () => {
+    const before = await h.restarts(url, 'api');
+    const runId = await h.startRun(url, {
+      script: [
+        {
+          toolCalls: [
+            { id: 'twice', name: 'restart_service', args: { service: 'api' } },
+            { id: 'twice', name: 'get_service_status', args: { service: 'api' } },
+          ],
+        },
+        { text: 'after' },
+      ],
+    });
+    const view = await h.waitForStatus(url, runId, 'completed');
+    const results = view.messages.filter((m) => m.role === 'tool');
+    expect(results.map((m) => m.role === 'tool' && m.toolCallId)).toEqual(['twice', 'twice']);
+    for (const m of results)
+      expect(m.content).toMatch(/^Nothing in this turn ran: call ID "twice" was given to more than one/);
+    expect(await h.approvalRequest('twice')).toBeUndefined();
+    expect(await h.auditTypes(runId)).not.toContain('run.parked');
+    expect(await h.restarts(url, 'api')).toBe(before);
+  });
+
   it('ignores a decision whose fingerprint does not match the call, and says what differed', async () => {
     const before = await h.restarts(url, 'api');
     const runId = await h.startRun(url, { script: restartScript('api') });

@@ -30,6 +30,22 @@ describe('mapWithConcurrency', () => {
     expect(peak).toBe(3);
   });
 
+  it.each([
+    ['fewer items than the limit', 2, 4],
+    ['as many items as the limit', 4, 4],
+  ])('starts every item at once with %s, and keeps the input order', async (_case, count, limit) => {
+    const gates = Array.from({ length: count }, gate);
+    let started = 0;
+    const mapped = mapWithConcurrency(gates, limit, async (g, i) => {
+      started++;
+      await g.opened;
+      return i;
+    });
+    expect(started).toBe(count);
+    for (const g of [...gates].reverse()) g.open();
+    await expect(mapped).resolves.toEqual(gates.map((_, i) => i));
+  });
+
   it('returns an empty list for no items', async () => {
     await expect(mapWithConcurrency([], 4, async () => 1)).resolves.toEqual([]);
   });

@@ -6,6 +6,8 @@ export async function mapWithConcurrency<T, R>(
 ): Promise<R[]> {
   if (!Number.isInteger(limit) || limit < 1)
     throw new RangeError(`concurrency limit must be a positive integer, got ${limit}`);
+  // Everything fits at once (most model turns): no lanes needed.
+  if (items.length <= limit) return Promise.all(items.map(fn));
   const results = new Array<R>(items.length);
   let next = 0;
   const lane = async () => {

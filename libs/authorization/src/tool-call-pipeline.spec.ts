@@ -553,14 +553,35 @@ describe('ToolCallPipeline', () => {
       expect(tools.restart_service.executions).toBe(3);
     });
 
-    it('does not execute a second call that reuses the call ID of an earlier call in the same turn', async () => {
-      const { sut, tools } = setup();
+    it('runs nothing of a turn that gives one call ID to two calls, and tells the model why', async () => {
+      const consulted: string[] = [];
+      const { sut, totalExecutions } = setup({
+        plugins: [{ name: 'watch', beforeTool: (c) => void consulted.push(c.callId) }],
+      });
       const first = restart('call-1', 'api');
-      const twin = restart('call-1', 'api');
-      const outcomes = await sut.evaluateTurn([first, twin], ctx([approve(first)]));
-      expect(outcomes.map((o) => o.kind)).toEqual(['executed', 'error']);
-      expect(outcomes[1].content).toMatch(/call ID "call-1"/);
-      expect(tools.restart_service.executions).toBe(1);
+      const twin = restart('call-1', 'db');
+      const other = { id: 'call-2', name: 'read_logs', args: { service: 'api' } };
+      const outcomes = await sut.evaluateTurn([first, other, twin], ctx([approve(first)]));
+      expect(outcomes.map((o) => [o.callId, o.kind])).toEqual([
+        ['call-1', 'error'],
+        ['call-2', 'error'],
+        ['call-1', 'error'],
+      ]);
+      for (const outcome of outcomes) {
+        expect(outcome.content).toMatch(
+          /^Nothing in this turn ran: call ID "call-1" was given to more than one/,
+        );
+        expect(outcome.content).toMatch(/each with a unique ID/);
+      }
+      expect(totalExecutions()).toBe(0);
+      expect(consulted).toEqual([]);
+    });
+
+    it('names every repeated call ID of a turn', async () => {
+      const { sut } = setup();
+      const logs = (id: string) => ({ id, name: 'read_logs', args: { service: 'api' } });
+      const outcomes = await sut.evaluateTurn([logs('a'), logs('b'), logs('a'), logs('b')], ctx());
+      expect(outcomes[0].content).toMatch(/call IDs "a", "b" were given to more than one tool call/);
     });
 
     describe('fingerprint mismatch', () => {
@@ -822,20 +843,109 @@ describe('ToolCallPipeline', () => {
       ]);
     });
 
-    it('aborts the rest of the turn once a callback aborts the run', async () => {
-      const { sut, tools } = setup({
-        maxConcurrentTools: 1,
-        plugins: [
-          {
-            name: 'kill-switch',
-            beforeTool: (c) => (c.callId === 'c2' ? { action: 'abort', reason: 'stop' } : undefined),
-          },
-        ],
-      });
+    describe('abort', () => {
       const logs = (id: string) => ({ id, name: 'read_logs', args: { service: 'api' } });
-      const outcomes = await sut.evaluateTurn([logs('c1'), logs('c2'), logs('c3')], ctx());
-      expect(outcomes.map((o) => o.kind)).toEqual(['executed', 'aborted', 'aborted']);
-      expect(tools.read_logs.executions).toBe(1);
+      const killSwitchOn = (abortingId: string, consulted: string[] = []): ToolPlugin => ({
+        name: 'kill-switch',
+        beforeTool: (c) => {
+          consulted.push(c.callId);
+          return c.callId === abortingId ? { action: 'abort', reason: 'stop' } : undefined;
+        },
+      });
+
+      it.each([
+        ['one at a time', 1],
+        ['all at once', 4],
+      ])(
+        'runs none of the ready calls of a turn in which a callback aborts (%s)',
+        async (_case, maxConcurrentTools) => {
+          const { sut, tools } = setup({ maxConcurrentTools, plugins: [killSwitchOn('c3')] });
+          const outcomes = await sut.evaluateTurn([logs('c1'), logs('c2'), logs('c3')], ctx());
+          expect(tools.read_logs.executions).toBe(0);
+          expect(outcomes.map((o) => o.kind)).toEqual(['aborted', 'aborted', 'aborted']);
+          expect(outcomes[0]).toMatchObject({ plugin: 'kill-switch', reason: 'stop', callId: 'c1' });
+        },
+      );
+
+      it('does not consult callbacks for calls after the abort', async () => {
+        const consulted: string[] = [];
+        const { sut } = setup({ maxConcurrentTools: 1, plugins: [killSwitchOn('c2', consulted)] });
+        const outcomes = await sut.evaluateTurn([logs('c1'), logs('c2'), logs('c3')], ctx());
+        expect(consulted).toEqual(['c1', 'c2']);
+        expect(outcomes[2]).toMatchObject({ kind: 'aborted', callId: 'c3', plugin: 'kill-switch' });
+      });
+
+      it('asks no person and sends no manual step for an aborted turn, but keeps its refusals', async () => {
+        const { sut, totalExecutions } = setup({
+          plugins: [killSwitchOn('c4')],
+          accessControl: new AccessControl()
+            .defineRole('ops', { allow: ['tool:*'], deny: ['tool:read_logs'] })
+            .assign(caller.userId, 'ops'),
+        });
+        const outcomes = await sut.evaluateTurn(
+          [
+            restart('c1'),
+            { id: 'c2', name: 'drop_database', args: { service: 'api' } },
+            logs('c3'),
+            restart('c4'),
+          ],
+          ctx(),
+        );
+        expect(outcomes.map((o) => o.kind)).toEqual(['aborted', 'aborted', 'denied', 'aborted']);
+        expect(totalExecutions()).toBe(0);
+      });
+    });
+
+    describe('beforeExecute', () => {
+      it('is awaited once, with the ready calls, after every call is authorized and before any runs', async () => {
+        const { sut, tools, totalExecutions } = setup();
+        const seen: { ready: string[]; executions: number }[] = [];
+        const outcomes = await sut.evaluateTurn(
+          [restart('c1'), { id: 'c2', name: 'read_logs', args: { service: 'a' } }, restart('c3')],
+          ctx([approve(restart('c3'))]),
+          {
+            beforeExecute: async (ready) => {
+              await new Promise((r) => setImmediate(r));
+              seen.push({ ready: ready.map((c) => c.callId), executions: totalExecutions() });
+            },
+          },
+        );
+        expect(seen).toEqual([{ ready: ['c2', 'c3'], executions: 0 }]);
+        expect(outcomes.map((o) => o.kind)).toEqual(['pending_confirmation', 'executed', 'executed']);
+        expect(tools.read_logs.executions + tools.restart_service.executions).toBe(2);
+      });
+
+      it('fails the turn when it throws: nothing runs and the error reaches the caller', async () => {
+        const { sut, totalExecutions } = setup();
+        const lost = new Error('run taken over');
+        const turn = sut.evaluateTurn(
+          [
+            { id: 'c1', name: 'read_logs', args: { service: 'a' } },
+            { id: 'c2', name: 'read_logs', args: { service: 'b' } },
+          ],
+          ctx(),
+          {
+            beforeExecute: () => {
+              throw lost;
+            },
+          },
+        );
+        await expect(turn).rejects.toBe(lost);
+        expect(totalExecutions()).toBe(0);
+      });
+
+      it.each([
+        ['only waits or refusals', [restart('c1'), { id: 'c2', name: 'nope', args: {} }], {}],
+        ['a callback aborts', [{ id: 'c1', name: 'read_logs', args: { service: 'a' } }], { abort: true }],
+        ['a call ID repeats', [restart('c1'), restart('c1')], {}],
+      ])('is not called when no call may run (%s)', async (_case, calls, { abort }: { abort?: boolean }) => {
+        const { sut } = setup({
+          plugins: abort ? [{ name: 'stop', beforeTool: () => ({ action: 'abort', reason: 'no' }) }] : [],
+        });
+        let called = 0;
+        await sut.evaluateTurn(calls, ctx(), { beforeExecute: () => void called++ });
+        expect(called).toBe(0);
+      });
     });
   });
 });

@@ -1,5 +1,5 @@
-// The one function the worker calls for every tool call:
-// registry → RBAC → arguments → before-callbacks → tier/confirmation → execute → after-callbacks.
+// Every tool call goes through here: registry → RBAC → arguments → before-callbacks → tier/confirmation →
+// execute → after-callbacks. The worker runs each model turn through `evaluateTurn`, so the turn's rules live here.
 import { MAX_TOOL_ARGS_BYTES, type Tier } from '@countersign/contracts';
 import type { AccessControl } from './access-control';
 import { mapWithConcurrency } from './concurrency';
@@ -51,6 +51,17 @@ export interface ReadyCall {
 export type RefusedOrWaiting = Exclude<ToolCallOutcome, { kind: 'executed' }>;
 export type Authorization = ReadyCall | RefusedOrWaiting;
 
+/** Options of one `evaluateTurn`. */
+export interface TurnOptions {
+  /**
+   * Awaited once after every call of the turn is authorized and before the first one executes, and only when
+   * some call may execute. Throwing fails the turn: nothing executes and `evaluateTurn` rejects with that error
+   * (the worker checks here that it still owns the run, so a processing that lost it never runs auto calls twice).
+   * @defaultValue none
+   */
+  beforeExecute?: (ready: readonly ReadyCall[]) => Promise<void> | void;
+}
+
 export const DEFAULT_MAX_CONCURRENT_TOOLS = 4;
 
 export class ToolCallPipeline {
@@ -74,23 +85,47 @@ export class ToolCallPipeline {
     return authorization.kind === 'ready' ? this.execute(authorization, ctx) : authorization;
   }
 
-  /** Every call of one model turn, at most `maxConcurrentTools` at a time; outcomes keep the call order. */
-  async evaluateTurn(calls: readonly ToolCall[], ctx: EvaluateContext): Promise<ToolCallOutcome[]> {
-    let abortedBy: { plugin: string; reason: string } | undefined;
+  /**
+   * Every call of one model turn: all are authorized first, then the ready ones execute, each step at most
+   * `maxConcurrentTools` calls at a time; outcomes keep the call order. Nothing of the turn executes when it
+   * repeats a call ID or when a before-callback aborts the run. Rejects only when `beforeExecute` throws.
+   */
+  async evaluateTurn(
+    calls: readonly ToolCall[],
+    ctx: EvaluateContext,
+    options: TurnOptions = {},
+  ): Promise<ToolCallOutcome[]> {
     const repeated = repeatedCallIds(calls);
-    return mapWithConcurrency(calls, this.maxConcurrentTools, async (call, index) => {
-      // A decision authorizes one call: a second call under the same ID must not ride on it.
-      if (repeated.has(index)) {
-        return errorOutcome(
-          call,
-          `Tool call ID "${call.id}" was used by an earlier call in this turn, so nothing ran.`,
-        );
-      }
-      if (abortedBy) return abortedOutcome(call.id, call.name, abortedBy.plugin, abortedBy.reason);
-      const outcome = await this.evaluate(call, ctx);
-      if (outcome.kind === 'aborted') abortedBy ??= { plugin: outcome.plugin, reason: outcome.reason };
-      return outcome;
+    if (repeated.length > 0) return calls.map((call) => repeatedIdOutcome(call, repeated));
+    const authorized = await this.authorizeTurn(calls, ctx);
+    const ready = authorized.filter((a): a is ReadyCall => a.kind === 'ready');
+    if (ready.length === 0) return authorized as RefusedOrWaiting[];
+    if (options.beforeExecute) await options.beforeExecute(ready);
+    return mapWithConcurrency(authorized, this.maxConcurrentTools, (a) =>
+      a.kind === 'ready' ? this.execute(a, ctx) : Promise.resolve(a),
+    );
+  }
+
+  /** Authorizes a turn's calls; once one aborts, the turn is aborted and nothing of it may run. */
+  private async authorizeTurn(calls: readonly ToolCall[], ctx: EvaluateContext): Promise<Authorization[]> {
+    const turn: { abortedBy?: { plugin: string; reason: string } } = {};
+    const authorized = await mapWithConcurrency(calls, this.maxConcurrentTools, async (call) => {
+      // Calls not started yet are not even authorized: their callbacks and handlers are not consulted.
+      if (turn.abortedBy)
+        return abortedOutcome(call.id, call.name, turn.abortedBy.plugin, turn.abortedBy.reason);
+      const authorization = await this.authorize(call, ctx);
+      if (authorization.kind === 'aborted') turn.abortedBy ??= authorization;
+      return authorization;
     });
+    const abortedBy = turn.abortedBy;
+    if (!abortedBy) return authorized;
+    // An aborted run does nothing more: no call of its turn runs, waits for a person or asks for a manual
+    // step, whichever call came first. Refusals stay as they were: they tell the truth about their call.
+    return authorized.map((a) =>
+      a.kind === 'ready' || a.kind === 'pending_confirmation' || a.kind === 'manual_required'
+        ? abortedOutcome(a.callId, a.toolName, abortedBy.plugin, abortedBy.reason)
+        : a,
+    );
   }
 
   /**
@@ -378,15 +413,31 @@ function parseArguments(
   };
 }
 
-/** Indexes of calls whose ID an earlier call of the same turn already used. */
-function repeatedCallIds(calls: readonly ToolCall[]): Set<number> {
+/** Call IDs given to more than one call of the turn, in order of first use. */
+function repeatedCallIds(calls: readonly ToolCall[]): string[] {
+  if (calls.length < 2) return [];
   const seen = new Set<string>();
-  const repeated = new Set<number>();
-  calls.forEach((call, index) => {
-    if (seen.has(call.id)) repeated.add(index);
+  const repeated = new Set<string>();
+  for (const call of calls) {
+    if (seen.has(call.id)) repeated.add(call.id);
     seen.add(call.id);
-  });
-  return repeated;
+  }
+  return [...repeated];
+}
+
+/**
+ * A decision authorizes one call by its ID, and a parked call is stored and asked about under it: two calls under
+ * one ID cannot be told apart. Refusing the whole turn, not only the repeats, keeps the rule simple for the model
+ * (nothing ran, send the turn again) and leaves no call of it half-done or waiting.
+ */
+function repeatedIdOutcome(call: ToolCall, repeated: readonly string[]): RefusedOrWaiting {
+  const ids = repeated.map((id) => `"${id}"`).join(', ');
+  const which = repeated.length === 1 ? `call ID ${ids} was` : `call IDs ${ids} were`;
+  return errorOutcome(
+    call,
+    `Nothing in this turn ran: ${which} given to more than one tool call, and every call needs its own ID. ` +
+      'Send the calls again, each with a unique ID.',
+  );
 }
 
 function errorOutcome(call: ToolCall, message: string): RefusedOrWaiting {

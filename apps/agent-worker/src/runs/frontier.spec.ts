@@ -1,5 +1,5 @@
 import { CallState, type FrontierCall, type ParkedCallBody } from './run-state';
-import { reasked, toFrontierCall, toolMessages, withUniqueIds } from './frontier';
+import { reasked, toFrontierCall, toolMessages } from './frontier';
 
 const body = (id: string, i: number): ParkedCallBody => ({
   id,
@@ -14,15 +14,6 @@ const body = (id: string, i: number): ParkedCallBody => ({
 });
 
 describe('frontier helpers', () => {
-  it('gives repeated call IDs of one turn fresh IDs, so each call needs its own decision', () => {
-    const calls = withUniqueIds([
-      { id: 'c1', name: 'restart_service', args: {} },
-      { id: 'c1', name: 'restart_service', args: {} },
-    ]);
-    expect(calls[0].id).toBe('c1');
-    expect(calls[1].id).not.toBe('c1');
-  });
-
   it('returns tool messages in the order the frontier holds them', () => {
     const frontier: FrontierCall[] = [
       { body: body('a', 0), state: CallState.Done, result: { outcome: 'executed', content: 'A' } },

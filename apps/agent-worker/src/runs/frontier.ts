@@ -2,18 +2,7 @@
 import type { ToolCallOutcome } from '@countersign/authorization';
 import type { ApprovalRequest, ChatMessage, PendingCall } from '@countersign/contracts';
 import type { ModelToolCall } from '../models/chat-model';
-import { newCallId } from '../models/scripted-model';
 import { CallState, type FrontierCall, type ParkedCallBody } from './run-state';
-
-/** A model that repeats a call ID in one turn gets fresh IDs for the repeats: each call needs its own decision. */
-export function withUniqueIds(calls: ModelToolCall[]): ModelToolCall[] {
-  const seen = new Set<string>();
-  return calls.map((call) => {
-    const id = seen.has(call.id) ? newCallId() : call.id;
-    seen.add(id);
-    return id === call.id ? call : { ...call, id };
-  });
-}
 
 /** What one call of a fresh turn becomes in the frontier. */
 export function toFrontierCall(call: ModelToolCall, index: number, outcome: ToolCallOutcome): FrontierCall {

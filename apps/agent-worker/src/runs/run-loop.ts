@@ -25,7 +25,6 @@ import {
   toFrontierCall,
   toolMessages,
   toPendingCall,
-  withUniqueIds,
 } from './frontier';
 import type { RunEvents } from './run-events';
 import { CallState, type CallResult, type FrontierCall, type Lease, type RunRecord } from './run-state';
@@ -165,7 +164,8 @@ export class RunLoop {
         return this.finish(run, lease, { status: 'completed', messages, result: reply.text });
       }
 
-      const calls = withUniqueIds(reply.calls);
+      // Call IDs as the model sent them: a turn that repeats one is refused by the pipeline, never renamed.
+      const { calls } = reply;
       messages = [...messages, { role: 'assistant', content: null, toolCalls: calls }];
       const outcomes = await this.evaluateTurn(run, agent, lease, calls);
       const aborted = outcomes.find((o) => o.kind === 'aborted');
@@ -178,9 +178,9 @@ export class RunLoop {
   }
 
   /**
-   * Every call of a fresh turn: all are authorized first; if any may run (auto, or allowed by policy), ownership
-   * is checked once, then they run (bounded); the rest wait, are refused, or are manual. The turn's audit
-   * entries are written in one go before it returns (the turn is not checkpointed: a crash re-runs all of it).
+   * Every call of a fresh turn, by the pipeline's turn rules (an abort or a repeated call ID runs nothing). Ownership
+   * is checked once, after authorizing and before the first call runs. The turn's audit entries are written in one
+   * go before it returns (the turn is not checkpointed: a crash re-runs all of it).
    */
   private async evaluateTurn(
     run: RunRecord,
@@ -188,18 +188,9 @@ export class RunLoop {
     lease: Lease,
     calls: ModelToolCall[],
   ): Promise<ToolCallOutcome[]> {
-    const ctx = callerOf(run);
-    const { pipeline } = agent;
-    const authorized = await mapWithConcurrency(calls, pipeline.maxConcurrentTools, (call) =>
-      pipeline.authorize(call, ctx),
-    );
-    if (authorized.some((a) => a.kind === 'ready')) await this.deps.store.assertOwner(run.runId, lease);
-    const outcomes = await mapWithConcurrency(
-      authorized,
-      pipeline.maxConcurrentTools,
-      async (authorization): Promise<ToolCallOutcome> =>
-        authorization.kind === 'ready' ? pipeline.execute(authorization, ctx) : authorization,
-    );
+    const outcomes = await agent.pipeline.evaluateTurn(calls, callerOf(run), {
+      beforeExecute: () => this.deps.store.assertOwner(run.runId, lease),
+    });
     const writes = calls.map((call, i) => this.recordOutcome(run, agent, call, outcomes[i]));
     await Promise.all(writes);
     return outcomes;

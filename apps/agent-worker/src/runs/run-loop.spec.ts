@@ -1,0 +1,269 @@
+// The run loop with plain fakes for everything around the pipeline (store, model, queues, audit, events,
+// metrics): what a fresh turn runs, records and tells the model. Redis behaviour is in test/agent-worker*.e2e-spec.ts.
+import { z } from 'zod';
+import {
+  defineTool,
+  type ToolDefinition,
+  type ToolPlugin,
+  ToolCallPipeline,
+  ToolRegistry,
+} from '@countersign/authorization';
+import type { ApprovalRequest, ChatMessage, RunEvent, StartRunJob, Tier } from '@countersign/contracts';
+import type { AuditInput, AuditLog, Logger } from '@countersign/platform';
+import type { AgentCatalog, AgentRuntime } from '../agents/agent-catalog';
+import { AgentConfigSchema } from '../config/agents-config.schema';
+import type { ChatModel, ModelReply, ModelRequest, ModelToolCall } from '../models/chat-model';
+import type { WorkerMetrics } from '../observability/worker-metrics';
+import type { ApprovalRequestsProducer } from '../queues/producers';
+import type { RunEvents } from './run-events';
+import { RunLoop } from './run-loop';
+import { CallState, type FrontierCall, type Lease, type RunRecord } from './run-state';
+import type { NewRun, RunStore } from './run-store';
+import { OwnershipLostError } from './run-store.errors';
+
+const lease: Lease = { jobId: 'job-1', token: 'token-1' };
+const job: StartRunJob = { runId: 'run-1', agent: 'ops', userId: 'alice', input: 'go', scopes: [] };
+
+/** An auto, confirm or manual tool whose handler counts its runs. */
+function countingTool(name: string, tier: Tier) {
+  const ran: string[] = [];
+  const definition = defineTool({
+    name,
+    description: `test tool ${name}`,
+    args: z.object({ service: z.string() }),
+    tier,
+    handler: (args, ctx) => {
+      ran.push(ctx.callId);
+      return `${name} ${args.service}`;
+    },
+  });
+  return { definition: definition as ToolDefinition, ran };
+}
+
+/** Only what RunLoop calls on a fresh run; the owner check can be made to fail. */
+class FakeRunStore {
+  ownerChecks: { executionsSoFar: number }[] = [];
+  lost = false;
+  parked?: { messages: ChatMessage[]; frontier: FrontierCall[] };
+  finished?: { status: string; messages?: ChatMessage[]; result?: string; error?: string };
+
+  constructor(private readonly executions: () => number) {}
+
+  async claimRun(run: NewRun): Promise<{ kind: 'claimed'; run: RunRecord }> {
+    return { kind: 'claimed', run: { ...run, status: 'running', frontier: [], script: undefined } };
+  }
+
+  async assertOwner(runId: string): Promise<void> {
+    this.ownerChecks.push({ executionsSoFar: this.executions() });
+    if (this.lost) throw new OwnershipLostError(runId);
+  }
+
+  async parkRun(_runId: string, _lease: Lease, messages: ChatMessage[], frontier: FrontierCall[]) {
+    this.parked = { messages, frontier };
+  }
+
+  async finishRun(_runId: string, _lease: Lease, end: NonNullable<FakeRunStore['finished']>) {
+    this.finished = end;
+    return true;
+  }
+}
+
+/** Plays the given turns, then answers with text; keeps every request. */
+class FakeModel implements ChatModel {
+  readonly provider = 'scripted' as const;
+  readonly requests: ModelRequest[] = [];
+  constructor(private readonly turns: ModelToolCall[][]) {}
+
+  async next(request: ModelRequest): Promise<ModelReply> {
+    this.requests.push(request);
+    const calls = this.turns[this.requests.length - 1];
+    return calls ? { kind: 'tool_calls', calls } : { kind: 'text', text: 'finished' };
+  }
+}
+
+function counter() {
+  const incs: Record<string, unknown>[] = [];
+  return { incs, inc: (labels: Record<string, unknown> = {}) => void incs.push(labels) };
+}
+
+function setup(options: { turns: ModelToolCall[][]; plugins?: ToolPlugin[]; maxConcurrentTools?: number }) {
+  const tools = {
+    read_logs: countingTool('read_logs', 'auto'),
+    restart_service: countingTool('restart_service', 'confirm'),
+    drop_database: countingTool('drop_database', 'manual_only'),
+  };
+  const registry = new ToolRegistry(Object.values(tools).map((t) => t.definition));
+  const pipeline = new ToolCallPipeline({
+    registry,
+    plugins: options.plugins,
+    maxConcurrentTools: options.maxConcurrentTools,
+  });
+  const model = new FakeModel(options.turns);
+  const config = AgentConfigSchema.parse({ tools: Object.keys(tools), roles: {}, users: {} });
+  const agent: AgentRuntime = { name: 'ops', config, pipeline, registry, model };
+  const executions = () => Object.values(tools).reduce((n, t) => n + t.ran.length, 0);
+
+  const store = new FakeRunStore(executions);
+  const audit: AuditInput[] = [];
+  const requests: ApprovalRequest[] = [];
+  const events: RunEvent[] = [];
+  const metrics = {
+    runsStarted: counter(),
+    runsParked: counter(),
+    runsFinished: counter(),
+    toolCalls: counter(),
+  };
+  const quiet = () => undefined;
+  const sut = new RunLoop({
+    store: store as unknown as RunStore,
+    catalog: { get: (name: string) => (name === 'ops' ? agent : undefined) } as AgentCatalog,
+    approvals: {
+      requestApproval: async (r: ApprovalRequest) => void requests.push(r),
+    } as ApprovalRequestsProducer,
+    events: { publish: (...e: RunEvent[]) => void events.push(...e) } as RunEvents,
+    audit: { append: async (entry: AuditInput) => (audit.push(entry), 'id') } as unknown as AuditLog,
+    metrics: metrics as unknown as WorkerMetrics,
+    logger: { info: quiet, warn: quiet, debug: quiet, error: quiet } as unknown as Logger,
+    execution: { heartbeatMs: 1_000, staleAfterMs: 10_000 },
+  });
+  const outcomesCounted = () => metrics.toolCalls.incs.map((labels) => labels.outcome);
+  const toolResults = () => events.filter((e) => e.type === 'tool_result');
+  return { sut, tools, executions, store, model, audit, requests, events, outcomesCounted, toolResults };
+}
+
+const logs = (id: string, service = 'api'): ModelToolCall => ({ id, name: 'read_logs', args: { service } });
+const restart = (id: string, service = 'api'): ModelToolCall => ({
+  id,
+  name: 'restart_service',
+  args: { service },
+});
+
+/** Aborts the run when it sees the call `abortingId`. */
+const killSwitch = (abortingId: string): ToolPlugin => ({
+  name: 'kill-switch',
+  beforeTool: (c) => (c.callId === abortingId ? { action: 'abort', reason: 'budget exhausted' } : undefined),
+});
+
+describe('RunLoop, a fresh turn', () => {
+  it.each([
+    ['one at a time', 1],
+    ['all at once', 4],
+  ])(
+    'runs none of the ready calls of a turn in which a callback aborts, and fails the run (%s)',
+    async (_case, maxConcurrentTools) => {
+      const { sut, tools, store, audit, outcomesCounted, toolResults } = setup({
+        turns: [[logs('c1'), logs('c2', 'db'), logs('c3')]],
+        plugins: [killSwitch('c3')],
+        maxConcurrentTools,
+      });
+      await sut.start(job, lease);
+
+      expect(tools.read_logs.ran).toEqual([]);
+      expect(store.finished).toMatchObject({
+        status: 'failed',
+        error: 'Run aborted by "kill-switch": budget exhausted',
+      });
+      expect(store.ownerChecks).toEqual([]);
+      expect(audit.filter((e) => e.type === 'tool.executed')).toEqual([]);
+      expect(outcomesCounted()).toEqual(['aborted', 'aborted', 'aborted']);
+      expect(toolResults().map((e) => e.type === 'tool_result' && [e.callId, e.outcome])).toEqual([
+        ['c1', 'aborted'],
+        ['c2', 'aborted'],
+        ['c3', 'aborted'],
+      ]);
+    },
+  );
+
+  it('refuses a turn that repeats a call ID as the model sent it: nothing runs and the model is told', async () => {
+    const { sut, executions, store, model } = setup({
+      turns: [[logs('c1'), logs('c1', 'db')]],
+    });
+    await sut.start(job, lease);
+
+    expect(executions()).toBe(0);
+    expect(store.ownerChecks).toEqual([{ executionsSoFar: 0 }]); // only the one before the next model turn
+    const [assistant, ...results] = model.requests[1].messages.slice(1);
+    expect(assistant).toMatchObject({ role: 'assistant', toolCalls: [{ id: 'c1' }, { id: 'c1' }] });
+    expect(results).toHaveLength(2);
+    for (const message of results) {
+      expect(message).toMatchObject({ role: 'tool', toolCallId: 'c1' });
+      expect(message.content).toMatch(/^Nothing in this turn ran: call ID "c1" was given to more than one/);
+    }
+    expect(store.finished).toMatchObject({ status: 'completed', result: 'finished' });
+  });
+
+  it('checks ownership once, after authorizing and before the first ready call runs', async () => {
+    const { sut, tools, store } = setup({ turns: [[logs('c1'), logs('c2', 'db')]] });
+    await sut.start(job, lease);
+
+    // The second check is the one before the follow-up model turn.
+    expect(store.ownerChecks).toEqual([{ executionsSoFar: 0 }, { executionsSoFar: 2 }]);
+    expect(tools.read_logs.ran).toEqual(['c1', 'c2']);
+    expect(store.finished).toMatchObject({ status: 'completed' });
+  });
+
+  it('runs nothing when the run was taken over between authorizing and executing', async () => {
+    const { sut, executions, store, audit, events } = setup({ turns: [[logs('c1'), logs('c2', 'db')]] });
+    store.lost = true;
+
+    await expect(sut.start(job, lease)).rejects.toBeInstanceOf(OwnershipLostError);
+    expect(executions()).toBe(0);
+    expect(store.finished).toBeUndefined();
+    expect(audit).toEqual([]);
+    expect(events.filter((e) => e.type === 'tool_result')).toEqual([]);
+  });
+
+  it('runs the auto call, parks the one that waits, and records each as before', async () => {
+    const { sut, tools, store, audit, requests, events, outcomesCounted } = setup({
+      turns: [[logs('c1'), restart('c2'), { id: 'c3', name: 'drop_database', args: { service: 'db' } }]],
+    });
+    await sut.start(job, lease);
+
+    expect(tools.read_logs.ran).toEqual(['c1']);
+    expect(tools.restart_service.ran).toEqual([]);
+    expect(tools.drop_database.ran).toEqual([]);
+    expect(outcomesCounted()).toEqual(['executed', 'pending_confirmation', 'manual_required']);
+    expect(audit).toEqual([
+      expect.objectContaining({ type: 'tool.executed', callId: 'c1', actor: 'auto' }),
+      expect.objectContaining({ type: 'run.parked', detail: { pending: ['c2'] } }),
+    ]);
+    expect(store.parked?.frontier.map((c) => [c.body.id, c.state])).toEqual([
+      ['c1', CallState.Done],
+      ['c2', CallState.Pending],
+      ['c3', CallState.Done],
+    ]);
+    expect(requests.map((r) => [r.callId, r.reason])).toEqual([
+      ['c3', 'manual_step'],
+      ['c2', 'confirmation_required'],
+    ]);
+    expect(events.map((e) => [e.type, 'callId' in e ? e.callId : 'call' in e ? e.call.callId : ''])).toEqual([
+      ['status', ''],
+      ['tool_result', 'c1'],
+      ['tool_result', 'c3'],
+      ['tool_confirmation', 'c2'],
+      ['status', ''],
+    ]);
+  });
+
+  it('audits a refusal by a guard and tells the model', async () => {
+    const guard: ToolPlugin = {
+      name: 'no-db',
+      beforeTool: (c) => {
+        if ((c.args as { service: string }).service === 'db') throw new Error('db is off limits');
+      },
+    };
+    const { sut, tools, audit, model } = setup({ turns: [[logs('c1', 'db')]], plugins: [guard] });
+    await sut.start(job, lease);
+
+    expect(tools.read_logs.ran).toEqual([]);
+    expect(audit).toEqual([
+      expect.objectContaining({
+        type: 'tool.denied',
+        callId: 'c1',
+        actor: 'guard',
+        detail: expect.objectContaining({ reason: expect.stringMatching(/db is off limits/) }),
+      }),
+    ]);
+    expect(model.requests[1].messages.at(-1)).toMatchObject({ role: 'tool', toolCallId: 'c1' });
+  });
+});
