@@ -363,7 +363,8 @@ export class ApprovalStore {
     if (reply[0] === 1) return { status: 'claimed', ref, reservation };
     if (reply[0] === 0) return { status: 'not_due' };
     const held = String(reply[1]);
-    if (held.startsWith('delivered:')) return { status: 'delivered', receipt: held.slice('delivered:'.length) };
+    if (held.startsWith('delivered:'))
+      return { status: 'delivered', receipt: held.slice('delivered:'.length) };
     return { status: 'in_doubt', reservedAt: Number(held.split(':')[1]) };
   }
 

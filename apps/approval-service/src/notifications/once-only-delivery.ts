@@ -64,11 +64,17 @@ export class OnceOnlyDelivery {
     for (let tries = 1; ; tries++) {
       try {
         if (!(await this.store.recordDelivery(claim, record)))
-          this.logger.warn({ callId, delivery: key }, 'delivered, but the request attempt is gone: not recorded');
+          this.logger.warn(
+            { callId, delivery: key },
+            'delivered, but the request attempt is gone: not recorded',
+          );
         return;
       } catch (error) {
         if (tries >= RECORD_TRIES) throw error;
-        this.logger.warn({ callId, delivery: key, err: error, tries }, 'could not record a delivery; trying again');
+        this.logger.warn(
+          { callId, delivery: key, err: error, tries },
+          'could not record a delivery; trying again',
+        );
         await new Promise((resolve) => setTimeout(resolve, this.recordRetryMs * 2 ** (tries - 1)));
       }
     }

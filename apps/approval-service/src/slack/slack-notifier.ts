@@ -1,7 +1,7 @@
 // Slack Web API calls (official SDK). Disabled when no bot token is configured. No SDK retries:
 // the notification queue retries with backoff, so a Slack outage never blocks anything else.
 import { Inject, Injectable } from '@nestjs/common';
-import { ErrorCode, WebClient } from '@slack/web-api';
+import { ErrorCode, LogLevel, WebClient, type Logger as SlackLogger } from '@slack/web-api';
 import type { Logger } from '@countersign/platform';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import { LOGGER } from '../core/tokens';
@@ -26,6 +26,7 @@ export class SlackNotifier {
       retryConfig: { retries: 0 },
       rejectRateLimitedCalls: true,
       timeout: 10_000,
+      logger: slackLogger(logger),
     });
   }
 
@@ -49,7 +50,9 @@ export class SlackNotifier {
       });
     } catch (error) {
       if (notPosted(error))
-        throw new NotDeliveredError(`Slack chat.postMessage failed: ${(error as Error).message}`, { cause: error });
+        throw new NotDeliveredError(`Slack chat.postMessage failed: ${(error as Error).message}`, {
+          cause: error,
+        });
       throw error;
     }
     // ok without a ts or channel: posted, but nowhere we could update; no NotDeliveredError, so not posted again.
@@ -104,4 +107,19 @@ function neverConnected(error: unknown): boolean {
   if (typeof code === 'string' && NOT_REACHED.has(code)) return true;
   if (Array.isArray(errors) && errors.length > 0) return errors.every(neverConnected);
   return neverConnected(cause);
+}
+
+/** The SDK's own lines (e.g. "http request failed") go to pino, not the console; debug lines are dropped. */
+function slackLogger(logger: Logger): SlackLogger {
+  const log = logger.child({ component: 'slack-web-api' });
+  const line = (msg: unknown[]) => msg.map(String).join(' ');
+  return {
+    debug: () => undefined,
+    info: (...msg: unknown[]) => log.info(line(msg)),
+    warn: (...msg: unknown[]) => log.warn(line(msg)),
+    error: (...msg: unknown[]) => log.error(line(msg)),
+    setLevel: () => undefined,
+    getLevel: () => LogLevel.INFO,
+    setName: () => undefined,
+  };
 }
