@@ -206,7 +206,10 @@ describe('a retry after the post or the email', () => {
     await Promise.all(['bob', 'carol'].map((id) => completed(jobIds.notifyEmail(r.callId, 0, id))));
     // The expiry mails go out in this order: refuse the second, after the first was sent.
     const [first, second] = (await store().get(r.callId))!.emailed;
-    smtp.failNext(`${second}@example.test`, 'refuse');
+    smtp.failNext(
+      'refuse',
+      (mail) => mail.to.includes(`${second}@example.test`) && mail.text.includes('Expired: expiring_refused'),
+    );
 
     expect(await queues.waitForDecision(r.callId)).toMatchObject({ decidedBy: 'expired' });
     expect(await completed(jobIds.showOutcome(r.callId, 0))).toBe(2);
@@ -239,7 +242,7 @@ describe('a try that lost the answer', () => {
 
   it('does not email a request again when the connection dropped after the server received it, and still tells of an expiry', async () => {
     const r = request('expiring_hang_up', 'ONCE-6');
-    smtp.failNext('bob@example.test', 'hang-up');
+    smtp.failNext('hang-up', (mail) => mail.to.includes('bob@example.test') && mail.text.includes('ONCE-6'));
     await queues.submit(r);
 
     await waitFor(async () => (await audited(r.callId, 'notification.failed'))[0], 'reported in doubt');

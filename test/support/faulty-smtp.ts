@@ -1,6 +1,6 @@
 // A real local SMTP server (smtp-server, as SmtpCapture) that keeps every mail it takes and can be told to fail
-// the next mail to an address, once: refuse the recipient with a temporary failure (451: nothing was taken), or
-// take the whole message and drop the connection before answering (the sender cannot know it was taken).
+// one chosen mail, once: refuse it with a temporary failure (451 after the message: nothing was taken), or take
+// the whole message and drop the connection before answering (the sender cannot know it was taken).
 import type { AddressInfo, Socket } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 
@@ -16,14 +16,14 @@ export class FaultySmtp {
   readonly mails: FaultyMail[] = [];
   /** Mails received but never answered (hang-ups): the sender does not know they arrived. */
   readonly unanswered: FaultyMail[] = [];
-  private readonly faults = new Map<string, Fault>();
+  private readonly faults: { fault: Fault; picks: (mail: FaultyMail) => boolean }[] = [];
   private server?: SMTPServer;
   /** Client sockets by remote port, to hang up on a session (smtp-server does not hand out its socket). */
   private readonly sockets = new Map<number, Socket>();
 
-  /** The next mail to `address` fails as `fault`; the ones after it go through. */
-  failNext(address: string, fault: Fault): void {
-    this.faults.set(address, fault);
+  /** The next mail that `picks` fails as `fault`; the ones after it go through. */
+  failNext(fault: Fault, picks: (mail: FaultyMail) => boolean): void {
+    this.faults.push({ fault, picks });
   }
 
   /** Returns the SMTP_URL to give the approval service. */
@@ -32,22 +32,19 @@ export class FaultySmtp {
       authOptional: true,
       disabledCommands: ['STARTTLS'],
       logger: false,
-      onRcptTo: (address, _session, callback) => {
-        if (this.faults.get(address.address) !== 'refuse') return callback();
-        this.faults.delete(address.address);
-        callback(Object.assign(new Error('try again later'), { responseCode: 451 }));
-      },
       onData: (stream, session, callback) => {
         let raw = '';
         stream.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
         stream.on('end', () => {
           const mail = { to: session.envelope.rcptTo.map((r) => r.address), text: decode(raw) };
-          const hangUp = mail.to.find((to) => this.faults.get(to) === 'hang-up');
-          if (hangUp === undefined) {
+          const index = this.faults.findIndex((f) => f.picks(mail));
+          if (index < 0) {
             this.mails.push(mail);
             return callback();
           }
-          this.faults.delete(hangUp);
+          const [{ fault }] = this.faults.splice(index, 1);
+          if (fault === 'refuse')
+            return callback(Object.assign(new Error('try again later'), { responseCode: 451 }));
           this.unanswered.push(mail);
           this.sockets.get(session.remotePort)?.destroy();
         });
@@ -66,7 +63,7 @@ export class FaultySmtp {
     return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 
-  /** Mails to `address` whose text contains `needle`, answered or not. */
+  /** Mails to `address` whose text contains `needle` that it took, answered or not (refused ones are not kept). */
   to(address: string, needle = ''): FaultyMail[] {
     return [...this.mails, ...this.unanswered].filter(
       (m) => m.to.includes(address) && m.text.includes(needle),
