@@ -15,6 +15,11 @@ export class FakeSlackApi {
   readonly calls: SlackCall[] = [];
   /** While true every call answers HTTP 503 (an outage). */
   failing = false;
+  /**
+   * A call this picks is recorded and its connection closed without an answer: the caller cannot know whether
+   * Slack carried it out (for a chat.postMessage, whether the message was posted).
+   */
+  hangUpOn?: (call: SlackCall) => boolean;
   private server?: Server;
   private nextTs = 1_000;
 
@@ -30,6 +35,10 @@ export class FakeSlackApi {
         const body = parseBody(raw, req.headers['content-type'] ?? '');
         const call: SlackCall = { method, authorization: req.headers.authorization, body };
         this.calls.push(call);
+        if (this.hangUpOn?.(call)) {
+          req.socket.destroy();
+          return;
+        }
         if (this.failing) {
           res.writeHead(503).end('unavailable');
           return;

@@ -1,7 +1,7 @@
 // Approval state in Redis. Every transition is one Lua script, so two channels deciding at once
 // cannot both win and a redelivered message cannot create a request twice. The scripts also keep the request's
 // timers (keys.timers) in step, so scheduling and cancelling a timer never costs a round trip of its own.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   APPROVAL_LIST_ORDER,
   ApprovalRequestSchema,
@@ -25,6 +25,42 @@ const SCRIPTS = {
   markPublished: LuaScript.load(__dirname, 'mark-published-2.lua'),
   readPage: LuaScript.load(__dirname, 'read-page-1.lua'),
 };
+
+/** Each Slack post and email is reserved before it is made and recorded after (see claim-delivery-1.lua). */
+const DELIVERY_SCRIPTS = {
+  claim: LuaScript.load(__dirname, 'claim-delivery-1.lua'),
+  record: LuaScript.load(__dirname, 'record-delivery-1.lua'),
+  release: LuaScript.load(__dirname, 'release-delivery-1.lua'),
+};
+
+/** One delivery of a call attempt: `key` names it within the call, e.g. `slack:#ops`, `email:bob`. */
+export interface DeliveryRef {
+  callId: string;
+  attempt: number;
+  key: string;
+}
+
+/**
+ * What claimDelivery found. `claimed`: deliver, then recordDelivery (or releaseDelivery if it certainly did not
+ * happen). `delivered`: an earlier try made it; `receipt` is what it recorded. `in_doubt`: an earlier try reserved
+ * it at `reservedAt` (ms) and never recorded or released it, so it may or may not have happened. `not_due`:
+ * nothing to deliver (the request is gone, replaced by a newer attempt, or not in a status the delivery is for).
+ */
+export type DeliveryClaim =
+  | { status: 'claimed'; ref: DeliveryRef; reservation: string }
+  | { status: 'delivered'; receipt: string }
+  | { status: 'in_doubt'; reservedAt: number }
+  | { status: 'not_due' };
+
+/** What a delivery leaves to remember, recorded in the same step as the delivery itself. */
+export interface DeliveryRecord {
+  /** Given back by claimDelivery to a retry (e.g. where a Slack message landed). */
+  receipt: string;
+  /** A Slack message the outcome update edits. */
+  slackMessage?: { channel: string; ts: string };
+  /** An approver who was emailed the request (an expiry is emailed to them). */
+  emailed?: string;
+}
 
 const VoteSchema = z.object({
   approver: z.string(),
@@ -260,10 +296,6 @@ export class ApprovalStore {
     );
   }
 
-  async rememberSlackMessage(callId: string, channel: string, ts: string): Promise<void> {
-    await this.redis.hset(this.keys.call(callId), `slack:${channel}`, ts);
-  }
-
   async rememberEmailed(callId: string, approver: string): Promise<void> {
     await this.redis.hset(this.keys.call(callId), `emailed:${approver}`, '1');
   }
@@ -319,6 +351,60 @@ export class ApprovalStore {
     return removed[0] + removed[1];
   }
 
+  /**
+   * Reserves a delivery unless an earlier try reserved or made it; a new reservation only while the request is in
+   * one of `statuses` (atomically with the check, so a request settled meanwhile is not notified).
+   */
+  async claimDelivery(
+    ref: DeliveryRef,
+    statuses: readonly ApprovalStatus[],
+    now = Date.now(),
+  ): Promise<DeliveryClaim> {
+    const reservation = `reserved:${now}:${randomBytes(4).toString('hex')}`;
+    const reply = (await DELIVERY_SCRIPTS.claim.run(
+      this.redis,
+      [this.keys.call(ref.callId)],
+      [ref.attempt, deliveryField(ref), reservation, statuses.join(',')],
+    )) as [number, string?];
+    if (reply[0] === 1) return { status: 'claimed', ref, reservation };
+    if (reply[0] === 0) return { status: 'not_due' };
+    const held = String(reply[1]);
+    if (held.startsWith('delivered:'))
+      return { status: 'delivered', receipt: held.slice('delivered:'.length) };
+    return { status: 'in_doubt', reservedAt: Number(held.split(':')[1]) };
+  }
+
+  /** Records a claimed delivery; false when the reservation is gone (the attempt was replaced): nothing written. */
+  async recordDelivery(
+    claim: Extract<DeliveryClaim, { status: 'claimed' }>,
+    record: DeliveryRecord,
+  ): Promise<boolean> {
+    const also: string[] = [];
+    if (record.slackMessage) also.push(`slack:${record.slackMessage.channel}`, record.slackMessage.ts);
+    if (record.emailed) also.push(`emailed:${record.emailed}`, '1');
+    const reply = await DELIVERY_SCRIPTS.record.run(
+      this.redis,
+      [this.keys.call(claim.ref.callId)],
+      [deliveryField(claim.ref), claim.reservation, `delivered:${record.receipt}`, ...also],
+    );
+    return reply === 1;
+  }
+
+  /** Gives up a claimed delivery that certainly did not happen, so a retry may make it. */
+  async releaseDelivery(claim: Extract<DeliveryClaim, { status: 'claimed' }>): Promise<void> {
+    await DELIVERY_SCRIPTS.release.run(
+      this.redis,
+      [this.keys.call(claim.ref.callId)],
+      [deliveryField(claim.ref), claim.reservation],
+    );
+  }
+
+  /** Remembers a Slack request signature for `ttlSeconds`; false when it was seen already (a replay). */
+  async rememberSlackSignature(signature: string, ttlSeconds: number): Promise<boolean> {
+    const reply = await this.redis.set(this.keys.seenSlackSignature(signature), '1', 'EX', ttlSeconds, 'NX');
+    return reply === 'OK';
+  }
+
   /** Up to `count` entries of one list, strictly after `after`, in (score, call ID) order. */
   private async readList(status: ApprovalStatus, count: number, after?: ApprovalCursor) {
     const reply = (await SCRIPTS.readPage.run(
@@ -340,6 +426,8 @@ export class ApprovalStore {
     }[status];
   }
 }
+
+const deliveryField = (ref: DeliveryRef) => `delivery:${ref.key}`;
 
 function parseRequest(json: unknown): ApprovalRequest {
   return ApprovalRequestSchema.parse(JSON.parse(String(json)));

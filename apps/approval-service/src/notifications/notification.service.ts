@@ -1,5 +1,8 @@
 // Delivers notifications (Slack messages, emails) and shows outcomes on the channels that showed a request.
 // Throwing makes BullMQ retry with backoff; the request itself stays decidable in the inbox and API meanwhile.
+// Every post and email goes through OnceOnlyDelivery, so a retry never repeats one (see there for the window
+// in which a delivery is in doubt and why that window is at-most-once); chat.update is repeated freely: it only
+// sets the same content again.
 import { Inject, Injectable } from '@nestjs/common';
 import type { ApprovalServiceJobPayloads, ApprovalServiceJobName } from '@countersign/contracts';
 import type { Logger } from '@countersign/platform';
@@ -15,13 +18,24 @@ import { expiredMail, requestMail } from '../email/email-messages';
 import { signLinkToken } from '../email/link-token';
 import { outcomeMessage, requestMessage } from '../slack/slack-blocks';
 import { SlackNotifier } from '../slack/slack-notifier';
+import { OnceOnlyDelivery, type DeliveryOutcome } from './once-only-delivery';
 
 type Payload<K extends ApprovalServiceJobName> = ApprovalServiceJobPayloads[K];
 
+const OPEN = ['pending', 'notice'] as const;
 const isOpen = (a: StoredApproval) => a.status === 'pending' || a.status === 'notice';
+
+/** Where a Slack message landed, as recorded with its delivery: `<channel ID> <ts>` (neither holds a space). */
+const slackReceipt = (posted: { channel: string; ts: string }) => `${posted.channel} ${posted.ts}`;
+function parseSlackReceipt(receipt: string): { channel: string; ts: string } {
+  const [channel, ts] = receipt.split(' ');
+  return { channel, ts };
+}
 
 @Injectable()
 export class NotificationService {
+  private readonly deliveries: OnceOnlyDelivery;
+
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) private readonly config: ApprovalServiceConfig,
     private readonly store: ApprovalStore,
@@ -32,17 +46,25 @@ export class NotificationService {
     private readonly metrics: Metrics,
     private readonly address: ServiceAddress,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  ) {
+    this.deliveries = new OnceOnlyDelivery(store, logger);
+  }
 
   async notifySlack(job: Payload<'notify.slack'>): Promise<void> {
     const approval = await this.current(job);
-    if (!approval || !isOpen(approval)) return; // settled before we got to it: nothing to show
-    if (!this.slack.enabled) return;
-    const posted = await this.slack.post(job.channel, requestMessage(approval));
-    await this.store.rememberSlackMessage(job.callId, posted.channel, posted.ts);
-    await this.sent(approval, 'slack', job.channel);
+    if (!approval || !this.slack.enabled) return;
+    const delivery = { callId: job.callId, attempt: job.attempt, key: `slack:${job.channel}` };
+    // Posted only while open (settled before we got to it: nothing to show), but an earlier try's post is
+    // finished below whatever the status is now.
+    const outcome = await this.deliveries.deliver(delivery, OPEN, async () => {
+      const posted = await this.slack.post(job.channel, requestMessage(approval));
+      return { receipt: slackReceipt(posted), slackMessage: posted };
+    });
+    if (outcome.status !== 'delivered') return this.notDelivered(outcome, job.callId, 'slack', job.channel);
+    const posted = parseSlackReceipt(outcome.receipt);
+    await this.sent(approval, 'slack', job.channel, outcome.now);
     // Settled while we were posting: the outcome job may have missed this message, so update it now.
-    const after = await this.store.get(job.callId);
+    const after = await this.current(job);
     if (after && !isOpen(after) && after.request.reason !== 'manual_step') {
       await this.slack.update(posted.channel, posted.ts, outcomeMessage(after));
     }
@@ -51,18 +73,27 @@ export class NotificationService {
   async notifyEmail(job: Payload<'notify.email'>): Promise<void> {
     const approval = await this.current(job);
     const approver = this.directory.byId(job.approver);
-    if (!approval || !isOpen(approval) || !approver?.email) return;
-    const token = signLinkToken(
-      { callId: job.callId, attempt: job.attempt, approver: approver.id, expiresAt: approval.expiresAt },
-      this.config.env.LINK_TOKEN_SECRET,
-    );
-    const link = `${this.address.publicUrl}/approve/${token}`;
-    await this.email.send(requestMail(approval, approver.email, link), {
-      callId: job.callId,
-      runId: approval.request.runId,
+    if (!approval || !approver?.email) return;
+    const { email } = approver;
+    const delivery = { callId: job.callId, attempt: job.attempt, key: `email:${approver.id}` };
+    const outcome = await this.deliveries.deliver(delivery, OPEN, async () => {
+      const token = signLinkToken(
+        { callId: job.callId, attempt: job.attempt, approver: approver.id, expiresAt: approval.expiresAt },
+        this.config.env.LINK_TOKEN_SECRET,
+      );
+      const link = `${this.address.publicUrl}/approve/${token}`;
+      await this.email.send(requestMail(approval, email, link), {
+        callId: job.callId,
+        runId: approval.request.runId,
+      });
+      return { receipt: '', emailed: approver.id };
     });
-    await this.store.rememberEmailed(job.callId, approver.id);
-    await this.sent(approval, 'email', approver.id);
+    if (outcome.status === 'in_doubt') {
+      // They may have the request, so they are told if it expires (an expiry notice they can't place is harmless).
+      await this.store.rememberEmailed(job.callId, approver.id);
+    }
+    if (outcome.status !== 'delivered') return this.notDelivered(outcome, job.callId, 'email', approver.id);
+    await this.sent(approval, 'email', approver.id, outcome.now);
   }
 
   /**
@@ -77,14 +108,7 @@ export class NotificationService {
       if (this.slack.enabled) await this.slack.update(message.channel, message.ts, outcomeMessage(approval));
     }
     if (approval.outcome?.decidedBy === 'expired' && approval.channels.includes('email')) {
-      for (const approver of approval.emailed.map((id) => this.directory.byId(id))) {
-        if (approver?.email && approver.id !== approval.request.requester) {
-          await this.email.send(expiredMail(approval, approver.email), {
-            callId: job.callId,
-            runId: approval.request.runId,
-          });
-        }
-      }
+      await this.emailExpiry(approval);
     }
   }
 
@@ -102,13 +126,59 @@ export class NotificationService {
     });
   }
 
+  /**
+   * One expiry email to each approver who was emailed the request, each at most once across retries. A failed
+   * one does not hold up the others; it is thrown after them, so the retry sends only what is left.
+   */
+  private async emailExpiry(approval: StoredApproval): Promise<void> {
+    const { callId, attempt, runId, requester } = approval.request;
+    let failure: unknown;
+    for (const approver of approval.emailed.map((id) => this.directory.byId(id))) {
+      if (!approver?.email || approver.id === requester) continue;
+      const { email } = approver;
+      const delivery = { callId, attempt, key: `expiry-email:${approver.id}` };
+      try {
+        const outcome = await this.deliveries.deliver(delivery, ['expired'], async () => {
+          await this.email.send(expiredMail(approval, email), { callId, runId });
+          return { receipt: '' };
+        });
+        if (outcome.status !== 'delivered') await this.notDelivered(outcome, callId, 'email', approver.id);
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    if (failure !== undefined) throw failure;
+  }
+
+  /** An in-doubt delivery is reported as failed for good: it is not tried again (see OnceOnlyDelivery). */
+  private async notDelivered(
+    outcome: Exclude<DeliveryOutcome, { status: 'delivered' }>,
+    callId: string,
+    channel: string,
+    target: string,
+  ): Promise<void> {
+    if (outcome.status !== 'in_doubt') return;
+    await this.failed({
+      callId,
+      channel,
+      target,
+      error:
+        `in doubt: a try reserved this delivery at ${new Date(outcome.reservedAt).toISOString()} and stopped ` +
+        'before recording it (it may have gone out); not sent again',
+    });
+  }
+
   private async current(job: { callId: string; attempt: number }): Promise<StoredApproval | undefined> {
     const approval = await this.store.get(job.callId);
     return approval && approval.request.attempt === job.attempt ? approval : undefined;
   }
 
-  private async sent(approval: StoredApproval, channel: string, target: string): Promise<void> {
-    this.metrics.notifications.inc({ channel, result: 'sent' });
+  /**
+   * `now`: delivered by this try (counted); false: by an earlier try whose bookkeeping stopped, maybe after this
+   * audit (then the entry is written twice: an audit entry may repeat, a message may not).
+   */
+  private async sent(approval: StoredApproval, channel: string, target: string, now: boolean): Promise<void> {
+    if (now) this.metrics.notifications.inc({ channel, result: 'sent' });
     await this.audit.append({
       type: 'notification.sent',
       callId: approval.request.callId,

@@ -19,7 +19,6 @@ import { ApprovalStore } from '../approvals/approval-store';
 import { ApprovalsService } from '../approvals/approvals.service';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
-import { RedisConnections } from '../core/redis-connections';
 import { LOGGER } from '../core/tokens';
 import { parseButtonValue, SlackAction } from './slack-blocks';
 import { SlackNotifier } from './slack-notifier';
@@ -41,7 +40,6 @@ export class SlackController {
     private readonly store: ApprovalStore,
     private readonly directory: ApproverDirectory,
     private readonly slack: SlackNotifier,
-    private readonly redis: RedisConnections,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -65,14 +63,9 @@ export class SlackController {
       });
       throw new UnauthorizedException(`Slack request refused: ${check.reason}`);
     }
-    const fresh = await this.redis.commands.set(
-      this.store.keys.seenSlackSignature(signature!),
-      '1',
-      'EX',
-      2 * SLACK_TIMESTAMP_WINDOW_SECONDS,
-      'NX',
-    );
-    if (fresh !== 'OK') {
+    // Kept twice the timestamp window, so a replay is refused for as long as its timestamp would pass.
+    const fresh = await this.store.rememberSlackSignature(signature!, 2 * SLACK_TIMESTAMP_WINDOW_SECONDS);
+    if (!fresh) {
       await this.approvals.reject({ reason: 'replay', channel: 'slack' });
       throw new UnauthorizedException('Slack request refused: replayed');
     }
