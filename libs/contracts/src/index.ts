@@ -6,4 +6,3 @@ export * from './decision.schema';
 export * from './approvals.schema';
 export * from './validation';
 export * from './approval-service.queues';
-export * from './keys/agent-worker.keys';

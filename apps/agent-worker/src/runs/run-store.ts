@@ -1,6 +1,7 @@
 // All Redis I/O of runs: every transition is one Lua script over the run's hash (one key, one slot).
-import { callFields, type ChatMessage, runKey } from '@countersign/contracts';
+import { type ChatMessage } from '@countersign/contracts';
 import { LuaScript, type RedisClient } from '@countersign/platform';
+import { callFields, runKey } from './run-keys';
 import {
   ErrorCode,
   OwnershipLostError,
