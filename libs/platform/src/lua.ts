@@ -16,16 +16,17 @@ export type ScriptArgValue =
 
 /**
  * The one argument of a script that takes many: a JSON object, read by `cjson.decode(ARGV[1])`, so a script
- * names its arguments instead of counting them. A field left undefined is absent (nil in Lua). Refused, since
- * the script could not tell them from a value: null (cjson's null is a truthy userdata) and NaN or Infinity
- * (JSON writes them as null). A lone UTF-16 surrogate becomes U+FFFD, as it did when strings went to Redis as
- * arguments of their own; cjson would refuse the escape JSON writes for it.
+ * names its arguments instead of counting them. A field left undefined is absent (nil in Lua). Refused: null
+ * (cjson's null is a truthy userdata, easily taken for a value), and numbers other than safe integers (JSON
+ * writes NaN as null; Redis writes a Lua number into a key with %.17g, which agrees with how JavaScript wrote
+ * the number as an argument of its own only for integers). A lone UTF-16 surrogate becomes U+FFFD, as it did
+ * when strings went to Redis as arguments of their own; cjson would refuse the escape JSON writes for it.
  */
 export function encodeScriptArgs<T extends { [name: string]: ScriptArgValue }>(args: T): string {
   return JSON.stringify(args, (name: string, value: unknown) => {
     if (value === null) throw new TypeError(`script argument "${name}" is null; leave it out instead`);
-    if (typeof value === 'number' && !Number.isFinite(value))
-      throw new TypeError(`script argument "${name}" is ${value}, which JSON cannot carry`);
+    if (typeof value === 'number' && !Number.isSafeInteger(value))
+      throw new TypeError(`script argument "${name}" is ${value}, not a safe integer`);
     if (typeof value === 'string') return value.replace(/\p{Surrogate}/gu, '\uFFFD');
     return value;
   });

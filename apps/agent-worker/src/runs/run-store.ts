@@ -55,7 +55,7 @@ type ParkRunArgs = {
   messagesJson: string;
   jobId: string;
   scriptJson: string;
-  frontier: Record<string, string>;
+  frontier: string[];
 };
 type FinishRunArgs = ({ owner: string; jobId?: never } | { jobId: string; owner?: never }) & {
   status: 'completed' | 'failed';
@@ -298,7 +298,7 @@ export class RunStore {
           messagesJson: JSON.stringify(messages),
           jobId: lease.jobId,
           scriptJson: script ? JSON.stringify(unplayed(script, messages)) : '',
-          frontier: Object.fromEntries(frontier.flatMap((call) => frontierFields(call))),
+          frontier: frontier.flatMap((call) => frontierFields(call)),
         }),
       ],
     )) as number;
@@ -398,14 +398,11 @@ function newRunFields(run: NewRun): Record<string, string> {
   return fields;
 }
 
-function frontierFields(call: FrontierCall): [string, string][] {
+function frontierFields(call: FrontierCall): string[] {
   const id = call.body.id;
-  const fields: [string, string][] = [
-    [callFields.body(id), encodeBody(call.body)],
-    [callFields.state(id), call.state],
-  ];
-  if (call.decision) fields.push([callFields.decision(id), JSON.stringify(call.decision)]);
-  if (call.result) fields.push([callFields.result(id), JSON.stringify(call.result)]);
+  const fields = [callFields.body(id), encodeBody(call.body), callFields.state(id), call.state];
+  if (call.decision) fields.push(callFields.decision(id), JSON.stringify(call.decision));
+  if (call.result) fields.push(callFields.result(id), JSON.stringify(call.result));
   return fields;
 }
 

@@ -9,7 +9,7 @@
     messagesJson   messages (JSON)
     jobId          job ID that parks (lets a redelivery of it re-publish the requests)
     scriptJson     script (JSON) with the turns played so far blanked ("" = leave the script as it is)
-    frontier       the new frontier: {field = value, ...} of call fields (c:<callId>...)
+    frontier       the new frontier: field, value, field, value ... of its call fields (c:<callId>...)
 
   Returns
     1   parked (status awaiting_confirmation)
@@ -20,12 +20,7 @@
 local args = cjson.decode(ARGV[1])
 if redis.call('HGET', KEYS[1], 'owner') ~= args.owner then return -5 end
 redis.call('HDEL', KEYS[1], unpack(withCallFields(KEYS[1], {'owner'})))
-local frontier = {}
-for name, value in pairs(args.frontier) do
-  frontier[#frontier + 1] = name
-  frontier[#frontier + 1] = value
-end
-if #frontier > 0 then redis.call('HSET', KEYS[1], unpack(frontier)) end
+if #args.frontier > 0 then redis.call('HSET', KEYS[1], unpack(args.frontier)) end
 redis.call('HSET', KEYS[1], 'status', 'awaiting_confirmation', 'messages', args.messagesJson, 'parkedBy', args.jobId)
 if args.scriptJson ~= '' then redis.call('HSET', KEYS[1], 'script', args.scriptJson) end
 return 1
