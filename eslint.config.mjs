@@ -13,6 +13,11 @@ export default tseslint.config(
     },
   },
   {
+    // The shared plumbing stays below the policy library: both services use it, the policy library uses neither.
+    files: ['libs/platform/**'],
+    rules: { 'no-restricted-imports': ['error', { paths: ['@countersign/authorization'] }] },
+  },
+  {
     files: ['**/*.spec.ts', 'test/**', 'bench/**', 'scripts/**', 'apps/**/cli/**'],
     rules: { 'no-console': 'off' },
   },

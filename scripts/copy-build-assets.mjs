@@ -1,9 +1,12 @@
 #!/usr/bin/env node
-// Build step after tsc: copies the files tsc does not emit (the Lua scripts) into dist/, beside the compiled
-// modules that read them, so `node dist/apps/<app>/src/main.js` finds them.
+// Build step after tsc: copies the files tsc does not emit (the Lua scripts and the snippets they include) into
+// dist/, beside the compiled modules that read them, so `node dist/apps/<app>/src/main.js` finds them. Then
+// resolves every copied script's includes with the compiled loader, so a missing include fails the build, not
+// a service's start.
 /* global process */
 import { cpSync, mkdirSync, readdirSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { createRequire } from 'node:module';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -27,3 +30,15 @@ for (const top of ['apps', 'libs']) {
   }
 }
 process.stdout.write(`copied ${copied} build asset(s) into dist/\n`);
+
+// A script is `lua/<command>-<numberOfKeys>.lua`; what sits in `lua/includes/` is only ever included.
+const { LuaScript } = createRequire(import.meta.url)(join(root, 'dist', 'libs', 'platform', 'src', 'lua.js'));
+let resolved = 0;
+for (const top of ['apps', 'libs']) {
+  for (const file of assets(join(root, 'dist', top))) {
+    if (basename(dirname(file)) !== 'lua') continue;
+    LuaScript.load(dirname(dirname(file)), basename(file));
+    resolved++;
+  }
+}
+process.stdout.write(`resolved the includes of ${resolved} Lua script(s) in dist/\n`);

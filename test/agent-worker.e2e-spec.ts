@@ -2,8 +2,10 @@
 // forged, duplicated), manual steps, RBAC, SSE and validation. Restart counts on /demo/infra are the
 // proof of what really ran.
 import http from 'node:http';
-import { infraKeys, JobName, jobIds, QueueName, runKey } from '@countersign/contracts';
+import { JobName, jobIds, QueueName } from '@countersign/contracts';
 import type { RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
+import { infraKeys } from '../apps/agent-worker/src/infra/infra-keys';
+import { runKey } from '../apps/agent-worker/src/runs/run-keys';
 import { post, restartScript, WorkerHarness } from './support/agent-worker-harness';
 import { bearer } from './support/principals';
 import { waitFor } from './support/redis';

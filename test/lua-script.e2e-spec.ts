@@ -1,7 +1,12 @@
 // LuaScript (libs/platform): scripts go by EVALSHA and fall back to EVAL when the server does not know them.
 // Runs against a redis-server of its own, because SCRIPT FLUSH would empty the shared server's script cache.
+// Also: every script of the repository resolves its includes and compiles on Redis, and an error raised in an
+// included snippet names the file and line it was written at.
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, relative } from 'node:path';
 import { Redis } from 'ioredis';
-import { LuaScript } from '@countersign/platform';
+import { LuaScript, readLuaSource } from '@countersign/platform';
 import { OwnRedisServer } from './reliability/support/redis-servers';
 
 describe('LuaScript (real Redis)', () => {
@@ -54,6 +59,81 @@ describe('LuaScript (real Redis)', () => {
 
   it('refuses a call with the wrong number of keys', async () => {
     await expect(sut.run(redis, [], ['a'])).rejects.toThrow('set-and-get-1 takes 1 keys, got 0');
+  });
+
+  describe('errors in scripts with includes', () => {
+    let dir: string;
+    let script: LuaScript;
+    beforeAll(() => {
+      dir = mkdtempSync(join(tmpdir(), 'lua-errors-'));
+      mkdirSync(join(dir, 'lua', 'includes'), { recursive: true });
+      writeFileSync(
+        join(dir, 'lua', 'fails-0.lua'),
+        [
+          '--[[ ARGV[1] "include" | "script" ]]',
+          '--- @include "includes/fail"',
+          "if ARGV[1] == 'include' then return fail() end",
+          'return nil + 2',
+        ].join('\n'),
+      );
+      writeFileSync(
+        join(dir, 'lua', 'includes', 'fail.lua'),
+        '-- Fails on purpose.\nlocal function fail()\n  return nil + 1\nend\n',
+      );
+      script = LuaScript.load(dir, 'fails-0.lua');
+    });
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('names the include and its line when the error is raised in the include', async () => {
+      // Redis counts lines of the resolved script (user_script:4); the message says where that line was written.
+      await expect(script.run(redis, [], ['include'])).rejects.toThrow(
+        /user_script:4: attempt to perform arithmetic on a nil value.* \(fails-0: includes\/fail\.lua:3\)$/,
+      );
+    });
+
+    it("names the script's own line when the error is raised there", async () => {
+      await expect(script.run(redis, [], ['script'])).rejects.toThrow(
+        /user_script:7: attempt to perform arithmetic on a nil value.* \(fails-0: fails-0\.lua:4\)$/,
+      );
+    });
+  });
+
+  describe('the scripts of this repository', () => {
+    const root = join(__dirname, '..');
+    const luaFiles = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : luaFiles(path);
+        return entry.name.endsWith('.lua') ? [path] : [];
+      });
+    const all = [...luaFiles(join(root, 'apps')), ...luaFiles(join(root, 'libs'))];
+    const scripts = all.filter((path) => basename(dirname(path)) === 'lua');
+    const includes = all.filter((path) => basename(dirname(path)) === 'includes');
+
+    it('are all found (the list below is not empty)', () => {
+      expect(scripts.length).toBeGreaterThanOrEqual(19);
+      expect(includes.length).toBeGreaterThan(0);
+    });
+
+    it.each(scripts.map((path) => [relative(root, path), path]))(
+      '%s resolves its includes and compiles on Redis under its SHA',
+      async (_name, path) => {
+        const script = LuaScript.load(dirname(dirname(path)), basename(path));
+        expect(script.source).not.toMatch(/@include/);
+        expect(await redis.script('LOAD', script.source)).toBe(script.sha);
+      },
+    );
+
+    it('include every file of an includes/ folder somewhere', () => {
+      const used = new Set(
+        scripts.flatMap((path) =>
+          readLuaSource(dirname(dirname(path)), basename(path)).origins.map((o) =>
+            join(dirname(path), o.file),
+          ),
+        ),
+      );
+      expect(includes.filter((path) => !used.has(path)).map((path) => relative(root, path))).toEqual([]);
+    });
   });
 
   it('takes the number of keys from the file name', () => {

@@ -3,7 +3,7 @@
 // script or transaction whose keys span slots (CROSSSLOT), so runs completing here prove every such key
 // set shares a hash tag; the keys are then checked on the masters themselves.
 import { Redis } from 'ioredis';
-import { runKey } from '@countersign/contracts';
+import { runKey } from '../../apps/agent-worker/src/runs/run-keys';
 import type { RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
 import { SYSTEM_APPROVERS } from '../support/system';
 import { openEventStream } from '../../bench/support/http';

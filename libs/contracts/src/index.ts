@@ -6,5 +6,4 @@ export * from './decision.schema';
 export * from './approvals.schema';
 export * from './validation';
 export * from './approval-service.queues';
-export * from './keys/agent-worker.keys';
 export * from './run-readers';

@@ -3,7 +3,7 @@
 // its chain, and verify() says where.
 import { createHash, randomBytes } from 'node:crypto';
 import type { AuditEntry, AuditVerification } from '@countersign/contracts';
-import { canonicalJson } from '@countersign/authorization';
+import canonicalize from 'canonicalize';
 import { LuaScript } from './lua';
 import type { RedisClient } from './redis';
 
@@ -30,6 +30,16 @@ export function auditKeys(keyPrefix: string) {
   // One hash tag for both keys: the append script touches them together (Redis Cluster).
   const tag = `{${keyPrefix}:audit}`;
   return { stream: `${tag}:stream`, heads: `${tag}:heads` };
+}
+
+/**
+ * An entry as stored and hashed: RFC 8785 canonical JSON (the `canonicalize` package, as the policy library's
+ * fingerprints use), undefined fields left out. Any change to this output changes every entry's hash.
+ */
+export function auditEntryJson(entry: object): string {
+  const json = canonicalize(stripUndefined(entry));
+  if (json === undefined) throw new TypeError('audit entry has no JSON form');
+  return json;
 }
 
 export function chainHash(prevHash: string, entryJson: string): string {
@@ -112,7 +122,7 @@ export class AuditLog {
       ...(actor === this.service ? { actor } : { actor, service: this.service }),
       at: new Date().toISOString(),
     };
-    const json = canonicalJson(stripUndefined(body));
+    const json = auditEntryJson(body);
     return new Promise<string>((resolve, reject) => {
       this.queue.push({ json, resolve, reject });
       this.startFlush();

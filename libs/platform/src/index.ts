@@ -3,6 +3,7 @@ export * from './base-config';
 export * from './redis';
 export * from './logger';
 export * from './lua';
+export * from './lua-source';
 export * from './audit-log';
 export * from './zod-validation.pipe';
 export * from './pino-nest-logger';

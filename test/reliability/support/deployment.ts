@@ -1,16 +1,10 @@
 // One Countersign deployment under test: a Redis target (the shared server, an own server or an own
 // cluster), a key/queue prefix, worker processes, and test-side clients for queues and state.
 import { Queue } from 'bullmq';
-import {
-  type ApprovalRequest,
-  infraKeys,
-  JobName,
-  jobIds,
-  QueueName,
-  runKey,
-  type StartRunJob,
-} from '@countersign/contracts';
+import { type ApprovalRequest, JobName, jobIds, QueueName, type StartRunJob } from '@countersign/contracts';
 import { AuditLog, createRedis, type RedisClient } from '@countersign/platform';
+import { infraKeys } from '../../../apps/agent-worker/src/infra/infra-keys';
+import { runKey } from '../../../apps/agent-worker/src/runs/run-keys';
 import { workerEnv } from '../../support/agent-worker-harness';
 import { deletePrefixedKeys, TEST_REDIS_URL, type TestPrefixes, uniquePrefixes } from '../../support/redis';
 import { WorkerProcess } from './worker-processes';

@@ -1,7 +1,8 @@
 // The runs the scenarios start and how their outcome is checked against the simulated infrastructure:
 // every call restarts its own service, so that service's restart count is the call's execution count.
 import { randomBytes } from 'node:crypto';
-import { type ApprovalRequest, jobIds, runKey, type StartRunJob } from '@countersign/contracts';
+import { type ApprovalRequest, jobIds, type StartRunJob } from '@countersign/contracts';
+import { runKey } from '../../../apps/agent-worker/src/runs/run-keys';
 import { unitHash, type Verdict } from './decision-desk';
 import type { Deployment } from './deployment';
 import type { ScenarioTally } from './scenario-tally';

@@ -1,7 +1,7 @@
 // The simulated infrastructure the built-in ops tools act on, kept in Redis so every worker sees
 // the same world and tests can count what really ran (restart counts are executions).
-import { infraKeys } from '@countersign/contracts';
 import { LuaScript, type RedisClient } from '@countersign/platform';
+import { infraKeys } from './infra-keys';
 
 const RESTART = LuaScript.load(__dirname, 'restart-service-1.lua');
 

@@ -2,8 +2,9 @@
 // so any replica can serve the SSE stream of any run. Events emitted in the same tick travel in one
 // message (a JSON array); a process with no SSE client open does not even parse them.
 import { Observable, Subject, filter } from 'rxjs';
-import { type RunEvent, RunEventSchema, runEventsChannel } from '@countersign/contracts';
+import { type RunEvent, RunEventSchema } from '@countersign/contracts';
 import type { Logger, RedisClient } from '@countersign/platform';
+import { runEventsChannel } from './run-keys';
 
 export class RunEvents {
   private readonly channel: string;

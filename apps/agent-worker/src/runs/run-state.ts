@@ -1,4 +1,4 @@
-// The shapes of a run as stored in Redis (see libs/contracts keys/agent-worker.keys.ts).
+// The shapes of a run as stored in Redis (see run-keys.ts).
 import type {
   ApprovalRequestReason,
   ChatMessage,

@@ -1,6 +1,7 @@
 // All Redis I/O of runs: every transition is one Lua script over the run's hash (one key, one slot).
-import { callFields, type ChatMessage, runKey } from '@countersign/contracts';
-import { LuaScript, type RedisClient } from '@countersign/platform';
+import { type ChatMessage } from '@countersign/contracts';
+import { encodeScriptArgs, LuaScript, type RedisClient } from '@countersign/platform';
+import { callFields, runKey } from './run-keys';
 import {
   ErrorCode,
   OwnershipLostError,
@@ -28,6 +29,40 @@ const SCRIPTS = {
   heartbeatCall: LuaScript.load(__dirname, 'heartbeat-call-1.lua'),
   completeCall: LuaScript.load(__dirname, 'complete-call-1.lua'),
   settleExecutingCall: LuaScript.load(__dirname, 'settle-executing-call-1.lua'),
+};
+
+// The encoded argument of each script that takes one (ARGV[1], a JSON object): the names its header lists.
+type ApplyDecisionArgs = {
+  callId: string;
+  attempt: number;
+  fingerprint: string;
+  decisionJson: string;
+  jobId: string;
+  lockToken: string;
+};
+type TransitionCallArgs = {
+  owner: string;
+  callId: string;
+  from: CallState;
+  to: CallState;
+  resultJson: string;
+  bodyJson: string;
+};
+type CompleteCallArgs = { callId: string; executionToken: string; resultJson: string; owner: string };
+type SettleExecutingCallArgs = { owner: string; callId: string; staleAfterMs: number; bodyJson: string };
+type ParkRunArgs = {
+  owner: string;
+  messagesJson: string;
+  jobId: string;
+  scriptJson: string;
+  frontier: string[];
+};
+type FinishRunArgs = ({ owner: string; jobId?: never } | { jobId: string; owner?: never }) & {
+  status: 'completed' | 'failed';
+  messagesJson: string;
+  result: string;
+  error: string;
+  keepForSeconds: number;
 };
 
 /** `claimed` and `republish` carry the run as the claim left it (read in the same script). */
@@ -100,7 +135,16 @@ export class RunStore {
     const [code, detail, hash] = (await SCRIPTS.applyDecision.run(
       this.redis,
       [this.key(runId)],
-      [callId, attempt, decision.fingerprint, JSON.stringify(decision), lease.jobId, lease.token],
+      [
+        encodeScriptArgs<ApplyDecisionArgs>({
+          callId,
+          attempt,
+          fingerprint: decision.fingerprint,
+          decisionJson: JSON.stringify(decision),
+          jobId: lease.jobId,
+          lockToken: lease.token,
+        }),
+      ],
     )) as [number, string, string[]?];
     switch (code) {
       case 2:
@@ -137,12 +181,14 @@ export class RunStore {
       this.redis,
       [this.key(runId)],
       [
-        ownerOf(lease),
-        callId,
-        from,
-        to,
-        change.result ? JSON.stringify(change.result) : '',
-        change.body ? encodeBody(change.body) : '',
+        encodeScriptArgs<TransitionCallArgs>({
+          owner: ownerOf(lease),
+          callId,
+          from,
+          to,
+          resultJson: change.result ? JSON.stringify(change.result) : '',
+          bodyJson: change.body ? encodeBody(change.body) : '',
+        }),
       ],
     )) as number | [number, string];
     if (reply === 1) return;
@@ -189,7 +235,14 @@ export class RunStore {
     const [code, detail] = (await SCRIPTS.completeCall.run(
       this.redis,
       [this.key(runId)],
-      [callId, executionToken, JSON.stringify(result), ownerOf(lease)],
+      [
+        encodeScriptArgs<CompleteCallArgs>({
+          callId,
+          executionToken,
+          resultJson: JSON.stringify(result),
+          owner: ownerOf(lease),
+        }),
+      ],
     )) as [number, string];
     if (code === 1 || code === 2) return { stillOwner: code === 1 };
     throwOnErrorCode(code, { runId, callId, actual: detail });
@@ -207,7 +260,14 @@ export class RunStore {
     const [code, detail] = (await SCRIPTS.settleExecutingCall.run(
       this.redis,
       [this.key(runId)],
-      [ownerOf(lease), callId, staleAfterMs, encodeBody(reasked)],
+      [
+        encodeScriptArgs<SettleExecutingCallArgs>({
+          owner: ownerOf(lease),
+          callId,
+          staleAfterMs,
+          bodyJson: encodeBody(reasked),
+        }),
+      ],
     )) as [number, string];
     switch (code) {
       case 1:
@@ -230,16 +290,17 @@ export class RunStore {
     frontier: FrontierCall[],
     script?: RunRecord['script'],
   ): Promise<void> {
-    const fields = frontier.flatMap((call) => frontierFields(call));
     const reply = (await SCRIPTS.parkRun.run(
       this.redis,
       [this.key(runId)],
       [
-        ownerOf(lease),
-        JSON.stringify(messages),
-        lease.jobId,
-        script ? JSON.stringify(unplayed(script, messages)) : '',
-        ...fields,
+        encodeScriptArgs<ParkRunArgs>({
+          owner: ownerOf(lease),
+          messagesJson: JSON.stringify(messages),
+          jobId: lease.jobId,
+          scriptJson: script ? JSON.stringify(unplayed(script, messages)) : '',
+          frontier: frontier.flatMap((call) => frontierFields(call)),
+        }),
       ],
     )) as number;
     if (reply !== 1) throwOnErrorCode(reply, { runId });
@@ -258,12 +319,14 @@ export class RunStore {
       this.redis,
       [this.key(runId)],
       [
-        'token' in lease ? ownerOf(lease) : `${lease.jobId}|*`,
-        end.status,
-        end.messages ? JSON.stringify(end.messages) : '',
-        end.result ?? '',
-        end.error ?? '',
-        this.finishedRunTtlSeconds,
+        encodeScriptArgs<FinishRunArgs>({
+          ...('token' in lease ? { owner: ownerOf(lease) } : { jobId: lease.jobId }),
+          status: end.status,
+          messagesJson: end.messages ? JSON.stringify(end.messages) : '',
+          result: end.result ?? '',
+          error: end.error ?? '',
+          keepForSeconds: this.finishedRunTtlSeconds,
+        }),
       ],
     )) as number;
     if (reply === 1) return true;

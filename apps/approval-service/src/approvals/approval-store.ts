@@ -12,7 +12,7 @@ import {
   type DecidedBy,
   type DecisionValue,
 } from '@countersign/contracts';
-import { LuaScript, type RedisClient } from '@countersign/platform';
+import { encodeScriptArgs, LuaScript, type RedisClient } from '@countersign/platform';
 import { z } from 'zod';
 import { approvalKeys, trustField, type ApprovalKeys } from './approval-keys';
 import { voteRefusal } from './approval-errors';
@@ -61,6 +61,46 @@ export interface DeliveryRecord {
   /** An approver who was emailed the request (an expiry is emailed to them). */
   emailed?: string;
 }
+
+// The encoded argument of each script that takes one (ARGV[1], a JSON object): the names its header lists.
+type CreateRequestArgs = {
+  callId: string;
+  attempt: number;
+  requestJson: string;
+  status: NewApproval['status'];
+  groups: string;
+  quorum: number;
+  channels: string;
+  now: number;
+  expiresAt: number;
+  requester: string;
+  trustField: string;
+  refusal?: { reason: string; decidedBy: DecidedBy; at: string };
+  escalation?: { at: number; groups: string };
+  retentionMs: number;
+  publishCheckMs: number;
+  changesChannel: string;
+};
+type RecordVoteArgs = {
+  approver: string;
+  approverGroups: string;
+  decision: DecisionValue;
+  reason: string;
+  channel: VoteChannel;
+  now: number;
+  nowIso: string;
+  attempt?: number;
+  spendToken: boolean;
+  retentionMs: number;
+  publishCheckMs: number;
+};
+type ExpireRequestArgs = {
+  attempt: number;
+  now: number;
+  nowIso: string;
+  retentionMs: number;
+  publishCheckMs: number;
+};
 
 const VoteSchema = z.object({
   approver: z.string(),
@@ -156,8 +196,6 @@ export interface ApprovalPage {
 /** `escalated`: the groups were added now; `again`: an earlier run of the timer added them; `no`: not pending. */
 export type EscalateResult = { status: 'escalated' | 'again'; groups: string[] } | { status: 'no' };
 
-const UNIT_SEPARATOR = '\u001f';
-
 export class ApprovalStore {
   readonly keys: ApprovalKeys;
 
@@ -180,33 +218,31 @@ export class ApprovalStore {
    * request or notice is announced on the live-update channel by the same script.
    */
   async create(input: NewApproval): Promise<{ created: boolean; trustCount: number; status: string }> {
-    const { request: r } = input;
-    const refusal = input.refusal
-      ? [input.refusal.reason, input.refusal.decidedBy, input.refusal.at].join(UNIT_SEPARATOR)
-      : '';
+    const { request: r, refusal } = input;
     const keys = this.keys;
     const escalation = input.status === 'pending' ? input.escalation : undefined;
     const reply = (await SCRIPTS.create.run(
       this.redis,
       [keys.call(r.callId), keys.pending, keys.notices, keys.decided, keys.expired, keys.trust, keys.timers],
       [
-        r.callId,
-        r.attempt,
-        JSON.stringify(r),
-        input.status,
-        input.groups.join(','),
-        input.quorum,
-        input.channels.join(','),
-        input.now,
-        input.expiresAt,
-        r.requester,
-        trustField(r.requester, r.toolName),
-        refusal,
-        this.retentionMs,
-        escalation ? escalation.at : '',
-        escalation ? escalation.groups.join(',') : '',
-        this.publishCheckMs,
-        keys.changes,
+        encodeScriptArgs<CreateRequestArgs>({
+          callId: r.callId,
+          attempt: r.attempt,
+          requestJson: JSON.stringify(r),
+          status: input.status,
+          groups: input.groups.join(','),
+          quorum: input.quorum,
+          channels: input.channels.join(','),
+          now: input.now,
+          expiresAt: input.expiresAt,
+          requester: r.requester,
+          trustField: trustField(r.requester, r.toolName),
+          refusal: refusal && { reason: refusal.reason, decidedBy: refusal.decidedBy, at: refusal.at },
+          escalation: escalation && { at: escalation.at, groups: escalation.groups.join(',') },
+          retentionMs: this.retentionMs,
+          publishCheckMs: this.publishCheckMs,
+          changesChannel: keys.changes,
+        }),
       ],
     )) as [number, number | string];
     if (reply[0] === 1) return { created: true, trustCount: Number(reply[1]), status: input.status };
@@ -223,17 +259,19 @@ export class ApprovalStore {
       this.redis,
       [keys.call(vote.callId), keys.pending, keys.decided, keys.trust, onceKey, keys.timers],
       [
-        vote.approver,
-        vote.approverGroups.join(','),
-        vote.decision,
-        vote.reason ?? '',
-        vote.channel,
-        now,
-        new Date(now).toISOString(),
-        vote.attempt === undefined ? '' : String(vote.attempt),
-        vote.singleUseToken ? '1' : '0',
-        this.retentionMs,
-        this.publishCheckMs,
+        encodeScriptArgs<RecordVoteArgs>({
+          approver: vote.approver,
+          approverGroups: vote.approverGroups.join(','),
+          decision: vote.decision,
+          reason: vote.reason ?? '',
+          channel: vote.channel,
+          now,
+          nowIso: new Date(now).toISOString(),
+          attempt: vote.attempt,
+          spendToken: Boolean(vote.singleUseToken),
+          retentionMs: this.retentionMs,
+          publishCheckMs: this.publishCheckMs,
+        }),
       ],
     )) as (string | number)[];
     if (reply[0] === 1) {
@@ -257,7 +295,15 @@ export class ApprovalStore {
     const reply = (await SCRIPTS.expire.run(
       this.redis,
       [keys.call(callId), keys.pending, keys.expired, keys.notices, keys.timers],
-      [attempt, now, new Date(now).toISOString(), this.retentionMs, this.publishCheckMs],
+      [
+        encodeScriptArgs<ExpireRequestArgs>({
+          attempt,
+          now,
+          nowIso: new Date(now).toISOString(),
+          retentionMs: this.retentionMs,
+          publishCheckMs: this.publishCheckMs,
+        }),
+      ],
     )) as [number, string | number];
     switch (reply[0]) {
       case 1:

@@ -6,12 +6,13 @@
   KEYS[1] run hash; a call's fields are c:<callId> (body JSON), c:<callId>:s (state) and c:<callId>:d
           (decision JSON); a body leaves out `attempt` when it is 0 (see encodeBody in run-store.ts)
 
-  ARGV[1] call ID
-  ARGV[2] attempt the decision answers
-  ARGV[3] fingerprint the decision carries
-  ARGV[4] decision JSON, stored as given
-  ARGV[5] job ID
-  ARGV[6] lock token of this processing
+  ARGV[1] JSON object (ApplyDecisionArgs in run-store.ts):
+    callId         the call decided
+    attempt        attempt the decision answers (number)
+    fingerprint    fingerprint the decision carries
+    decisionJson   the decision (JSON), stored as given
+    jobId          job ID of this processing
+    lockToken      lock token of this processing
 
   Returns {code, detail[, run]}; run is the flat HGETALL reply of the run hash after the change, so the
   resuming caller needs no second round trip to load the run
@@ -24,15 +25,18 @@
    {-3, attempt}   the decision answers another attempt than the one pending
    {-4, body}      fingerprint mismatch; body is the parked call (JSON) for diagnosis
 ]]
+--- @include "includes/job-owner"
+
+local args = cjson.decode(ARGV[1])
 local status, owner = unpack(redis.call('HMGET', KEYS[1], 'status', 'owner'))
 if not status then return {-1, ''} end
-local c = 'c:' .. ARGV[1]
+local c = 'c:' .. args.callId
 local body, state = unpack(redis.call('HMGET', KEYS[1], c, c .. ':s'))
 if not body then return {-2, ''} end
 
 if state ~= 'pending' then
-  if status == 'running' and owner and string.sub(owner, 1, #ARGV[5] + 1) == ARGV[5] .. '|' then
-    redis.call('HSET', KEYS[1], 'owner', ARGV[5] .. '|' .. ARGV[6])
+  if status == 'running' and ownedByJob(owner, args.jobId) then
+    redis.call('HSET', KEYS[1], 'owner', ownerOf(args.jobId, args.lockToken))
     return {3, '', redis.call('HGETALL', KEYS[1])}
   end
   return {0, state or ''}
@@ -40,13 +44,13 @@ end
 
 local call = cjson.decode(body)
 local attempt = tonumber(call.attempt or 0)
-if tonumber(ARGV[2]) ~= attempt then return {-3, tostring(attempt)} end
-if ARGV[3] ~= call.fp then return {-4, body} end
+if tonumber(args.attempt) ~= attempt then return {-3, tostring(attempt)} end
+if args.fingerprint ~= call.fp then return {-4, body} end
 
-local decision = cjson.decode(ARGV[4])
+local decision = cjson.decode(args.decisionJson)
 local next_state = 'denied'
 if decision.decision == 'approve' then next_state = 'approved' end
-redis.call('HSET', KEYS[1], c .. ':s', next_state, c .. ':d', ARGV[4])
+redis.call('HSET', KEYS[1], c .. ':s', next_state, c .. ':d', args.decisionJson)
 
 if status ~= 'awaiting_confirmation' then return {1, ''} end
 local fields = redis.call('HGETALL', KEYS[1])
@@ -56,6 +60,6 @@ for i = 1, #fields, 2 do
     return {1, ''}
   end
 end
-redis.call('HSET', KEYS[1], 'status', 'running', 'owner', ARGV[5] .. '|' .. ARGV[6])
+redis.call('HSET', KEYS[1], 'status', 'running', 'owner', ownerOf(args.jobId, args.lockToken))
 redis.call('HDEL', KEYS[1], 'parkedBy')
 return {2, '', redis.call('HGETALL', KEYS[1])}

@@ -17,6 +17,8 @@
     {0}        nothing to do (finished, parked by someone else, or owned by another live job)
    {-1}        the run does not exist
 ]]
+--- @include "includes/job-owner"
+
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if ARGV[3] == '' then return {-1} end
   local fields, flat = cjson.decode(ARGV[3]), {}
@@ -27,14 +29,14 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[1], unpack(flat))
 end
 
-local owner = ARGV[1] .. '|' .. ARGV[2]
+local owner = ownerOf(ARGV[1], ARGV[2])
 local status, current, parkedBy = unpack(redis.call('HMGET', KEYS[1], 'status', 'owner', 'parkedBy'))
 
 if status == 'queued' then
   redis.call('HSET', KEYS[1], 'status', 'running', 'owner', owner)
   return {1, redis.call('HGETALL', KEYS[1])}
 end
-if status == 'running' and current and string.sub(current, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then
+if status == 'running' and ownedByJob(current, ARGV[1]) then
   redis.call('HSET', KEYS[1], 'owner', owner)
   return {1, redis.call('HGETALL', KEYS[1])}
 end

@@ -6,10 +6,11 @@
 
   KEYS[1] run hash
 
-  ARGV[1] call ID
-  ARGV[2] execution token (from start-call)
-  ARGV[3] result JSON, stored at c:<callId>:r
-  ARGV[4] owner ("<jobId>|<token>") of the caller
+  ARGV[1] JSON object (CompleteCallArgs in run-store.ts):
+    callId           the call
+    executionToken   from start-call
+    resultJson       result (JSON), stored at c:<callId>:r
+    owner            "<jobId>|<token>" of the caller
 
   Returns {code, detail}
     {1, ''}      recorded; the caller still owns the run
@@ -17,12 +18,13 @@
    {-7, state}   the call is no longer executing under this token (it was declared interrupted and
                  asked about again): nothing recorded
 ]]
-local c = 'c:' .. ARGV[1]
+local args = cjson.decode(ARGV[1])
+local c = 'c:' .. args.callId
 local state, token, owner = unpack(redis.call('HMGET', KEYS[1], c .. ':s', c .. ':x', 'owner'))
-if state ~= 'executing' or token ~= ARGV[2] then
+if state ~= 'executing' or token ~= args.executionToken then
   return {-7, state or ''}
 end
-redis.call('HSET', KEYS[1], c .. ':s', 'done', c .. ':r', ARGV[3])
+redis.call('HSET', KEYS[1], c .. ':s', 'done', c .. ':r', args.resultJson)
 redis.call('HDEL', KEYS[1], c .. ':x', c .. ':h')
-if owner == ARGV[4] then return {1, ''} end
+if owner == args.owner then return {1, ''} end
 return {2, ''}

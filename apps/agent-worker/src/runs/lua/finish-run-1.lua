@@ -3,13 +3,15 @@
 
   KEYS[1] run hash
 
-  ARGV[1] owner ("<jobId>|<token>"); "<jobId>|*" to end it whichever processing of that job owns it
-          (the job failed for good outside its processor, e.g. it stalled too often)
-  ARGV[2] final status: completed | failed
-  ARGV[3] messages JSON ("" = leave)
-  ARGV[4] result text ("" = none)
-  ARGV[5] error text ("" = none)
-  ARGV[6] seconds to keep the finished run
+  ARGV[1] JSON object (FinishRunArgs in run-store.ts), with exactly one of owner and jobId:
+    owner            "<jobId>|<token>": end it if this processing owns it
+    jobId            end it whichever processing of this job owns it (the job failed for good outside its
+                     processor, e.g. it stalled too often)
+    status           final status: completed | failed
+    messagesJson     messages (JSON) ("" = leave)
+    result           result text ("" = none)
+    error            error text ("" = none)
+    keepForSeconds   how long to keep the finished run
 
   Returns
     1   finished
@@ -17,26 +19,25 @@
    -1   the run does not exist
    -5   this processing (or job) does not own the run
 ]]
+--- @include "includes/job-owner"
+--- @include "includes/call-fields"
+
+local args = cjson.decode(ARGV[1])
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 local status, owner = unpack(redis.call('HMGET', KEYS[1], 'status', 'owner'))
 if status == 'completed' or status == 'failed' then return 0 end
-if string.sub(ARGV[1], -2) == '|*' then
-  local job = string.sub(ARGV[1], 1, -2)
-  if not owner or string.sub(owner, 1, #job) ~= job then return -5 end
-elseif owner ~= ARGV[1] then
+if args.jobId ~= nil then
+  if not ownedByJob(owner, args.jobId) then return -5 end
+elseif owner ~= args.owner then
   return -5
 end
 
-local update = {'status', ARGV[2]}
-if ARGV[3] ~= '' then update[#update + 1] = 'messages'; update[#update + 1] = ARGV[3] end
-if ARGV[4] ~= '' then update[#update + 1] = 'result'; update[#update + 1] = ARGV[4] end
-if ARGV[5] ~= '' then update[#update + 1] = 'error'; update[#update + 1] = ARGV[5] end
+local update = {'status', args.status}
+if args.messagesJson ~= '' then update[#update + 1] = 'messages'; update[#update + 1] = args.messagesJson end
+if args.result ~= '' then update[#update + 1] = 'result'; update[#update + 1] = args.result end
+if args.error ~= '' then update[#update + 1] = 'error'; update[#update + 1] = args.error end
 redis.call('HSET', KEYS[1], unpack(update))
 -- The frontier's call fields and what only a live run needs go; the header stays until it expires.
-local drop = {'owner', 'parkedBy', 'script'}
-for _, name in ipairs(redis.call('HKEYS', KEYS[1])) do
-  if string.sub(name, 1, 2) == 'c:' then drop[#drop + 1] = name end
-end
-redis.call('HDEL', KEYS[1], unpack(drop))
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[6]))
+redis.call('HDEL', KEYS[1], unpack(withCallFields(KEYS[1], {'owner', 'parkedBy', 'script'})))
+redis.call('EXPIRE', KEYS[1], tonumber(args.keepForSeconds))
 return 1

@@ -12,9 +12,10 @@
     1   renewed (Redis TIME, ms)
    -7   the call is no longer executing under this token (interrupted and re-asked, or settled)
 ]]
+--- @include "includes/now-ms"
+
 local c = 'c:' .. ARGV[1]
 local state, token = unpack(redis.call('HMGET', KEYS[1], c .. ':s', c .. ':x'))
 if state ~= 'executing' or token ~= ARGV[2] then return -7 end
-local t = redis.call('TIME')
-redis.call('HSET', KEYS[1], c .. ':h', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+redis.call('HSET', KEYS[1], c .. ':h', nowMs())
 return 1

@@ -6,10 +6,11 @@
 
   KEYS[1] run hash
 
-  ARGV[1] owner ("<jobId>|<token>")
-  ARGV[2] call ID
-  ARGV[3] staleness window (ms): a heartbeat at least this old means the executor died
-  ARGV[4] body JSON of the re-ask (next attempt, reason interrupted)
+  ARGV[1] JSON object (SettleExecutingCallArgs in run-store.ts):
+    owner          "<jobId>|<token>" of the caller
+    callId         the call
+    staleAfterMs   staleness window (ms): a heartbeat at least this old means the executor died
+    bodyJson       body (JSON) of the re-ask (next attempt, reason interrupted)
 
   Returns {code, detail}
     {1, ''}        interrupted: pending again with the new body; old decision and execution forgotten
@@ -18,17 +19,19 @@
    {-5, ''}        this processing no longer owns the run
    {-6, state}     the call is neither executing nor done
 ]]
-local c = 'c:' .. ARGV[2]
+--- @include "includes/now-ms"
+
+local args = cjson.decode(ARGV[1])
+local c = 'c:' .. args.callId
 local owner, state, result, beat = unpack(redis.call('HMGET', KEYS[1], 'owner', c .. ':s', c .. ':r', c .. ':h'))
-if owner ~= ARGV[1] then return {-5, ''} end
+if owner ~= args.owner then return {-5, ''} end
 if state == 'done' then return {2, result or ''} end
 if state ~= 'executing' then return {-6, state or ''} end
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = nowMs()
 beat = tonumber(beat or '')
-if beat and now - beat < tonumber(ARGV[3]) then return {0, tostring(now - beat)} end
+if beat and now - beat < tonumber(args.staleAfterMs) then return {0, tostring(now - beat)} end
 
-redis.call('HSET', KEYS[1], c .. ':s', 'pending', c, ARGV[4])
+redis.call('HSET', KEYS[1], c .. ':s', 'pending', c, args.bodyJson)
 redis.call('HDEL', KEYS[1], c .. ':d', c .. ':x', c .. ':h')
 return {1, ''}

@@ -15,12 +15,12 @@
    -5              this processing no longer owns the run
    {-6, state}     the call is not approved (someone else moved it)
 ]]
+--- @include "includes/now-ms"
+
 local c = 'c:' .. ARGV[2]
 local owner, state = unpack(redis.call('HMGET', KEYS[1], 'owner', c .. ':s'))
 if owner ~= ARGV[1] then return -5 end
 if state ~= 'approved' then return {-6, state or ''} end
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('HSET', KEYS[1], c .. ':s', 'executing', c .. ':x', ARGV[3], c .. ':h', now)
+redis.call('HSET', KEYS[1], c .. ':s', 'executing', c .. ':x', ARGV[3], c .. ':h', nowMs())
 return 1

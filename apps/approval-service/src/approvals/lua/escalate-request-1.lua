@@ -12,15 +12,15 @@
                   deduplicated by job ID; but the escalation is not new, so it is not audited again)
     {0}           nothing to do: missing, superseded, no longer pending, or no escalation
 ]]
+--- @include "includes/comma-list"
+
 local f = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'groups', 'escalationGroups')
 if f[1] ~= 'pending' or f[2] ~= ARGV[1] or not f[4] or f[4] == '' then return {0} end
 local groups = f[3]
-local present = ',' .. groups .. ','
 local added = false
 for group in string.gmatch(f[4], '[^,]+') do
-  if not string.find(present, ',' .. group .. ',', 1, true) then
+  if not inCommaList(groups, group) then
     groups = groups .. ',' .. group
-    present = present .. group .. ','
     added = true
   end
 end

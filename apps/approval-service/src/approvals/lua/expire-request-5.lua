@@ -7,15 +7,17 @@
   KEYS[4] notices set         {tag}:notices
   KEYS[5] due timers (zset)   {tag}:timers
 
-  ARGV[1] attempt the timer was set for
-  ARGV[2] now (ms)
-  ARGV[3] now (ISO 8601)
-  ARGV[4] retention of a settled call (ms)
-  ARGV[5] publish check delay (ms)
+  ARGV[1] JSON object (ExpireRequestArgs in approval-store.ts):
+    attempt          attempt the timer was set for (number)
+    now              now (ms)
+    nowIso           now (ISO 8601)
+    retentionMs      retention of a settled call (ms)
+    publishCheckMs   publish check delay (ms)
 
-  Timers: an early run moves the expiry timer back to the expiry. A retired notice has nothing left to do, so its expiry timer is removed. An expired request's
-  escalation timer is removed and its expiry timer becomes the publish check (due at now + ARGV[5], removed by
-  mark-published), so a deny that is recorded here but never published is published by a later sweep.
+  Timers: an early run moves the expiry timer back to the expiry. A retired notice has nothing left to do, so
+  its expiry timer is removed. An expired request's escalation timer is removed and its expiry timer becomes
+  the publish check (due at now + publishCheckMs, removed by mark-published), so a deny that is recorded here
+  but never published is published by a later sweep (includes/settle-call).
 
   Returns
     {1, requestJSON}    expired now: a deny must be published
@@ -23,14 +25,19 @@
     {3, msLeft}         not due yet (the timer fired early): the expiry timer is moved to the expiry
     {0, status}         nothing to do: missing, superseded, or already settled (status says which)
 ]]
+--- @include "includes/timer-member"
+--- @include "includes/settle-call"
+
+local args = cjson.decode(ARGV[1])
+local attempt = tostring(args.attempt)
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {0, 'missing'} end
-if redis.call('HGET', KEYS[1], 'attempt') ~= ARGV[1] then return {0, 'superseded'} end
+if redis.call('HGET', KEYS[1], 'attempt') ~= attempt then return {0, 'superseded'} end
 local callId = redis.call('HGET', KEYS[1], 'callId')
-local now = tonumber(ARGV[2])
+local now = tonumber(args.now)
 local left = tonumber(redis.call('HGET', KEYS[1], 'expiresAt')) - now
 if status ~= 'pending' and status ~= 'notice' then return {0, status} end
-local expireTimer = 'expire|' .. callId .. '|' .. ARGV[1]
+local expireTimer = timerMember('expire', callId, attempt)
 if left > 0 then
   redis.call('ZADD', KEYS[5], now + left, expireTimer)
   return {3, left}
@@ -39,14 +46,11 @@ if status == 'notice' then
   redis.call('ZREM', KEYS[4], callId)
   redis.call('ZREM', KEYS[5], expireTimer)
   redis.call('HSET', KEYS[1], 'status', 'expired')
-  redis.call('PEXPIRE', KEYS[1], ARGV[4])
+  redis.call('PEXPIRE', KEYS[1], args.retentionMs)
   return {2}
 end
 redis.call('HSET', KEYS[1], 'status', 'expired', 'outcomeDecision', 'deny', 'outcomeDecidedBy', 'expired',
-  'outcomeApprovers', '', 'outcomeReason', 'expired', 'outcomeAt', ARGV[3])
-redis.call('ZREM', KEYS[2], callId)
-redis.call('ZADD', KEYS[3], now, callId)
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('ZADD', KEYS[5], now + tonumber(ARGV[5]), expireTimer)
-redis.call('ZREM', KEYS[5], 'escalate|' .. callId .. '|' .. ARGV[1])
+  'outcomeApprovers', '', 'outcomeReason', 'expired', 'outcomeAt', args.nowIso)
+settleCall({call = KEYS[1], pending = KEYS[2], settled = KEYS[3], timers = KEYS[5]}, callId, attempt, now,
+  args.retentionMs, args.publishCheckMs)
 return {1, redis.call('HGET', KEYS[1], 'request')}

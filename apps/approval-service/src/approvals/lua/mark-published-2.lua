@@ -12,7 +12,9 @@
     {1}   marked
     {0}   the hash is gone or holds another attempt (a re-ask): only this attempt's timers are removed
 ]]
-redis.call('ZREM', KEYS[2], 'expire|' .. ARGV[1] .. '|' .. ARGV[2], 'escalate|' .. ARGV[1] .. '|' .. ARGV[2])
+--- @include "includes/timer-member"
+
+redis.call('ZREM', KEYS[2], timerMember('expire', ARGV[1], ARGV[2]), timerMember('escalate', ARGV[1], ARGV[2]))
 if redis.call('HGET', KEYS[1], 'attempt') ~= ARGV[2] then return {0} end
 redis.call('HSET', KEYS[1], 'published', '1')
 return {1}

@@ -8,24 +8,25 @@
   KEYS[3] decided set                  {tag}:decided
   KEYS[4] trust counters (hash)        {tag}:trust
   KEYS[5] single-use marker of the link token that carries this vote ({tag}:used:<hash>), or any
-          key of the tag when ARGV[9] is "0"
+          key of the tag when spendToken is false
   KEYS[6] due timers (zset)            {tag}:timers
 
-  ARGV[1]  approver ID
-  ARGV[2]  the approver's groups, comma-separated
-  ARGV[3]  approve | deny
-  ARGV[4]  reason ("" for none)
-  ARGV[5]  channel (slack, email, web, api, cli)
-  ARGV[6]  now (ms)
-  ARGV[7]  now (ISO 8601)
-  ARGV[8]  attempt the vote was cast on ("" = whatever is current)
-  ARGV[9]  "1" when KEYS[5] must be unused and is spent by this vote
-  ARGV[10] retention of a settled call (ms)
-  ARGV[11] publish check delay (ms)
+  ARGV[1] JSON object (RecordVoteArgs in approval-store.ts):
+    approver         approver ID
+    approverGroups   the approver's groups, comma-separated
+    decision         approve | deny
+    reason           reason ("" for none)
+    channel          slack, email, web, api, cli
+    now              now (ms)
+    nowIso           now (ISO 8601)
+    attempt          attempt the vote was cast on (number; left out = whatever is current)
+    spendToken       true when KEYS[5] must be unused and is spent by this vote
+    retentionMs      retention of a settled call (ms)
+    publishCheckMs   publish check delay (ms)
 
   When the vote decides the call, its escalation timer is removed and its expiry timer becomes the publish
-  check: due at now + ARGV[11], removed by mark-published once the decision is out. If the decider dies before
-  that, the sweep finds the decision recorded but not published and publishes it.
+  check: due at now + publishCheckMs, removed by mark-published once the decision is out. If the decider dies
+  before that, the sweep finds the decision recorded but not published and publishes it (includes/settle-call).
 
   Returns
     {1, requestJSON, approvers, channels}
@@ -42,64 +43,66 @@
     {-8}                              SUPERSEDED: the call was asked again since (attempt differs)
     {-9}                              NOTICE: a manual-step notice, nothing to decide
 ]]
+--- @include "includes/comma-list"
+--- @include "includes/settle-call"
+
+local args = cjson.decode(ARGV[1])
 -- One read of every field the checks need (the hash is small; separate HGETs were a dozen calls).
 local f = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'outcomeDecidedBy', 'outcomeApprovers', 'expiresAt',
-  'requester', 'groups', 'vote:' .. ARGV[1], 'approvals', 'approvers', 'quorum', 'request', 'callId', 'channels')
+  'requester', 'groups', 'vote:' .. args.approver, 'approvals', 'approvers', 'quorum', 'request', 'callId', 'channels')
 local status, attempt, decidedBy, decidedApprovers, expiresAtField = f[1], f[2], f[3], f[4], f[5]
 local requester, groups, ownVote, approvalsSoFar, approversSoFar = f[6], f[7], f[8], f[9], f[10]
 local quorum, requestJson, callId, channels = f[11], f[12], f[13], f[14]
 
 if not status then return {-1} end
-if ARGV[9] == '1' and redis.call('EXISTS', KEYS[5]) == 1 then return {-6} end
-if ARGV[8] ~= '' and ARGV[8] ~= attempt then return {-8} end
+if args.spendToken and redis.call('EXISTS', KEYS[5]) == 1 then return {-6} end
+if args.attempt ~= nil and tostring(args.attempt) ~= attempt then return {-8} end
 if status == 'notice' then return {-9} end
 if status ~= 'pending' then
   return {-2, decidedBy or status, decidedApprovers or ''}
 end
-local now = tonumber(ARGV[6])
+local now = tonumber(args.now)
 local expiresAt = tonumber(expiresAtField)
 if expiresAt <= now then return {-7} end
-if ARGV[1] == requester then return {-4} end
+if args.approver == requester then return {-4} end
 
-local routed = ',' .. groups .. ','
 local member = false
-for group in string.gmatch(ARGV[2], '[^,]+') do
-  if string.find(routed, ',' .. group .. ',', 1, true) then member = true end
+for group in string.gmatch(args.approverGroups, '[^,]+') do
+  if inCommaList(groups, group) then member = true end
 end
 if not member then return {-3} end
 if ownVote then return {-5} end
 
-local vote = {approver = ARGV[1], decision = ARGV[3], channel = ARGV[5], at = ARGV[7]}
-if ARGV[4] ~= '' then vote.reason = ARGV[4] end
-if ARGV[9] == '1' then
-  redis.call('SET', KEYS[5], ARGV[1], 'PX', math.max(expiresAt - now, 0) + 60000)
+local vote = {approver = args.approver, decision = args.decision, channel = args.channel, at = args.nowIso}
+if args.reason ~= '' then vote.reason = args.reason end
+if args.spendToken then
+  redis.call('SET', KEYS[5], args.approver, 'PX', math.max(expiresAt - now, 0) + 60000)
 end
 
 local approvers
-if ARGV[3] == 'deny' then
-  approvers = ARGV[1]
+if args.decision == 'deny' then
+  approvers = args.approver
 else
   local approvals = tonumber(approvalsSoFar or '0') + 1
-  approvers = approversSoFar and (approversSoFar .. ',' .. ARGV[1]) or ARGV[1]
+  approvers = approversSoFar and (approversSoFar .. ',' .. args.approver) or args.approver
   if approvals < tonumber(quorum) then
-    redis.call('HSET', KEYS[1], 'vote:' .. ARGV[1], cjson.encode(vote), 'approvals', approvals, 'approvers', approvers)
+    redis.call('HSET', KEYS[1], 'vote:' .. args.approver, cjson.encode(vote), 'approvals', approvals,
+      'approvers', approvers)
     return {2, approvals, tonumber(quorum)}
   end
   redis.call('HSET', KEYS[1], 'approvals', approvals, 'approvers', approvers)
 end
 
 local request = cjson.decode(requestJson)
-redis.call('HSET', KEYS[1], 'vote:' .. ARGV[1], cjson.encode(vote), 'status', 'decided', 'outcomeDecision', ARGV[3],
-  'outcomeDecidedBy', 'person', 'outcomeApprovers', approvers, 'outcomeReason', ARGV[4], 'outcomeAt', ARGV[7])
-redis.call('ZREM', KEYS[2], callId)
-redis.call('ZADD', KEYS[3], now, callId)
-redis.call('PEXPIRE', KEYS[1], ARGV[10])
-redis.call('ZADD', KEYS[6], now + tonumber(ARGV[11]), 'expire|' .. callId .. '|' .. attempt)
-redis.call('ZREM', KEYS[6], 'escalate|' .. callId .. '|' .. attempt)
+redis.call('HSET', KEYS[1], 'vote:' .. args.approver, cjson.encode(vote), 'status', 'decided',
+  'outcomeDecision', args.decision, 'outcomeDecidedBy', 'person', 'outcomeApprovers', approvers,
+  'outcomeReason', args.reason, 'outcomeAt', args.nowIso)
+settleCall({call = KEYS[1], pending = KEYS[2], settled = KEYS[3], timers = KEYS[6]}, callId, attempt, now,
+  args.retentionMs, args.publishCheckMs)
 
 -- Trust accumulation: consecutive approvals of this tool for this requester; a deny starts over.
 local trustField = request.requester .. '|' .. request.toolName
-if ARGV[3] == 'approve' then
+if args.decision == 'approve' then
   redis.call('HINCRBY', KEYS[4], trustField, 1)
 else
   redis.call('HSET', KEYS[4], trustField, 0)

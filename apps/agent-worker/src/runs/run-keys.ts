@@ -1,4 +1,4 @@
-// Redis keys the agent worker owns. Every key of one run shares one hash tag, so each Lua script
+// Redis keys of runs, private to the agent worker. Every key of one run shares one hash tag, so each Lua script
 // that moves a run touches a single Redis Cluster slot.
 
 /**
@@ -24,12 +24,6 @@ export const callFields = {
   idOfBody: (field: string): string | undefined =>
     field.startsWith('c:') && !field.includes(':', 2) ? field.slice(2) : undefined,
 };
-
-/** The simulated infrastructure of the built-in `ops` agent. */
-export function infraKeys(keyPrefix: string): { services: string; volumes: string; seeded: string } {
-  const tag = `{${keyPrefix}:infra}`;
-  return { services: `${tag}:services`, volumes: `${tag}:volumes`, seeded: `${tag}:seeded` };
-}
 
 /** Pub/sub channel carrying every run event of one deployment (one subscriber per process). */
 export function runEventsChannel(keyPrefix: string): string {

@@ -1,0 +1,156 @@
+// The include step of Lua scripts: what it inlines, once, where; and how it fails.
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { LuaScript } from './lua';
+import { LuaIncludeError, readLuaSource } from './lua-source';
+
+describe('readLuaSource', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'lua-source-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** Writes files under `<dir>/lua/`. */
+  const write = (files: Record<string, string>) => {
+    for (const [name, text] of Object.entries(files)) {
+      const path = join(dir, 'lua', name);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, text);
+    }
+  };
+
+  it('replaces an include line with the file, in place, whatever the spelling of the directive', () => {
+    write({
+      'go-0.lua': [
+        '--[[ header ]]',
+        '--- @include "includes/a"',
+        "-- @include 'includes/b.lua'",
+        'return a() + b()',
+        '',
+      ].join('\n'),
+      'includes/a.lua': 'local function a() return 1 end\n',
+      'includes/b.lua': 'local function b() return 2 end\n',
+    });
+    expect(readLuaSource(dir, 'go-0.lua').text).toBe(
+      [
+        '--[[ header ]]',
+        'local function a() return 1 end',
+        'local function b() return 2 end',
+        'return a() + b()',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('inlines a file once, where it is first included, however often it is included', () => {
+    write({
+      'go-0.lua': [
+        '--- @include "includes/now"',
+        '--- @include "includes/twice"',
+        '--- @include "includes/now"',
+        'return now()',
+      ].join('\n'),
+      'includes/now.lua': 'local function now() return 1 end\n',
+      // Relative to the including file.
+      'includes/twice.lua': '--- @include "now"\nlocal function twice() return 2 * now() end\n',
+    });
+    const { text } = readLuaSource(dir, 'go-0.lua');
+    expect(text).toBe(
+      [
+        'local function now() return 1 end',
+        'local function twice() return 2 * now() end',
+        'return now()',
+      ].join('\n'),
+    );
+  });
+
+  it('inlines an include of an include before the file that includes it', () => {
+    write({
+      'go-0.lua': '--- @include "includes/outer"\nreturn outer()',
+      'includes/outer.lua': '--- @include "inner"\nlocal function outer() return inner() end\n',
+      'includes/inner.lua': 'local function inner() return 1 end\n',
+    });
+    expect(readLuaSource(dir, 'go-0.lua').text).toBe(
+      'local function inner() return 1 end\nlocal function outer() return inner() end\nreturn outer()',
+    );
+  });
+
+  it('maps every line of the resolved script to the file and line it was written at', () => {
+    write({
+      'go-0.lua': '--[[\n  KEYS[1] k\n]]\n--- @include "includes/a"\nreturn a()\n',
+      'includes/a.lua': '-- a snippet\nlocal function a() return 1 end\n',
+    });
+    const { text, origins } = readLuaSource(dir, 'go-0.lua');
+    expect(text.split('\n')).toHaveLength(origins.length);
+    expect(origins).toEqual([
+      // The contract header keeps its line numbers: includes come after it.
+      { file: 'go-0.lua', line: 1 },
+      { file: 'go-0.lua', line: 2 },
+      { file: 'go-0.lua', line: 3 },
+      { file: join('includes', 'a.lua'), line: 1 },
+      { file: join('includes', 'a.lua'), line: 2 },
+      { file: 'go-0.lua', line: 5 },
+      { file: 'go-0.lua', line: 6 },
+    ]);
+  });
+
+  it('fails on a missing include, naming the including file and line and the missing file', () => {
+    write({
+      'go-0.lua': 'local x = 1\n--- @include "includes/helpers"\nreturn x',
+      'includes/other.lua': '',
+    });
+    expect(() => readLuaSource(dir, 'go-0.lua')).toThrow(LuaIncludeError);
+    expect(() => readLuaSource(dir, 'go-0.lua')).toThrow(
+      `go-0.lua:2: @include "includes/helpers": no such file ${join('includes', 'helpers.lua')}`,
+    );
+  });
+
+  it('fails on a missing include inside an include, naming the include', () => {
+    write({
+      'go-0.lua': '--- @include "includes/a"\nreturn a()',
+      'includes/a.lua': '\n--- @include "gone"\nlocal function a() return 1 end\n',
+    });
+    expect(() => readLuaSource(dir, 'go-0.lua')).toThrow(
+      `${join('includes', 'a.lua')}:2: @include "gone": no such file`,
+    );
+  });
+
+  it('fails on a cycle, naming it', () => {
+    write({
+      'go-0.lua': '--- @include "includes/a"\nreturn 1',
+      'includes/a.lua': '--- @include "b"\n',
+      'includes/b.lua': '--- @include "a"\n',
+    });
+    expect(() => readLuaSource(dir, 'go-0.lua')).toThrow(
+      `is circular (go-0.lua -> ${join('includes', 'a.lua')} -> ${join('includes', 'b.lua')} -> ${join('includes', 'a.lua')})`,
+    );
+  });
+
+  it("refuses an include outside the script's lua/ folder", () => {
+    write({ 'go-0.lua': '--- @include "../elsewhere"\nreturn 1' });
+    writeFileSync(join(dir, 'elsewhere.lua'), 'local y = 2\n');
+    expect(() => readLuaSource(dir, 'go-0.lua')).toThrow(
+      `go-0.lua:1: @include "../elsewhere" leaves the script's lua/ folder`,
+    );
+  });
+
+  it('leaves a script without includes as it is', () => {
+    const text = '--[[ header ]]\n-- @includes are not mentioned here\nreturn 1\n';
+    write({ 'go-0.lua': text });
+    expect(readLuaSource(dir, 'go-0.lua').text).toBe(text);
+  });
+
+  it('gives LuaScript the resolved text, and its SHA is of that text', () => {
+    write({
+      'go-1.lua': '--- @include "includes/a"\nreturn a()',
+      'includes/a.lua': 'local function a() return KEYS[1] end\n',
+    });
+    const sut = LuaScript.load(dir, 'go-1.lua');
+    expect(sut.source).toBe('local function a() return KEYS[1] end\nreturn a()');
+    expect(sut.sha).toBe(createHash('sha1').update(sut.source).digest('hex'));
+    expect(sut.numberOfKeys).toBe(1);
+  });
+});

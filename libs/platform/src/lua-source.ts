@@ -1,0 +1,82 @@
+// Reads a Lua script and inlines the snippets it includes, the way BullMQ's script loader does, so scripts share
+// helpers (Redis TIME in ms, owner checks, ...) while Redis still gets one self-contained script per command.
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+
+/** BullMQ's directive: `--- @include "includes/<name>"` (two or three dashes, either quote, `.lua` optional). */
+const INCLUDE = /^-{2,3}[ \t]*@include[ \t]+(["'])(.+?)\1[ \t;]*$/;
+
+/** Where one line of a resolved script was written: a file (relative to the script's folder) and its line. */
+export interface LuaOrigin {
+  file: string;
+  line: number;
+}
+
+export interface LuaSource {
+  /** The script with every include inlined: what Redis runs, and what its SHA is of. */
+  text: string;
+  /** `origins[n - 1]` is where line n of `text` was written, so an error Redis reports can name the file. */
+  origins: LuaOrigin[];
+}
+
+/** An include that cannot be resolved; the message names the including file and line. */
+export class LuaIncludeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = this.constructor.name;
+  }
+}
+
+/**
+ * Reads `<dir>/lua/<file>` and replaces each `@include` line with the included file, recursively. A path is
+ * relative to the file that includes it and must stay inside the script's `lua/` folder. Each file is inlined
+ * once, where it is first included; a later include of the same file (by the script or by another include)
+ * adds nothing, so two snippets may both include a third. Including a file that is being inlined (a cycle)
+ * is an error, and so is a missing file.
+ */
+export function readLuaSource(dir: string, file: string): LuaSource {
+  const root = join(dir, 'lua');
+  const out: LuaSource = { text: '', origins: [] };
+  const lines: string[] = [];
+  inline(root, join(root, file), [], new Set(), lines, out.origins, true);
+  out.text = lines.join('\n');
+  return out;
+}
+
+function inline(
+  root: string,
+  path: string,
+  stack: string[],
+  inlined: Set<string>,
+  lines: string[],
+  origins: LuaOrigin[],
+  top: boolean,
+): void {
+  const name = relative(root, path);
+  const own = readFileSync(path, 'utf8').split('\n');
+  // An include's final newline would leave an empty line behind; the script's own text is kept as written.
+  if (!top && own.at(-1) === '') own.pop();
+  own.forEach((text, index) => {
+    const directive = INCLUDE.exec(text);
+    if (!directive) {
+      lines.push(text);
+      origins.push({ file: name, line: index + 1 });
+      return;
+    }
+    const where = `${name}:${index + 1}`;
+    const wanted = directive[2];
+    const target = resolve(dirname(path), wanted.endsWith('.lua') ? wanted : `${wanted}.lua`);
+    const fromRoot = relative(root, target);
+    if (fromRoot.startsWith(`..${sep}`) || isAbsolute(fromRoot))
+      throw new LuaIncludeError(`${where}: @include "${wanted}" leaves the script's lua/ folder`);
+    if (target === path || stack.includes(target))
+      throw new LuaIncludeError(
+        `${where}: @include "${wanted}" is circular (${[...stack, path, target].map((p) => relative(root, p)).join(' -> ')})`,
+      );
+    if (inlined.has(target)) return;
+    if (!existsSync(target))
+      throw new LuaIncludeError(`${where}: @include "${wanted}": no such file ${fromRoot} in ${root}`);
+    inlined.add(target);
+    inline(root, target, [...stack, path], inlined, lines, origins, false);
+  });
+}
