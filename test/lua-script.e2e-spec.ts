@@ -1,7 +1,7 @@
 // LuaScript (libs/platform): scripts go by EVALSHA and fall back to EVAL when the server does not know them.
 // Runs against a redis-server of its own, because SCRIPT FLUSH would empty the shared server's script cache.
 import { Redis } from 'ioredis';
-import { LuaScript } from '@countersign/platform';
+import { LuaScript, loadLua } from '@countersign/platform';
 import { OwnRedisServer } from './reliability/support/redis-servers';
 
 describe('LuaScript (real Redis)', () => {
@@ -62,6 +62,16 @@ describe('LuaScript (real Redis)', () => {
     expect(script.sha).toMatch(/^[0-9a-f]{40}$/);
     expect(() => LuaScript.load(`${__dirname}/../libs/platform/src`, 'audit-append.lua')).toThrow(
       '<command>-<numberOfKeys>.lua',
+    );
+  });
+
+  it('puts the file an `--- @include "<file>"` line names in its place', () => {
+    const dir = `${__dirname}/../apps/agent-worker/src/runs`;
+    const script = LuaScript.load(dir, 'append-events-1.lua');
+    expect(script.source).not.toMatch(/^--- @include/m);
+    expect(script.source).toContain(loadLua(dir, 'includes/append-events.lua'));
+    expect(script.source.indexOf('local function appendEvents')).toBeLessThan(
+      script.source.indexOf('return appendEvents('),
     );
   });
 });

@@ -3,9 +3,15 @@ import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { RedisClient } from './redis';
 
-/** Reads a Lua script that sits in a `lua/` folder beside the calling module. */
+/**
+ * Reads a Lua script that sits in a `lua/` folder beside the calling module. A line `--- @include "<file>"`
+ * (BullMQ's notation) is replaced by that file of the same folder, so scripts share a function without copies.
+ */
 export function loadLua(dir: string, file: string): string {
-  return readFileSync(join(dir, 'lua', file), 'utf8');
+  return readFileSync(join(dir, 'lua', file), 'utf8').replace(
+    /^--- @include "([^"]+)"$/gm,
+    (_line, name: string) => readFileSync(join(dir, 'lua', name), 'utf8'),
+  );
 }
 
 type LuaArg = string | number | Buffer;

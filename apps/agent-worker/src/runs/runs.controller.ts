@@ -1,8 +1,28 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Sse, type MessageEvent } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  Headers,
+  HttpCode,
+  Inject,
+  Param,
+  Post,
+  Sse,
+  type MessageEvent,
+} from '@nestjs/common';
 import type { Observable } from 'rxjs';
-import { IdSchema, type RunView, type StartRunBody, StartRunBodySchema } from '@countersign/contracts';
+import {
+  IdSchema,
+  LastEventIdSchema,
+  type RunView,
+  type StartRunBody,
+  StartRunBodySchema,
+} from '@countersign/contracts';
 import { ZodValidationPipe } from '@countersign/platform';
 import { RunsService } from './runs.service';
+
+// Nest's @Headers() takes no pipe: the header is validated by the same pipe, called directly.
+const LAST_EVENT_ID = new ZodValidationPipe(LastEventIdSchema, 'Last-Event-ID header');
 
 @Controller('runs')
 export class RunsController {
@@ -19,10 +39,12 @@ export class RunsController {
     return this.runs.view(runId);
   }
 
+  /** The run's history, then live events until `done`; after `Last-Event-ID` when a client reconnects. */
   @Sse(':runId/events')
   events(
     @Param('runId', new ZodValidationPipe(IdSchema, 'runId')) runId: string,
+    @Headers('last-event-id') lastEventId: string | undefined,
   ): Promise<Observable<MessageEvent>> {
-    return this.runs.follow(runId);
+    return this.runs.follow(runId, LAST_EVENT_ID.transform(lastEventId));
   }
 }

@@ -1,7 +1,7 @@
 // Runs as HTTP sees them: start one (through the agent-runs queue), read it, follow its events.
 import { randomUUID } from 'node:crypto';
 import { BadRequestException, NotFoundException, type MessageEvent } from '@nestjs/common';
-import { concat, from, merge, type Observable, takeWhile, map, EMPTY } from 'rxjs';
+import { concat, EMPTY, filter, finalize, from, map, type Observable, takeWhile } from 'rxjs';
 import { RunEventName, type RunEvent, type RunView, type StartRunBody } from '@countersign/contracts';
 import type { AgentCatalog } from '../agents/agent-catalog';
 import type { RunsProducer } from '../queues/producers';
@@ -55,18 +55,58 @@ export class RunsService {
     };
   }
 
-  /** A snapshot of where the run is, then live events until `done`. */
-  async follow(runId: string): Promise<Observable<MessageEvent>> {
-    const live = this.events.forRun(runId); // subscribed before the snapshot is read, so nothing falls between
-    const run = await this.load(runId);
-    if (!run) throw new NotFoundException(`run "${runId}" does not exist`);
-    const snapshot = snapshotEvents(run);
-    const finished = snapshot.some((e) => e.type === RunEventName.Done);
-    return concat(from(snapshot), finished ? EMPTY : merge(live)).pipe(
-      takeWhile((e) => e.type !== RunEventName.Done, true),
-      map((e): MessageEvent => ({ type: e.type, data: e })),
+  /**
+   * The run's events after `after` (the client's Last-Event-ID; 0 for all): first its history, each with its
+   * number as the SSE `id:`, then live events until `done`. The live subscription starts before the history is
+   * read, and live events the history already had are dropped by number: no gap, no duplicate. A run without a
+   * history (queued, not yet claimed; or stored by an older version) starts with a snapshot of its state instead.
+   */
+  async follow(runId: string, after = 0): Promise<Observable<MessageEvent>> {
+    const live = this.events.forRun(runId);
+    let start: { replay: MessageEvent[]; last: number; finished: boolean };
+    try {
+      start = await this.startOfStream(runId, after);
+    } catch (error) {
+      live.close();
+      throw error;
+    }
+    const { replay, last, finished } = start;
+    const rest = live.events.pipe(
+      filter((e) => e.seq > last),
+      map((e) => toMessage(e.event, e.seq)),
+    );
+    return concat(from(replay), finished ? EMPTY : rest).pipe(
+      takeWhile((m) => m.type !== RunEventName.Done, true),
+      finalize(() => live.close()),
     );
   }
+
+  private async startOfStream(
+    runId: string,
+    after: number,
+  ): Promise<{ replay: MessageEvent[]; last: number; finished: boolean }> {
+    const stored = await this.store.loadWithHistory(runId);
+    if (stored?.hasHistory) {
+      const replay = stored.history.filter((e) => e.seq > after).map((e) => toMessage(e.event, e.seq));
+      const last = Math.max(after, stored.lastSeq);
+      // A finished run's history ends with `done` (finish-run stores them together): then nothing follows.
+      if (stored.history.some((e) => e.event.type === RunEventName.Done))
+        return { replay, last, finished: true };
+      // Finished without one in its history (ended by an older version): its state says how it ended.
+      const done = doneEvent(stored.run);
+      return done
+        ? { replay: [...replay, toMessage(done)], last, finished: true }
+        : { replay, last, finished: false };
+    }
+    const run = stored?.run ?? (await this.load(runId));
+    if (!run) throw new NotFoundException(`run "${runId}" does not exist`);
+    const snapshot = snapshotEvents(run).map((e) => toMessage(e));
+    return { replay: snapshot, last: after, finished: snapshot.some((m) => m.type === RunEventName.Done) };
+  }
+}
+
+function toMessage(event: RunEvent, seq?: number): MessageEvent {
+  return { type: event.type, data: event, ...(seq !== undefined ? { id: String(seq) } : {}) };
 }
 
 function badField(field: string, message: string): never {
@@ -96,8 +136,12 @@ function snapshotEvents(run: RunRecord): RunEvent[] {
   for (const call of run.frontier.filter(isWaiting)) {
     events.push({ type: RunEventName.ToolConfirmation, runId: run.runId, call: toPendingCall(call.body) });
   }
-  if (run.status === 'completed' || run.status === 'failed') {
-    events.push({ type: RunEventName.Done, runId: run.runId, status: run.status, result: run.result });
-  }
+  const done = doneEvent(run);
+  if (done) events.push(done);
   return events;
+}
+
+function doneEvent(run: RunRecord): RunEvent | undefined {
+  if (run.status !== 'completed' && run.status !== 'failed') return undefined;
+  return { type: RunEventName.Done, runId: run.runId, status: run.status, result: run.result };
 }

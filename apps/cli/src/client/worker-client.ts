@@ -43,15 +43,19 @@ export class WorkerClient {
   }
 
   /**
-   * The run's events from its SSE stream: a snapshot (status, calls waiting), then live events up to `done`.
-   * Reconnects when the stream drops before `done` (a worker restarted); the snapshot replays what is waiting.
+   * The run's events from its SSE stream: its history (what happened before this call too), then live events up
+   * to `done`. Reconnects when the stream drops before `done` (a worker restarted), with Last-Event-ID, so the
+   * stream goes on after the last event seen instead of repeating it.
    */
   async *follow(runId: string, signal?: AbortSignal): AsyncGenerator<RunEvent> {
     const url = `${this.baseUrl}/runs/${encodeURIComponent(runId)}/events`;
+    let lastEventId: string | undefined;
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {
-        response = await fetch(url, { headers: { accept: 'text/event-stream' }, signal });
+        const headers: Record<string, string> = { accept: 'text/event-stream' };
+        if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
+        response = await fetch(url, { headers, signal });
       } catch (error) {
         if (signal?.aborted) return;
         if (attempt >= 20) throw unreachable(SERVICE, url, error);
@@ -63,6 +67,7 @@ export class WorkerClient {
         throw new CliError(`${url} answered ${response.status}`, ExitCode.Failure);
       try {
         for await (const message of readSse(response.body)) {
+          if (message.id !== undefined) lastEventId = message.id;
           const parsed = RunEventSchema.safeParse(JSON.parse(message.data));
           if (!parsed.success) continue;
           yield parsed.data;

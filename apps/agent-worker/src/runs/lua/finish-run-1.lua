@@ -1,5 +1,7 @@
 --[[
-  Ends a run (completed or failed), drops its frontier and lets the run expire after a while.
+  Ends a run (completed or failed), drops its frontier and lets the run expire after a while. The run's last
+  events (text, status, done) go into its history in the same step, so a run that reads as finished always has
+  its `done` event for a follower (see includes/append-events.lua).
 
   KEYS[1] run hash
 
@@ -10,6 +12,10 @@
   ARGV[4] result text ("" = none)
   ARGV[5] error text ("" = none)
   ARGV[6] seconds to keep the finished run
+  ARGV[7] pub/sub channel of run events
+  ARGV[8] the run ID as a JSON string
+  ARGV[9] how many events the history keeps
+  ARGV[10..] the run's last events, encoded (StoredRunEventSchema JSON)
 
   Returns
     1   finished
@@ -17,6 +23,7 @@
    -1   the run does not exist
    -5   this processing (or job) does not own the run
 ]]
+--- @include "includes/append-events.lua"
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 local status, owner = unpack(redis.call('HMGET', KEYS[1], 'status', 'owner'))
 if status == 'completed' or status == 'failed' then return 0 end
@@ -39,4 +46,5 @@ for _, name in ipairs(redis.call('HKEYS', KEYS[1])) do
 end
 redis.call('HDEL', KEYS[1], unpack(drop))
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[6]))
+if #ARGV >= 10 then appendEvents(KEYS[1], ARGV[7], ARGV[8], tonumber(ARGV[9]), ARGV, 10) end
 return 1
