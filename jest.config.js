@@ -22,6 +22,12 @@ module.exports = {
       displayName: 'unit',
       testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts'],
     },
-    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      // The CLI tests run the compiled CLI: compiled again first when its sources changed.
+      globalSetup: '<rootDir>/test/support/compiled-cli.ts',
+    },
   ],
 };

@@ -1,11 +1,7 @@
 // Run events as the run's history stores them (and pub/sub carries them): StoredRunEventSchema's short tuples.
 import { fingerprint } from '@countersign/authorization';
-import {
-  RunEventName,
-  type RunEvent,
-  type StoredRunEvent,
-  StoredRunEventSchema,
-} from '@countersign/contracts';
+import type { z } from 'zod';
+import { RUN_STATUS_CODES, RunEventName, type RunEvent, StoredRunEventSchema } from '@countersign/contracts';
 
 /** An event with its number in the run's history (the SSE `id:`). */
 export interface NumberedRunEvent {
@@ -20,10 +16,11 @@ export function encodeRunEvent(event: RunEvent): string {
   return JSON.stringify(toStored(event));
 }
 
-function toStored(event: RunEvent): StoredRunEvent {
+/** The tuple as stored; the schema reads status letters back as statuses, so its input type is spelled here. */
+function toStored(event: RunEvent): z.input<typeof StoredRunEventSchema> {
   switch (event.type) {
     case RunEventName.Status:
-      return ['s', event.status];
+      return ['s', RUN_STATUS_CODES[event.status]];
     case RunEventName.ToolConfirmation: {
       const { callId, toolName, args, tier } = event.call;
       return ['c', callId, toolName, args, tier];
@@ -32,8 +29,10 @@ function toStored(event: RunEvent): StoredRunEvent {
       return ['r', event.callId, event.toolName, event.outcome, event.content];
     case RunEventName.Text:
       return ['t', event.text];
-    case RunEventName.Done:
-      return event.result === undefined ? ['d', event.status] : ['d', event.status, event.result];
+    case RunEventName.Done: {
+      const status = RUN_STATUS_CODES[event.status];
+      return event.result === undefined ? ['d', status] : ['d', status, event.result];
+    }
   }
 }
 
