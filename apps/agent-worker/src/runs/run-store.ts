@@ -100,7 +100,9 @@ export class RunStore {
   }
 
   async claimRun(run: NewRun, lease: Lease): Promise<ClaimResult> {
-    const fields = { ...newRunFields(run), status: 'queued' };
+    // The history starts with the run (no event yet): a follower who reads the run before its first event is
+    // stored then gets every event live, instead of a snapshot that the first events would repeat.
+    const fields = { ...newRunFields(run), status: 'queued', [runEventFields.last]: '0' };
     const [code, hash] = (await SCRIPTS.claimRun.run(
       this.redis,
       [this.key(run.runId)],

@@ -44,8 +44,13 @@ export class RunsService {
   private async load(runId: string): Promise<RunRecord | undefined> {
     const stored = await this.store.load(runId);
     if (stored) return stored;
+    return (await this.fromStartJob(runId)) ?? this.store.load(runId); // claimed and its job gone meanwhile
+  }
+
+  /** A run no worker has created yet, as its start job says (queued, or failed for good). */
+  private async fromStartJob(runId: string): Promise<RunRecord | undefined> {
     const start = await this.producer.findStart(runId);
-    if (!start) return this.store.load(runId); // claimed and its job gone meanwhile
+    if (!start) return undefined;
     const { script: _script, ...run } = toNewRun(start.job);
     return {
       ...run,
@@ -85,7 +90,9 @@ export class RunsService {
     runId: string,
     after: number,
   ): Promise<{ replay: MessageEvent[]; last: number; finished: boolean }> {
-    const stored = await this.store.loadWithHistory(runId);
+    let stored = await this.store.loadWithHistory(runId);
+    const queued = stored ? undefined : await this.fromStartJob(runId);
+    if (!stored && !queued) stored = await this.store.loadWithHistory(runId); // claimed and its job gone meanwhile
     if (stored?.hasHistory) {
       const replay = stored.history.filter((e) => e.seq > after).map((e) => toMessage(e.event, e.seq));
       const last = Math.max(after, stored.lastSeq);
@@ -98,7 +105,8 @@ export class RunsService {
         ? { replay: [...replay, toMessage(done)], last, finished: true }
         : { replay, last, finished: false };
     }
-    const run = stored?.run ?? (await this.load(runId));
+    // Its events come live from its first one (claim-run creates the history with the run).
+    const run = stored?.run ?? queued;
     if (!run) throw new NotFoundException(`run "${runId}" does not exist`);
     const snapshot = snapshotEvents(run).map((e) => toMessage(e));
     return { replay: snapshot, last: after, finished: snapshot.some((m) => m.type === RunEventName.Done) };
