@@ -16,6 +16,8 @@ const common = {
 module.exports = {
   // Global: per-project testTimeout is ignored when projects are used.
   testTimeout: 60000,
+  // Says once, after the summary, what to install when the browser tests were skipped for want of Chromium.
+  reporters: ['default', '<rootDir>/test/support/missing-chromium-reporter.js'],
   projects: [
     {
       ...common,

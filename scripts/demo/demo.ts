@@ -2,13 +2,12 @@
 // catcher, and the `ops` agent on a scripted runbook. Prints where to decide as each request arrives, follows
 // the run as it parks and resumes, and ends with a summary. Non-interactive mode lets a stand-in decide.
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import type { ApprovalView, PendingCall, RunEvent } from '@countersign/contracts';
 import { loadApprovalServiceConfig } from '../../apps/approval-service/src/config/approval-service.config';
 import { WorkerClient } from '../../apps/cli/src/client/worker-client';
 import { callText, compact } from '../../apps/cli/src/render';
 import { Approvers, decideAsStandIn } from './approver-stand-in';
-import { startLocalServices } from './local-services';
+import { deleteKeys, startLocalServices } from './local-services';
 import type { MailCatcher } from './mail-catcher';
 import { EXPECTED_SUMMARY, RUNBOOK, STAND_IN_DECISIONS } from './runbook';
 import { printSummary, runAudit, summarize, type Summary } from './summary';
@@ -191,19 +190,4 @@ export function checkExpected(
   if (!infra.volumes.some((v) => v.name === 'scratch')) problems.push('the scratch volume was deleted');
   if (!chainIntact) problems.push('an audit hash chain is broken');
   return problems;
-}
-
-/** Removes the demo's keys from a Redis the demo did not start (never FLUSHALL someone else's server). */
-async function deleteKeys(url: string, prefix: string): Promise<void> {
-  const redis = new Redis(url);
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await redis.unlink(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
 }

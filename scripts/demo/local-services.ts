@@ -1,5 +1,6 @@
 // Both services in this process with development defaults, for `npm run demo` and `npm start`: Redis (found or
 // started), a local mail catcher unless SMTP is configured, development-only secrets unless set, and free ports.
+import { Redis } from 'ioredis';
 import type { RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
 import { startAgentWorker } from '../../apps/agent-worker/src/bootstrap';
 import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
@@ -87,5 +88,20 @@ export async function startLocalServices(o: LocalServicesOptions): Promise<Local
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/** Removes the keys of one prefix from a Redis these scripts did not start (never FLUSHALL someone else's server). */
+export async function deleteKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await redis.unlink(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
   }
 }
