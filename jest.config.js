@@ -16,12 +16,20 @@ const common = {
 module.exports = {
   // Global: per-project testTimeout is ignored when projects are used.
   testTimeout: 60000,
+  // Says once, after the summary, what to install when the browser tests were skipped for want of Chromium.
+  reporters: ['default', '<rootDir>/test/support/missing-chromium-reporter.js'],
   projects: [
     {
       ...common,
       displayName: 'unit',
       testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts'],
     },
-    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      // The CLI tests run the compiled CLI: compiled again first when its sources changed.
+      globalSetup: '<rootDir>/test/support/compiled-cli.ts',
+    },
   ],
 };

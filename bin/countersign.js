@@ -1,20 +1,26 @@
 #!/usr/bin/env node
-// Entry point of `npx countersign`: runs the TypeScript CLI from source, from any working directory.
+// Entry point of `npx countersign`: runs the compiled CLI from dist/, from any working directory. `npm ci` builds
+// it (the `prepare` script runs `npm run build:cli`); after changing its sources, run `npm run build:cli` again.
 'use strict';
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
-const project = path.join(root, 'tsconfig.json');
+const compiled = path.join(root, 'dist', 'apps', 'cli', 'src', 'main.js');
 
-require('ts-node').register({ transpileOnly: true, project, dir: root });
-const tsconfigPaths = require('tsconfig-paths');
-const config = tsconfigPaths.loadConfig(root);
-if (config.resultType !== 'success') throw new Error(`cannot read ${project}: ${config.message}`);
-tsconfigPaths.register({ baseUrl: config.absoluteBaseUrl, paths: config.paths });
+let cli;
+try {
+  cli = require(compiled);
+} catch (error) {
+  if (error && error.code === 'MODULE_NOT_FOUND' && String(error.message).includes(compiled)) {
+    process.stderr.write(
+      `countersign: the CLI is not built yet (no ${path.relative(root, compiled)}): run \`npm run build:cli\` in ${root}\n`,
+    );
+    process.exit(1);
+  }
+  throw error;
+}
 
-require(path.join(root, 'apps/cli/src/main.ts'))
-  .main(process.argv)
-  .catch((error) => {
-    process.stderr.write(`countersign: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
-  });
+cli.main(process.argv).catch((error) => {
+  process.stderr.write(`countersign: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+});

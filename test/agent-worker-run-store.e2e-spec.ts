@@ -1,6 +1,9 @@
 // The run scripts (apps/agent-worker/src/runs/lua) against a real Redis: who may decide, resume and
 // move a call, and what a stale, duplicated or foreign message gets.
 import { Redis } from 'ioredis';
+import { fingerprint } from '@countersign/authorization';
+import type { RunEvent } from '@countersign/contracts';
+import { RUN_EVENT_HISTORY } from '../apps/agent-worker/src/runs/run-event-codec';
 import { RunStore } from '../apps/agent-worker/src/runs/run-store';
 import { CallState, type FrontierCall, type StoredDecision } from '../apps/agent-worker/src/runs/run-state';
 import {
@@ -175,5 +178,68 @@ describe('run store scripts', () => {
     expect(await redis.keys(`{${prefixes.keyPrefix}:run:r4}*`)).toEqual([`{${prefixes.keyPrefix}:run:r4}`]);
     const bytes = (await redis.memory('USAGE', `{${prefixes.keyPrefix}:run:r4}`))!;
     expect(bytes).toBeLessThan(2048);
+  });
+
+  describe('the event history', () => {
+    const text = (runId: string, n: number): RunEvent => ({ type: 'text', runId, text: `event ${n}` });
+
+    it('numbers events from 1 and keeps only the newest RUN_EVENT_HISTORY of them', async () => {
+      await parkedRun('h1', [pending('c1', 0)]);
+      const all = Array.from({ length: RUN_EVENT_HISTORY + 100 }, (_, i) => text('h1', i + 1));
+      expect(await sut.appendEvents('h1', all.slice(0, 30))).toBe(1);
+      expect(await sut.appendEvents('h1', all.slice(30))).toBe(31);
+
+      const stored = (await sut.loadWithHistory('h1'))!;
+      expect(stored.hasHistory).toBe(true);
+      expect(stored.lastSeq).toBe(RUN_EVENT_HISTORY + 100);
+      expect(stored.history.map((e) => e.seq)).toEqual(
+        Array.from({ length: RUN_EVENT_HISTORY }, (_, i) => i + 101),
+      );
+      expect(stored.history[0].event).toEqual(text('h1', 101));
+      expect(stored.run.frontier.map((c) => c.body.id)).toEqual(['c1']); // the run itself is untouched
+    });
+
+    it('stores nothing for a run that does not exist (no key without expiry is created)', async () => {
+      expect(await sut.appendEvents('ghost-h', [text('ghost-h', 1)])).toBe(0);
+      expect(await redis.exists(`{${prefixes.keyPrefix}:run:ghost-h}`)).toBe(0);
+    });
+
+    it("stores a run's last events with its end, in the run's hash, so they expire with the run", async () => {
+      await sut.claimRun({ runId: 'h2', agent: 'ops', userId: 'alice', scopes: [], messages: [] }, starter);
+      await sut.appendEvents('h2', [{ type: 'status', runId: 'h2', status: 'running' }]);
+      const last: RunEvent[] = [
+        { type: 'status', runId: 'h2', status: 'completed' },
+        { type: 'done', runId: 'h2', status: 'completed', result: 'ok' },
+      ];
+      expect(await sut.finishRun('h2', starter, { status: 'completed', result: 'ok' }, last)).toBe(true);
+      const stored = (await sut.loadWithHistory('h2'))!;
+      expect(stored.history).toEqual([
+        { seq: 1, event: { type: 'status', runId: 'h2', status: 'running' } },
+        { seq: 2, event: last[0] },
+        { seq: 3, event: last[1] },
+      ]);
+      expect(await redis.keys(`{${prefixes.keyPrefix}:run:h2}*`)).toEqual([`{${prefixes.keyPrefix}:run:h2}`]);
+      expect(await redis.ttl(`{${prefixes.keyPrefix}:run:h2}`)).toBeGreaterThan(0);
+      // A run that was already finished gets no second ending in its history.
+      expect(await sut.finishRun('h2', starter, { status: 'failed' }, last)).toBe(false);
+      expect((await sut.loadWithHistory('h2'))!.lastSeq).toBe(3);
+    });
+
+    it('gives back a confirmation with the fingerprint of its tool name and arguments', async () => {
+      await parkedRun('h3', [pending('c1', 0)]);
+      const call = {
+        callId: 'c1',
+        toolName: 'restart_service',
+        args: { service: 'api', at: 1.5 },
+        tier: 'confirm' as const,
+        fingerprint: fingerprint('restart_service', { service: 'api', at: 1.5 }),
+      };
+      await sut.appendEvents('h3', [{ type: 'tool_confirmation', runId: 'h3', call }]);
+      expect((await sut.loadWithHistory('h3'))!.history[0].event).toEqual({
+        type: 'tool_confirmation',
+        runId: 'h3',
+        call,
+      });
+    });
   });
 });

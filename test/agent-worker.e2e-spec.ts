@@ -280,22 +280,69 @@ describe('agent worker', () => {
     });
   });
 
-  it('streams run events over SSE: the snapshot, the confirmation, the results and done', async () => {
-    const runId = await h.startRun(url, { script: restartScript('web') });
+  it('streams a parked run over SSE: what happened before the viewer came, then live, numbered without gaps or duplicates', async () => {
+    const runId = await h.startRun(url, {
+      script: [
+        { toolCalls: [{ id: 'sse-auto', name: 'get_service_status', args: { service: 'web' } }] },
+        ...restartScript('web')!,
+      ],
+    });
     const [call] = await h.waitForPending(url, runId);
-    const events: { event: string; data: unknown }[] = [];
-    const ended = readSse(`${url}/runs/${runId}/events`, events, 'alice');
-    await waitFor(() => events.some((e) => e.event === 'tool_confirmation'), 'tool_confirmation event');
+    const events: SseEvent[] = [];
+    const ended = readSse(`${url}/runs/${runId}/events`, events);
+    // Everything up to the park happened before this viewer connected.
+    await waitFor(
+      () => events.some((e) => e.event === 'status' && e.data.status === 'awaiting_confirmation'),
+      'park',
+    );
+    expect(events.map((e) => e.event)).toEqual(['status', 'tool_result', 'tool_confirmation', 'status']);
+    expect(events[1].data).toMatchObject({ callId: 'sse-auto', outcome: 'executed' });
+    expect(events[2].data).toMatchObject({ call: { callId: call.callId, fingerprint: call.fingerprint } });
 
     await h.publishDecision(h.decision(runId, call, 'approve'));
     await ended;
-    const names = events.map((e) => e.event);
-    expect(names[0]).toBe('status');
-    expect(names).toEqual(expect.arrayContaining(['tool_confirmation', 'tool_result', 'text', 'done']));
-    expect(events.find((e) => e.event === 'tool_result')?.data).toMatchObject({
-      callId: call.callId,
-      outcome: 'executed',
+    expect(events.map((e) => e.event)).toEqual([
+      ...['status', 'tool_result', 'tool_confirmation', 'status'],
+      ...['status', 'tool_result', 'text', 'status', 'done'],
+    ]);
+    expect(events.map((e) => e.id)).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9']);
+    expect(events[5].data).toMatchObject({ callId: call.callId, outcome: 'executed' });
+  });
+
+  it("replays a finished run's whole history to a late viewer and ends; after Last-Event-ID only what follows", async () => {
+    const runId = await h.startRun(url, {
+      script: [{ toolCalls: [{ id: 'late-auto', name: 'list_services', args: {} }] }, { text: 'listed' }],
     });
+    await h.waitForStatus(url, runId, 'completed');
+
+    const all: SseEvent[] = [];
+    await readSse(`${url}/runs/${runId}/events`, all);
+    expect(all.map((e) => [e.id, e.event])).toEqual([
+      ['1', 'status'],
+      ['2', 'tool_result'],
+      ['3', 'text'],
+      ['4', 'status'],
+      ['5', 'done'],
+    ]);
+    expect(all[1].data).toMatchObject({ runId, callId: 'late-auto', toolName: 'list_services' });
+    expect(all[4].data).toEqual({ type: 'done', runId, status: 'completed', result: 'listed' });
+
+    const rest: SseEvent[] = [];
+    await readSse(`${url}/runs/${runId}/events`, rest, { 'Last-Event-ID': '3' });
+    expect(rest.map((e) => e.id)).toEqual(['4', '5']);
+    const none: SseEvent[] = [];
+    await readSse(`${url}/runs/${runId}/events`, none, { 'Last-Event-ID': '5' });
+    expect(none).toEqual([]);
+  });
+
+  it('answers 400 naming the Last-Event-ID header when it is not an event number', async () => {
+    const runId = await h.startRun(url, { script: [{ text: 'hi' }] });
+    await h.waitForStatus(url, runId, 'completed');
+    const response = await fetch(`${url}/runs/${runId}/events`, {
+      headers: { 'Last-Event-ID': 'abc', ...bearer('alice') },
+    });
+    expect(response.status).toBe(400);
+    expect(JSON.stringify(await response.json())).toContain('Last-Event-ID');
   });
 
   it('keeps invalid queue messages in the failed set with an error naming the field, and keeps working', async () => {
@@ -356,11 +403,18 @@ describe('agent worker', () => {
   });
 });
 
+interface SseEvent {
+  id?: string;
+  event: string;
+  data: Record<string, unknown>;
+}
+
 /** Reads an SSE stream into `events` until the server ends it. */
-function readSse(url: string, events: { event: string; data: unknown }[], as: string): Promise<void> {
+/** As alice (who starts the runs here) unless `headers` says otherwise. */
+function readSse(url: string, events: SseEvent[], headers: Record<string, string> = {}): Promise<void> {
   return new Promise((resolve, reject) => {
     http
-      .get(url, { headers: bearer(as) }, (res) => {
+      .get(url, { headers: { ...bearer('alice'), ...headers } }, (res) => {
         let buffer = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => {
@@ -369,9 +423,10 @@ function readSse(url: string, events: { event: string; data: unknown }[], as: st
           while ((end = buffer.indexOf('\n\n')) >= 0) {
             const block = buffer.slice(0, end);
             buffer = buffer.slice(end + 2);
+            const id = /^id: (.*)$/m.exec(block)?.[1];
             const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
             const data = /^data: (.*)$/m.exec(block)?.[1];
-            if (data) events.push({ event, data: JSON.parse(data) });
+            if (data) events.push({ ...(id ? { id } : {}), event, data: JSON.parse(data) });
           }
         });
         res.on('end', () => resolve());

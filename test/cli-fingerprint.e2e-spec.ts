@@ -1,5 +1,7 @@
-// Runs the real `countersign` binary (as `npx countersign` does) and checks it agrees with the library.
+// Runs the real `countersign` binary (as `npx countersign` does: the compiled CLI in dist/) and checks it agrees
+// with the library.
 import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fingerprint, printableReadableForm } from '@countersign/authorization';
@@ -14,10 +16,14 @@ interface CliResult {
 
 /** Runs the CLI from a directory outside the repo, so it must not depend on the working directory. */
 function countersign(...args: string[]): Promise<CliResult> {
+  return runBin(bin, ...args);
+}
+
+function runBin(file: string, ...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [bin, ...args],
+      [file, ...args],
       { cwd: tmpdir(), timeout: 30_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
@@ -74,5 +80,16 @@ describe('countersign fingerprint', () => {
     const result = await countersign('--help');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/fingerprint \[options\] <toolName> <argsJson>/);
+  });
+
+  it('tells how to build the CLI when it is not compiled (a checkout without `npm ci`)', async () => {
+    const checkout = mkdtempSync(join(tmpdir(), 'cs-unbuilt-'));
+    mkdirSync(join(checkout, 'bin'));
+    copyFileSync(bin, join(checkout, 'bin', 'countersign.js'));
+    const result = await runBin(join(checkout, 'bin', 'countersign.js'), '--help');
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('the CLI is not built yet');
+    expect(result.stderr).toContain('npm run build:cli');
   });
 });

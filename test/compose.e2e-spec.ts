@@ -14,7 +14,8 @@ import {
 const root = join(__dirname, '..');
 interface ComposeService {
   image?: string;
-  build?: { context: string; dockerfile: string };
+  build?: { context: string; dockerfile: string; target?: string };
+  volumes?: string[];
   command?: string[];
   environment?: Record<string, string | null>;
   ports?: string[];
@@ -22,20 +23,37 @@ interface ComposeService {
   depends_on?: Record<string, { condition: string }>;
   container_name?: string;
 }
-const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+const composeText = readFileSync(join(root, 'docker-compose.yml'), 'utf8');
+const compose = parse(composeText, { merge: true }) as {
   services: Record<string, ComposeService>;
   volumes?: Record<string, unknown>;
 };
 const { services } = compose;
 
-/** The value compose would pass with an empty shell: `${VAR:-default}` → default; a bare key passes nothing. */
-function resolvedEnv(service: ComposeService): Record<string, string> {
+/** The secrets an operator must set; compose refuses to start without them (`${VAR:?message}`). */
+const SECRETS = {
+  DECISION_SIGNING_SECRET: 'operator-decision-secret-0123456789',
+  LINK_TOKEN_SECRET: 'operator-link-secret-0123456789',
+};
+
+/**
+ * The values compose would pass with `shell` as the environment: `${VAR:-default}` → the shell's or the default;
+ * `${VAR:?message}` → the shell's, else compose stops with the message (thrown here); a bare key passes nothing.
+ */
+function resolvedEnv(
+  service: ComposeService,
+  shell: Record<string, string> = SECRETS,
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(service.environment ?? {})) {
     if (value === null) continue;
     env[key] = String(value).replace(
-      /\$\{(\w+)(?::?-([^}]*))?\}/g,
-      (_m, _name, fallback?: string) => fallback ?? '',
+      /\$\{(\w+)(?:(:?[-?])([^}]*))?\}/g,
+      (_m, name: string, kind?: string, word?: string) => {
+        if (shell[name]) return shell[name];
+        if (kind?.endsWith('?')) throw new Error(`${name}: ${word}`);
+        return word ?? '';
+      },
     );
   }
   return env;
@@ -97,12 +115,41 @@ it('wires both apps to the same Redis, prefixes and decision signing secret', ()
   expect(approvals.SMTP_URL).toBe('smtp://mailpit:1025');
 });
 
-it.each(apps)('builds %s with a multi-stage Dockerfile that runs the compiled main.js', (name) => {
-  const build = services[name].build!;
-  const dockerfile = readFileSync(join(root, build.context, build.dockerfile), 'utf8');
-  expect(dockerfile.match(/^FROM /gm)?.length).toBeGreaterThanOrEqual(2);
-  expect(dockerfile).toMatch(/RUN npm ci/);
-  expect(dockerfile).toMatch(/RUN npm run build/);
-  expect(dockerfile).toContain(`CMD ["node", "dist/apps/${name}/src/main.js"]`);
-  expect(existsSync(join(root, 'apps', name, 'src', 'main.ts'))).toBe(true);
+it('refuses to start without real secrets instead of falling back to placeholder values', () => {
+  expect(composeText).not.toMatch(/change-me/i);
+  for (const [name] of apps) {
+    expect(() => resolvedEnv(services[name], {})).toThrow(
+      /DECISION_SIGNING_SECRET: set DECISION_SIGNING_SECRET/,
+    );
+  }
+  expect(() =>
+    resolvedEnv(services['approval-service'], { DECISION_SIGNING_SECRET: 'x'.repeat(20) }),
+  ).toThrow(/LINK_TOKEN_SECRET: set LINK_TOKEN_SECRET/);
+});
+
+it('mounts the config files read-only instead of baking them into the images', () => {
+  for (const [name] of apps) {
+    expect({ name, volumes: services[name].volumes }).toEqual({ name, volumes: ['./config:/app/config:ro'] });
+  }
+  const ignored = readFileSync(join(root, '.dockerignore'), 'utf8').split('\n');
+  expect(ignored).toContain('config');
+  expect(readFileSync(join(root, 'docker', 'Dockerfile'), 'utf8')).not.toMatch(/^COPY\b.*\sconfig\b/m);
+});
+
+it('builds both apps from one Dockerfile whose single build stage compiles everything once', () => {
+  const dockerfile = readFileSync(join(root, 'docker', 'Dockerfile'), 'utf8');
+  const stages = [...dockerfile.matchAll(/^FROM (\S+) AS (\S+)$/gm)].map(([, from, stage]) => ({
+    from,
+    stage,
+  }));
+  expect(stages.map((s) => s.stage)).toEqual(['build', 'runtime', 'agent-worker', 'approval-service']);
+  expect(dockerfile.match(/^RUN npm ci/gm)).toHaveLength(1);
+  expect(dockerfile.match(/^RUN npm run build/gm)).toHaveLength(1);
+  for (const [name] of apps) {
+    expect(services[name].build).toEqual({ context: '.', dockerfile: 'docker/Dockerfile', target: name });
+    expect(stages.find((s) => s.stage === name)?.from).toBe('runtime');
+    const stage = dockerfile.slice(dockerfile.indexOf(`AS ${name}\n`)).split(/^FROM /m)[0];
+    expect(stage).toContain(`CMD ["node", "dist/apps/${name}/src/main.js"]`);
+    expect(existsSync(join(root, 'apps', name, 'src', 'main.ts'))).toBe(true);
+  }
 });

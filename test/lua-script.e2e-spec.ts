@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import { Redis } from 'ioredis';
-import { LuaScript, readLuaSource } from '@countersign/platform';
+import { LuaScript, loadLua, readLuaSource } from '@countersign/platform';
 import { OwnRedisServer } from './reliability/support/redis-servers';
 
 describe('LuaScript (real Redis)', () => {
@@ -142,6 +142,16 @@ describe('LuaScript (real Redis)', () => {
     expect(script.sha).toMatch(/^[0-9a-f]{40}$/);
     expect(() => LuaScript.load(`${__dirname}/../libs/platform/src`, 'audit-append.lua')).toThrow(
       '<command>-<numberOfKeys>.lua',
+    );
+  });
+
+  it('puts the file an `--- @include "<file>"` line names in its place', () => {
+    const dir = `${__dirname}/../apps/agent-worker/src/runs`;
+    const script = LuaScript.load(dir, 'append-events-1.lua');
+    expect(script.source).not.toMatch(/^--- @include/m);
+    expect(script.source).toContain(loadLua(dir, 'includes/append-events.lua'));
+    expect(script.source.indexOf('local function appendEvents')).toBeLessThan(
+      script.source.indexOf('return appendEvents('),
     );
   });
 });

@@ -1,43 +1,44 @@
-// The whole system, decided in the web inbox in headless Chromium. Also (re)saves docs/inbox.png.
+// The whole system, decided in the web inbox in headless Chromium. (docs/inbox.png: npm run docs:screenshots.)
 import type { Browser } from 'playwright-core';
-import { launchChromium } from './support/browser';
+import { describeInChromium, launchChromium } from './support/browser';
 import { restartScript, TestSystem } from './support/system';
 
-let system: TestSystem;
-let browser: Browser;
-beforeAll(async () => {
-  system = await TestSystem.start('sys-inbox');
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await system?.close();
-});
-
-it('runs a restart that an approver approved with one click in the inbox', async () => {
-  const runId = await system.startRun(restartScript('api'));
-  const call = await system.waitForPendingCall(runId);
-  await system.waitForApproval(call.callId);
-
-  const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
-  const link = await system.api<{ url: string }>('POST', '/inbox/sign-in-links', 'bob');
-  await page.goto(link.json.url);
-  await page.getByRole('button', { name: 'Open my inbox' }).click();
-  const card = page.locator(`section[data-call-id="${call.callId}"]`);
-  await card.waitFor();
-  expect(await card.textContent()).toContain('restart_service');
-  expect(await card.textContent()).toContain('requested by alice');
-  await page.locator('#live', { hasText: 'live' }).waitFor();
-  await page.screenshot({ path: 'docs/inbox.png', fullPage: true });
-
-  await card.getByRole('button', { name: 'Approve' }).click();
-  await card.waitFor({ state: 'detached' });
-
-  await system.waitForStatus(runId, 'completed');
-  expect((await system.service('api')).restarts).toBe(1);
-  expect(await system.waitForAudit(call.callId, 'decision.recorded')).toMatchObject({
-    actor: 'bob',
-    detail: { decision: 'approve', channel: 'web' },
+describeInChromium('the whole system, decided in the web inbox', () => {
+  let system: TestSystem;
+  let browser: Browser;
+  beforeAll(async () => {
+    system = await TestSystem.start('sys-inbox');
+    browser = await launchChromium();
   });
-  await system.waitForAudit(call.callId, 'tool.executed');
+  afterAll(async () => {
+    await browser?.close();
+    await system?.close();
+  });
+
+  it('runs a restart that an approver approved with one click in the inbox', async () => {
+    const runId = await system.startRun(restartScript('api'));
+    const call = await system.waitForPendingCall(runId);
+    await system.waitForApproval(call.callId);
+
+    const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+    const link = await system.api<{ url: string }>('POST', '/inbox/sign-in-links', 'bob');
+    await page.goto(link.json.url);
+    await page.getByRole('button', { name: 'Open my inbox' }).click();
+    const card = page.locator(`section[data-call-id="${call.callId}"]`);
+    await card.waitFor();
+    expect(await card.textContent()).toContain('restart_service');
+    expect(await card.textContent()).toContain('requested by alice');
+    await page.locator('#live', { hasText: 'live' }).waitFor();
+
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await card.waitFor({ state: 'detached' });
+
+    await system.waitForStatus(runId, 'completed');
+    expect((await system.service('api')).restarts).toBe(1);
+    expect(await system.waitForAudit(call.callId, 'decision.recorded')).toMatchObject({
+      actor: 'bob',
+      detail: { decision: 'approve', channel: 'web' },
+    });
+    await system.waitForAudit(call.callId, 'tool.executed');
+  });
 });

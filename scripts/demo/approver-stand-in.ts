@@ -1,7 +1,7 @@
 // Non-interactive mode: an approver stand-in decides as the runbook says, through the approval service's
 // REST API with the approvers' own tokens — so every decision is authorized, fingerprinted and audited.
 import type { ApprovalView } from '@countersign/contracts';
-import { tokenSha256 } from '@countersign/platform';
+import { tokenSha256 } from '@countersign/contracts';
 import { ApprovalClient } from '../../apps/cli/src/client/approval-client';
 import type { ApprovalServiceConfig } from '../../apps/approval-service/src/config/approval-service.config';
 import type { StandInDecision } from './runbook';

@@ -2,17 +2,13 @@
 // catcher, and the `ops` agent on a scripted runbook. Prints where to decide as each request arrives, follows
 // the run as it parks and resumes, and ends with a summary. Non-interactive mode lets a stand-in decide.
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import type { ApprovalView, PendingCall, RunEvent } from '@countersign/contracts';
-import { startAgentWorker, type RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
-import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
 import { loadApprovalServiceConfig } from '../../apps/approval-service/src/config/approval-service.config';
 import { WorkerClient } from '../../apps/cli/src/client/worker-client';
 import { callText, compact } from '../../apps/cli/src/render';
 import { Approvers, decideAsStandIn, demoToken } from './approver-stand-in';
-import { ensureRedis, type DemoRedis } from './local-redis';
-import { MailCatcher } from './mail-catcher';
-import { freePort } from './ports';
+import { deleteKeys, startLocalServices } from './local-services';
+import type { MailCatcher } from './mail-catcher';
 import { EXPECTED_SUMMARY, REQUESTER, RUNBOOK, STAND_IN_DECISIONS } from './runbook';
 import { printSummary, runAudit, summarize, type Summary } from './summary';
 
@@ -28,9 +24,6 @@ export interface DemoOptions {
   signal?: AbortSignal;
 }
 
-const DEMO_SECRET = 'demo-decision-secret-change-me';
-const DEMO_LINK_SECRET = 'demo-link-secret-change-me';
-
 /** Runs the demo; resolves to the exit code (0 = the expected summary, or a completed run when a person decided). */
 export async function runDemo(options: DemoOptions): Promise<number> {
   const { say } = options;
@@ -39,49 +32,22 @@ export async function runDemo(options: DemoOptions): Promise<number> {
   const cleanup: (() => Promise<unknown>)[] = [];
   try {
     // ---- infrastructure ------------------------------------------------------------------------
-    const redis: DemoRedis = await ensureRedis(options.redisUrl);
-    cleanup.push(() => redis.stop());
-    log(redis.started ? `started redis-server for the demo on ${redis.url}` : `using Redis on ${redis.url}`);
-
-    const env = options.env;
-    let smtpUrl = env.SMTP_URL;
-    const catcher = new MailCatcher();
-    if (!smtpUrl && !env.SMTP_HOST) {
-      smtpUrl = await catcher.start();
-      cleanup.push(() => catcher.stop());
-      log(`mail catcher (local SMTP) on ${smtpUrl}: every approval email is kept and its link printed here`);
-    }
-
     // A fresh key/queue prefix per demo: the simulated infrastructure starts degraded every time, and the
     // demo can delete exactly its own keys at the end on a shared Redis.
     const id = `demo-${randomBytes(3).toString('hex')}`;
-    const serviceEnv: Record<string, string | undefined> = {
-      ...env,
-      REDIS_URL: redis.url,
-      KEY_PREFIX: id,
-      QUEUE_PREFIX: `{${id}}`,
-      DECISION_SIGNING_SECRET: env.DECISION_SIGNING_SECRET ?? DEMO_SECRET,
-      LINK_TOKEN_SECRET: env.LINK_TOKEN_SECRET ?? DEMO_LINK_SECRET,
-      LOG_LEVEL: env.LOG_LEVEL ?? 'error',
-      SMTP_URL: smtpUrl,
-      SEED_DEMO_INFRA: 'true',
-      PORT: undefined,
-      HOST: undefined,
-    };
+    const services = await startLocalServices({
+      redisUrl: options.redisUrl,
+      workerPort: options.workerPort,
+      approvalPort: options.approvalPort,
+      env: options.env,
+      keyPrefix: id,
+      logLevel: 'error',
+    });
+    const { redis, worker, approval, catcher, serviceEnv } = services;
     if (!redis.started) cleanup.push(() => deleteKeys(redis.url, id));
-
-    const approvalPort = await freePort(options.approvalPort);
-    const approval: RunningApprovalService = await startApprovalService(serviceEnv, {
-      port: approvalPort,
-      host: '127.0.0.1',
-    });
-    cleanup.push(() => approval.close());
-    const workerPort = await freePort(options.workerPort);
-    const worker: RunningAgentWorker = await startAgentWorker(serviceEnv, {
-      port: workerPort,
-      host: '127.0.0.1',
-    });
-    cleanup.push(() => worker.close());
+    cleanup.push(() => services.stop());
+    log(redis.started ? `started redis-server for the demo on ${redis.url}` : `using Redis on ${redis.url}`);
+    if (catcher) log('mail catcher (local SMTP): every approval email is kept and its link printed here');
     log(`agent worker      ${worker.url}   (POST /runs, GET /runs/:id/events, GET /demo/infra)`);
     log(`approval service  ${approval.url}   (/inbox, /approvals, /audit, /docs)`);
 
@@ -109,7 +75,8 @@ export async function runDemo(options: DemoOptions): Promise<number> {
       const votes = view.quorum > 1 ? `, needs ${view.quorum} approvers` : '';
       log(`  ✋ approval request ${call.callId}: routed to ${view.groups.join(', ')}${votes}`);
       log(`     inbox: ${approval.url}/inbox`);
-      for (const { to, link } of await mailLinks(catcher, call.callId, approvers.eligible(view).length)) {
+      const links = catcher ? await mailLinks(catcher, call.callId, approvers.eligible(view).length) : [];
+      for (const { to, link } of links) {
         log(`     email to ${to}: ${link}`);
       }
       const who = approvers.eligible(view)[0];
@@ -227,19 +194,4 @@ export function checkExpected(
   if (!infra.volumes.some((v) => v.name === 'scratch')) problems.push('the scratch volume was deleted');
   if (!chainIntact) problems.push('an audit hash chain is broken');
   return problems;
-}
-
-/** Removes the demo's keys from a Redis the demo did not start (never FLUSHALL someone else's server). */
-async function deleteKeys(url: string, prefix: string): Promise<void> {
-  const redis = new Redis(url);
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await redis.unlink(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
 }

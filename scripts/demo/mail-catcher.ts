@@ -14,6 +14,9 @@ export class MailCatcher {
   readonly mails: CaughtMail[] = [];
   private server?: SMTPServer;
 
+  /** `onMail` is told of each mail as it arrives (e.g. to print its link). */
+  constructor(private readonly onMail?: (mail: CaughtMail) => void) {}
+
   /** Returns the SMTP_URL to give the approval service. */
   async start(): Promise<string> {
     this.server = new SMTPServer({
@@ -25,11 +28,13 @@ export class MailCatcher {
         stream.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
         stream.on('end', () => {
           const text = decodeQuotedPrintable(raw);
-          this.mails.push({
+          const mail = {
             to: session.envelope.rcptTo.map((r) => r.address),
             subject: /^Subject: (.*)$/m.exec(text)?.[1]?.trim() ?? '(no subject)',
             text,
-          });
+          };
+          this.mails.push(mail);
+          this.onMail?.(mail);
           callback();
         });
       },
@@ -51,11 +56,16 @@ export class MailCatcher {
   linksFor(callId: string): { to: string; link: string }[] {
     const found: { to: string; link: string }[] = [];
     for (const mail of this.mails) {
-      const link = /https?:\/\/[^\s"<>]+\/approve\/[A-Za-z0-9_.-]+/.exec(mail.text)?.[0];
+      const link = approvalLink(mail);
       if (link && tokenCallId(link) === callId) found.push({ to: mail.to.join(', '), link });
     }
     return found;
   }
+}
+
+/** The mail's approval link (to `/approve/<token>`), if it has one. */
+export function approvalLink(mail: CaughtMail): string | undefined {
+  return /https?:\/\/[^\s"<>]+\/approve\/[A-Za-z0-9_.-]+/.exec(mail.text)?.[0];
 }
 
 /** The link token's payload is readable base64url JSON (`c` = call ID); only its signature is secret. */

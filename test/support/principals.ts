@@ -1,6 +1,6 @@
 // The principals of the tests: one directory (PRINCIPALS_CONFIG) both services read, so "bob" is one identity in the
 // agent worker and the approval service. Tokens are readable here; the services get only their SHA-256.
-import { tokenSha256 } from '@countersign/platform';
+import { tokenSha256 } from '@countersign/contracts';
 import type { Principal } from '@countersign/platform';
 
 /** The bearer token of a default test principal. */

@@ -127,8 +127,9 @@ export class AgentWorkerModule {
         },
         {
           provide: RunEvents,
-          useFactory: (c: Connections) => new RunEvents(c.commands, c.subscriber, config.KEY_PREFIX, logger),
-          inject: [Connections],
+          useFactory: (c: Connections, store: RunStore) =>
+            new RunEvents(store, c.subscriber, config.KEY_PREFIX, logger),
+          inject: [Connections, RunStore],
         },
         {
           provide: ApprovalRequestsProducer,

@@ -113,3 +113,49 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   }),
 ]);
 export type RunEvent = z.infer<typeof RunEventSchema>;
+
+/** A run status in one letter, as the run's event history stores it. */
+export const RUN_STATUS_CODES = {
+  queued: 'q',
+  running: 'r',
+  awaiting_confirmation: 'a',
+  completed: 'c',
+  failed: 'f',
+} as const satisfies Record<RunStatus, string>;
+const RunStatusCodeSchema = z
+  .enum(Object.values(RUN_STATUS_CODES))
+  .transform((code) =>
+    (Object.keys(RUN_STATUS_CODES) as RunStatus[]).find((status) => RUN_STATUS_CODES[status] === code)!,
+  );
+
+/**
+ * A run event as kept in the run's history and sent over pub/sub: a short tuple without the run ID (the run's key
+ * says it) and without the confirmation's fingerprint (a function of the tool name and arguments, computed again
+ * when read), with statuses in one letter. Parked runs are at rest by the 100,000s, so every byte counts: what a
+ * parked run's history holds (its start, its confirmation and the park) fits in its hash's memory slack.
+ */
+export const StoredRunEventSchema = z.union([
+  z.tuple([z.literal('s'), RunStatusCodeSchema]),
+  z.tuple([z.literal('c'), IdSchema, ToolNameSchema, ToolArgsSchema, TierSchema]),
+  z.tuple([z.literal('r'), IdSchema, ToolNameSchema, z.string(), z.string()]),
+  z.tuple([z.literal('t'), z.string()]),
+  z.tuple([z.literal('d'), RunStatusCodeSchema]),
+  z.tuple([z.literal('d'), RunStatusCodeSchema, z.string()]),
+]);
+
+/** One pub/sub message of run events: consecutive events of one run, the first numbered `seq`. */
+export const RunEventBatchSchema = z.object({
+  runId: IdSchema,
+  seq: z.number().int().positive(),
+  events: z.array(z.unknown()).min(1),
+});
+
+/**
+ * The `Last-Event-ID` header of GET /runs/:runId/events: the number (SSE `id:`) of the last event the client
+ * has; the stream goes on after it. Absent means from the start.
+ */
+export const LastEventIdSchema = z
+  .string()
+  .regex(/^\d{1,15}$/, 'must be the number of an event (the id: field of the stream)')
+  .transform(Number)
+  .optional();

@@ -1,18 +1,27 @@
-// Run events fan out through Redis pub/sub: every process subscribes once and filters by run,
-// so any replica can serve the SSE stream of any run. Events emitted in the same tick travel in one
-// message (a JSON array); a process with no SSE client open does not even parse them.
-import { Observable, Subject, filter } from 'rxjs';
-import { type RunEvent, RunEventSchema } from '@countersign/contracts';
+// Run events go into the run's bounded history (fields of its hash) and fan out through Redis pub/sub in the same
+// script, numbered: every process subscribes once and filters by run, so any replica can serve the SSE stream of
+// any run, replaying the history first. Events of one run emitted in the same tick travel in one script call and
+// one message; a process with no SSE client open does not even parse them.
+import { filter, Observable, ReplaySubject, Subject } from 'rxjs';
+import { type RunEvent, RunEventBatchSchema } from '@countersign/contracts';
 import type { Logger, RedisClient } from '@countersign/platform';
+import { decodeRunEvent, type NumberedRunEvent } from './run-event-codec';
 import { runEventsChannel } from './run-keys';
+import type { RunStore } from './run-store';
+
+/** Live events of one run, kept from the moment it was asked for until `close()`. */
+export interface LiveRunEvents {
+  events: Observable<NumberedRunEvent>;
+  close(): void;
+}
 
 export class RunEvents {
   private readonly channel: string;
-  private readonly live = new Subject<RunEvent>();
+  private readonly live = new Subject<NumberedRunEvent>();
   private outbox: RunEvent[] = [];
 
   constructor(
-    private readonly publisher: RedisClient,
+    private readonly store: RunStore,
     private readonly subscriber: RedisClient,
     keyPrefix: string,
     private readonly logger: Logger,
@@ -23,17 +32,30 @@ export class RunEvents {
   async start(): Promise<void> {
     this.subscriber.on('message', (channel: string, text: string) => {
       if (channel !== this.channel || !this.live.observed) return;
-      const message = safeJson(text);
-      for (const item of Array.isArray(message) ? message : [message]) {
-        const parsed = RunEventSchema.safeParse(item);
-        if (parsed.success) this.live.next(parsed.data);
-        else this.logger.warn({ channel }, 'dropped a malformed run event');
-      }
+      for (const event of this.parse(text)) this.live.next(event);
     });
     await this.subscriber.subscribe(this.channel);
   }
 
-  /** Fire and forget: events are a live view; the state in Redis is the truth. Sent, in order, at the end of the tick. */
+  private parse(text: string): NumberedRunEvent[] {
+    const batch = RunEventBatchSchema.safeParse(safeJson(text));
+    const events = batch.success
+      ? batch.data.events.map((stored, i) => ({
+          seq: batch.data.seq + i,
+          event: decodeRunEvent(batch.data.runId, stored),
+        }))
+      : [];
+    if (!batch.success || events.some((e) => !e.event)) {
+      this.logger.warn({ channel: this.channel }, 'dropped a malformed run event message');
+      return [];
+    }
+    return events as NumberedRunEvent[];
+  }
+
+  /**
+   * Fire and forget: the history and the live view follow the run's state in Redis, which is the truth. Sent, in
+   * order, at the end of the tick. Not for a run's last events: finishRun stores them with the run's end.
+   */
   publish(...events: RunEvent[]): void {
     if (events.length === 0) return;
     if (this.outbox.length === 0) queueMicrotask(() => this.flush());
@@ -41,17 +63,28 @@ export class RunEvents {
   }
 
   private flush(): void {
-    const events = this.outbox;
+    const byRun = new Map<string, RunEvent[]>();
+    for (const event of this.outbox) {
+      const ofRun = byRun.get(event.runId);
+      if (ofRun) ofRun.push(event);
+      else byRun.set(event.runId, [event]);
+    }
     this.outbox = [];
-    const text = JSON.stringify(events.length === 1 ? events[0] : events);
-    this.publisher.publish(this.channel, text).catch((error: Error) => {
-      const runIds = [...new Set(events.map((e) => e.runId))];
-      this.logger.warn({ runIds, err: error.message }, 'could not publish run events');
-    });
+    for (const [runId, events] of byRun) {
+      this.store.appendEvents(runId, events).catch((error: Error) => {
+        this.logger.warn({ runId, err: error.message }, 'could not store and publish run events');
+      });
+    }
   }
 
-  forRun(runId: string): Observable<RunEvent> {
-    return this.live.pipe(filter((e) => e.runId === runId));
+  /**
+   * Subscribes now, and keeps what arrives until the returned stream is read: ask for it before reading the
+   * history, so that no event falls between the two (the caller drops the ones the history had, by number).
+   */
+  forRun(runId: string): LiveRunEvents {
+    const kept = new ReplaySubject<NumberedRunEvent>();
+    const subscription = this.live.pipe(filter((e) => e.event.runId === runId)).subscribe(kept);
+    return { events: kept, close: () => subscription.unsubscribe() };
   }
 
   stop(): void {

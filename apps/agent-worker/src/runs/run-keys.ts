@@ -25,6 +25,20 @@ export const callFields = {
     field.startsWith('c:') && !field.includes(':', 2) ? field.slice(2) : undefined,
 };
 
+/**
+ * Fields of the run's event history inside the run hash: it expires with the run and costs a parked run no key of
+ * its own. Events are numbered from 1 (the SSE `id:`); the oldest are dropped past a bound.
+ */
+export const runEventFields = {
+  /** The number of the newest event (absent: the run has no history, e.g. it was stored by an older version). */
+  last: 'e',
+  /** One event, encoded as StoredRunEventSchema (JSON). */
+  entry: (seq: number) => `e:${seq}`,
+  /** The event number when `field` is a history entry, else undefined. */
+  seqOf: (field: string): number | undefined =>
+    field.startsWith('e:') && /^\d+$/.test(field.slice(2)) ? Number(field.slice(2)) : undefined,
+};
+
 /** Pub/sub channel carrying every run event of one deployment (one subscriber per process). */
 export function runEventsChannel(keyPrefix: string): string {
   return `${keyPrefix}:run-events`;

@@ -533,15 +533,17 @@ export class RunLoop {
     lease: Lease | { jobId: string },
     end: { status: 'completed' | 'failed'; messages?: ChatMessage[]; result?: string; error?: string },
   ): Promise<void> {
-    const finished = await this.deps.store.finishRun(run.runId, lease, end);
+    const { runId } = run;
+    // Stored and published by the script that ends the run: a run that reads as finished has its `done` event.
+    const last: RunEvent[] = [
+      ...(end.result !== undefined ? [{ type: RunEventName.Text, runId, text: end.result } as const] : []),
+      { type: RunEventName.Status, runId, status: end.status },
+      { type: RunEventName.Done, runId, status: end.status, result: end.result },
+    ];
+    const finished = await this.deps.store.finishRun(runId, lease, end, last);
     if (!finished) return;
     this.deps.metrics.runsFinished.inc({ status: end.status });
-    this.deps.logger.info({ runId: run.runId, status: end.status, error: end.error }, 'run finished');
-    if (end.result !== undefined) this.emit({ type: RunEventName.Text, runId: run.runId, text: end.result });
-    this.emit(
-      { type: RunEventName.Status, runId: run.runId, status: end.status },
-      { type: RunEventName.Done, runId: run.runId, status: end.status, result: end.result },
-    );
+    this.deps.logger.info({ runId, status: end.status, error: end.error }, 'run finished');
   }
 
   /** A job that failed for good: the run it owned fails too, with the reason (never silently stuck). */

@@ -1,7 +1,7 @@
 // All Redis I/O of runs: every transition is one Lua script over the run's hash (one key, one slot).
-import { type ChatMessage } from '@countersign/contracts';
+import type { ChatMessage, RunEvent } from '@countersign/contracts';
 import { encodeScriptArgs, LuaScript, type RedisClient } from '@countersign/platform';
-import { callFields, runKey } from './run-keys';
+import { callFields, runEventFields, runEventsChannel, runKey } from './run-keys';
 import {
   ErrorCode,
   OwnershipLostError,
@@ -18,6 +18,7 @@ import {
   type RunRecord,
   type StoredDecision,
 } from './run-state';
+import { decodeRunEvent, encodeRunEvent, type NumberedRunEvent, RUN_EVENT_HISTORY } from './run-event-codec';
 
 const SCRIPTS = {
   claimRun: LuaScript.load(__dirname, 'claim-run-1.lua'),
@@ -29,6 +30,7 @@ const SCRIPTS = {
   heartbeatCall: LuaScript.load(__dirname, 'heartbeat-call-1.lua'),
   completeCall: LuaScript.load(__dirname, 'complete-call-1.lua'),
   settleExecutingCall: LuaScript.load(__dirname, 'settle-executing-call-1.lua'),
+  appendEvents: LuaScript.load(__dirname, 'append-events-1.lua'),
 };
 
 // The encoded argument of each script that takes one (ARGV[1], a JSON object): the names its header lists.
@@ -63,6 +65,10 @@ type FinishRunArgs = ({ owner: string; jobId?: never } | { jobId: string; owner?
   result: string;
   error: string;
   keepForSeconds: number;
+  eventsChannel: string;
+  runIdJson: string;
+  keepEvents: number;
+  events: string[];
 };
 
 /** `claimed` and `republish` carry the run as the claim left it (read in the same script). */
@@ -100,19 +106,36 @@ export interface NewRun {
   messages: ChatMessage[];
 }
 
+/** A run with its event history, as one read found them. */
+export interface RunWithHistory {
+  run: RunRecord;
+  /** False for a run stored without one (by an older version): only its state can be shown. */
+  hasHistory: boolean;
+  /** In order; the oldest may have been dropped (RUN_EVENT_HISTORY). */
+  history: NumberedRunEvent[];
+  /** The number of the newest event (0: none yet). */
+  lastSeq: number;
+}
+
 export class RunStore {
+  private readonly eventsChannel: string;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keyPrefix: string,
     private readonly finishedRunTtlSeconds: number,
-  ) {}
+  ) {
+    this.eventsChannel = runEventsChannel(keyPrefix);
+  }
 
   private key(runId: string): string {
     return runKey(this.keyPrefix, runId);
   }
 
   async claimRun(run: NewRun, lease: Lease): Promise<ClaimResult> {
-    const fields = { ...newRunFields(run), status: 'queued' };
+    // The history starts with the run (no event yet): a follower who reads the run before its first event is
+    // stored then gets every event live, instead of a snapshot that the first events would repeat.
+    const fields = { ...newRunFields(run), status: 'queued', [runEventFields.last]: '0' };
     const [code, hash] = (await SCRIPTS.claimRun.run(
       this.redis,
       [this.key(run.runId)],
@@ -307,13 +330,15 @@ export class RunStore {
   }
 
   /**
-   * Ends the run. `{ jobId }` instead of a lease ends it only if some processing of that job owns it
-   * (the job failed for good outside its processor); false when it did not.
+   * Ends the run, and adds `events` (its last ones) to its history in the same step. `{ jobId }` instead of a
+   * lease ends it only if some processing of that job owns it (the job failed for good outside its processor);
+   * false when it did not.
    */
   async finishRun(
     runId: string,
     lease: Lease | { jobId: string },
     end: { status: 'completed' | 'failed'; messages?: ChatMessage[]; result?: string; error?: string },
+    events: RunEvent[] = [],
   ): Promise<boolean> {
     const reply = (await SCRIPTS.finishRun.run(
       this.redis,
@@ -326,6 +351,10 @@ export class RunStore {
           result: end.result ?? '',
           error: end.error ?? '',
           keepForSeconds: this.finishedRunTtlSeconds,
+          eventsChannel: this.eventsChannel,
+          runIdJson: JSON.stringify(runId),
+          keepEvents: RUN_EVENT_HISTORY,
+          events: events.map(encodeRunEvent),
         }),
       ],
     )) as number;
@@ -334,6 +363,44 @@ export class RunStore {
     if (reply === ErrorCode.NotOwner && !('token' in lease)) return false;
     throwOnErrorCode(reply, { runId });
     return false;
+  }
+
+  /**
+   * Adds events to the run's history and publishes them (fire and forget for the caller: the run's state is the
+   * truth). Returns the number of the first, or 0 when the run does not exist (nothing is stored or published).
+   */
+  async appendEvents(runId: string, events: RunEvent[]): Promise<number> {
+    if (events.length === 0) return 0;
+    return (await SCRIPTS.appendEvents.run(
+      this.redis,
+      [this.key(runId)],
+      this.eventArgs(runId, events),
+    )) as number;
+  }
+
+  /** ARGV of the history include: channel, run ID, bound, encoded events. */
+  private eventArgs(runId: string, events: RunEvent[]): (string | number)[] {
+    if (events.length === 0) return [];
+    return [this.eventsChannel, JSON.stringify(runId), RUN_EVENT_HISTORY, ...events.map(encodeRunEvent)];
+  }
+
+  /** The run and its event history in one read, or undefined when the run does not exist. */
+  async loadWithHistory(runId: string): Promise<RunWithHistory | undefined> {
+    const hash = await this.redis.hgetall(this.key(runId));
+    if (!hash.status) return undefined;
+    const history: NumberedRunEvent[] = [];
+    for (const [field, value] of Object.entries(hash)) {
+      const seq = runEventFields.seqOf(field);
+      const event = seq === undefined ? undefined : decodeRunEvent(runId, value);
+      // An entry that does not decode is left out: the history is a view, the run's state is the truth.
+      if (seq !== undefined && event) history.push({ seq, event });
+    }
+    return {
+      run: toRunRecord(runId, hash),
+      hasHistory: hash[runEventFields.last] !== undefined,
+      history: history.sort((a, b) => a.seq - b.seq),
+      lastSeq: Number(hash[runEventFields.last] ?? 0),
+    };
   }
 
   /** The whole run in one round trip, or undefined when it does not exist. */

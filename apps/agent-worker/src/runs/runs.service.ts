@@ -6,7 +6,7 @@ import {
   NotFoundException,
   type MessageEvent,
 } from '@nestjs/common';
-import { concat, from, merge, type Observable, takeWhile, map, EMPTY } from 'rxjs';
+import { concat, EMPTY, filter, finalize, from, map, type Observable, takeWhile } from 'rxjs';
 import { RunEventName, type RunEvent, type RunView, type StartRunBody } from '@countersign/contracts';
 import { hasRole, mayActFor, type AuditLog, type Principal, type RunReaders } from '@countersign/platform';
 import type { AgentCatalog } from '../agents/agent-catalog';
@@ -82,6 +82,11 @@ export class RunsService {
    */
   private async readable(runId: string, caller: Principal): Promise<RunRecord> {
     const run = await this.load(runId);
+    await this.assertReadable(runId, run, caller);
+    return run!;
+  }
+
+  private async assertReadable(runId: string, run: RunRecord | undefined, caller: Principal): Promise<void> {
     const allowed =
       run &&
       (run.userId === caller.id ||
@@ -89,15 +94,19 @@ export class RunsService {
         hasRole(caller, 'runs-reader') ||
         (await this.deps.readers.includes(runId, caller.id)));
     if (!allowed) throw new NotFoundException(`run "${runId}" does not exist`);
-    return run;
   }
 
   /** The run as stored, or, before any worker claimed it, as its start job says (queued, or failed for good). */
   private async load(runId: string): Promise<RunRecord | undefined> {
     const stored = await this.store.load(runId);
     if (stored) return stored;
+    return (await this.fromStartJob(runId)) ?? this.store.load(runId); // claimed and its job gone meanwhile
+  }
+
+  /** A run no worker has created yet, as its start job says (queued, or failed for good). */
+  private async fromStartJob(runId: string): Promise<RunRecord | undefined> {
     const start = await this.producer.findStart(runId);
-    if (!start) return this.store.load(runId); // claimed and its job gone meanwhile
+    if (!start) return undefined;
     const { script: _script, ...run } = toNewRun(start.job);
     return {
       ...run,
@@ -107,17 +116,63 @@ export class RunsService {
     };
   }
 
-  /** A snapshot of where the run is, then live events until `done`. */
-  async follow(runId: string, caller: Principal): Promise<Observable<MessageEvent>> {
-    const live = this.events.forRun(runId); // subscribed before the snapshot is read, so nothing falls between
-    const run = await this.readable(runId, caller);
-    const snapshot = snapshotEvents(run);
-    const finished = snapshot.some((e) => e.type === RunEventName.Done);
-    return concat(from(snapshot), finished ? EMPTY : merge(live)).pipe(
-      takeWhile((e) => e.type !== RunEventName.Done, true),
-      map((e): MessageEvent => ({ type: e.type, data: e })),
+  /**
+   * The run's events after `after` (the client's Last-Event-ID; 0 for all): first its history, each with its
+   * number as the SSE `id:`, then live events until `done`. The live subscription starts before the history is
+   * read, and live events the history already had are dropped by number: no gap, no duplicate. A run without a
+   * history (queued, not yet claimed; or stored by an older version) starts with a snapshot of its state instead.
+   */
+  async follow(runId: string, caller: Principal, after = 0): Promise<Observable<MessageEvent>> {
+    const live = this.events.forRun(runId);
+    let start: { replay: MessageEvent[]; last: number; finished: boolean };
+    try {
+      start = await this.startOfStream(runId, caller, after);
+    } catch (error) {
+      live.close();
+      throw error;
+    }
+    const { replay, last, finished } = start;
+    const rest = live.events.pipe(
+      filter((e) => e.seq > last),
+      map((e) => toMessage(e.event, e.seq)),
+    );
+    return concat(from(replay), finished ? EMPTY : rest).pipe(
+      takeWhile((m) => m.type !== RunEventName.Done, true),
+      finalize(() => live.close()),
     );
   }
+
+  private async startOfStream(
+    runId: string,
+    caller: Principal,
+    after: number,
+  ): Promise<{ replay: MessageEvent[]; last: number; finished: boolean }> {
+    let stored = await this.store.loadWithHistory(runId);
+    const queued = stored ? undefined : await this.fromStartJob(runId);
+    if (!stored && !queued) stored = await this.store.loadWithHistory(runId); // claimed and its job gone meanwhile
+    await this.assertReadable(runId, stored?.run ?? queued, caller);
+    if (stored?.hasHistory) {
+      const replay = stored.history.filter((e) => e.seq > after).map((e) => toMessage(e.event, e.seq));
+      const last = Math.max(after, stored.lastSeq);
+      // A finished run's history ends with `done` (finish-run stores them together): then nothing follows.
+      if (stored.history.some((e) => e.event.type === RunEventName.Done))
+        return { replay, last, finished: true };
+      // Finished without one in its history (ended by an older version): its state says how it ended.
+      const done = doneEvent(stored.run);
+      return done
+        ? { replay: [...replay, toMessage(done)], last, finished: true }
+        : { replay, last, finished: false };
+    }
+    // Its events come live from its first one (claim-run creates the history with the run).
+    const run = stored?.run ?? queued;
+    if (!run) throw new NotFoundException(`run "${runId}" does not exist`);
+    const snapshot = snapshotEvents(run).map((e) => toMessage(e));
+    return { replay: snapshot, last: after, finished: snapshot.some((m) => m.type === RunEventName.Done) };
+  }
+}
+
+function toMessage(event: RunEvent, seq?: number): MessageEvent {
+  return { type: event.type, data: event, ...(seq !== undefined ? { id: String(seq) } : {}) };
 }
 
 function badField(field: string, message: string): never {
@@ -148,8 +203,12 @@ function snapshotEvents(run: RunRecord): RunEvent[] {
   for (const call of run.frontier.filter(isWaiting)) {
     events.push({ type: RunEventName.ToolConfirmation, runId: run.runId, call: toPendingCall(call.body) });
   }
-  if (run.status === 'completed' || run.status === 'failed') {
-    events.push({ type: RunEventName.Done, runId: run.runId, status: run.status, result: run.result });
-  }
+  const done = doneEvent(run);
+  if (done) events.push(done);
   return events;
+}
+
+function doneEvent(run: RunRecord): RunEvent | undefined {
+  if (run.status !== 'completed' && run.status !== 'failed') return undefined;
+  return { type: RunEventName.Done, runId: run.runId, status: run.status, result: run.result };
 }

@@ -1,8 +1,10 @@
-// A minimal Server-Sent Events reader over fetch (Node has no EventSource): yields each event's name and data.
+// A minimal Server-Sent Events reader over fetch (Node has no EventSource): yields each event's name, data and id.
 
 export interface SseMessage {
   event: string;
   data: string;
+  /** The `id:` field, when the event has one (send it back as Last-Event-ID to go on after it). */
+  id?: string;
 }
 
 /** Reads `response.body` until the server closes it (or `signal` aborts). */
@@ -31,6 +33,7 @@ function boundary(buffer: string): number {
 
 function parseBlock(block: string): SseMessage | undefined {
   let event = 'message';
+  let id: string | undefined;
   const data: string[] = [];
   for (const line of block.split(/\r?\n/)) {
     if (!line || line.startsWith(':')) continue;
@@ -39,6 +42,7 @@ function parseBlock(block: string): SseMessage | undefined {
     const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
     if (field === 'event') event = value;
     else if (field === 'data') data.push(value);
+    else if (field === 'id') id = value;
   }
-  return data.length ? { event, data: data.join('\n') } : undefined;
+  return data.length ? { event, data: data.join('\n'), ...(id !== undefined ? { id } : {}) } : undefined;
 }

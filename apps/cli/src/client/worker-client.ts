@@ -56,15 +56,19 @@ export class WorkerClient {
   }
 
   /**
-   * The run's events from its SSE stream: a snapshot (status, calls waiting), then live events up to `done`.
-   * Reconnects when the stream drops before `done` (a worker restarted); the snapshot replays what is waiting.
+   * The run's events from its SSE stream: its history (what happened before this call too), then live events up
+   * to `done`. Reconnects when the stream drops before `done` (a worker restarted), with Last-Event-ID, so the
+   * stream goes on after the last event seen instead of repeating it.
    */
   async *follow(runId: string, signal?: AbortSignal): AsyncGenerator<RunEvent> {
     const url = `${this.baseUrl}/runs/${encodeURIComponent(runId)}/events`;
-    const headers = { accept: 'text/event-stream', authorization: `Bearer ${this.requireToken()}` };
+    const authorization = `Bearer ${this.requireToken()}`;
+    let lastEventId: string | undefined;
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {
+        const headers: Record<string, string> = { accept: 'text/event-stream', authorization };
+        if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
         response = await fetch(url, { headers, signal });
       } catch (error) {
         if (signal?.aborted) return;
@@ -79,6 +83,7 @@ export class WorkerClient {
         throw new CliError(`${url} answered ${response.status}`, ExitCode.Failure);
       try {
         for await (const message of readSse(response.body)) {
+          if (message.id !== undefined) lastEventId = message.id;
           const parsed = RunEventSchema.safeParse(JSON.parse(message.data));
           if (!parsed.success) continue;
           yield parsed.data;

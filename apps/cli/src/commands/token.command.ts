@@ -1,7 +1,7 @@
 // `countersign token new|hash`: make an API token and the hash PRINCIPALS_CONFIG stores (the token itself is never stored).
 import { randomBytes } from 'node:crypto';
 import { Command } from 'commander';
-import { tokenSha256 } from '@countersign/platform';
+import { tokenSha256 } from '@countersign/contracts';
 
 export function tokenCommand(): Command {
   const token = new Command('token').description('API tokens for PRINCIPALS_CONFIG');

@@ -1,11 +1,6 @@
 // Who the principals are and which credential names which: bearer tokens by their SHA-256, Slack users, OIDC subjects.
-import { createHash } from 'node:crypto';
+import { tokenSha256 } from '@countersign/contracts';
 import type { Principal, PrincipalsConfig, ServiceRole } from './principals.schema';
-
-/** Lowercase hex SHA-256 of a token, as PRINCIPALS_CONFIG stores it. */
-export function tokenSha256(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
-}
 
 export type TokenLookup = { ok: true; principal: Principal } | { ok: false; reason: 'unknown' | 'expired' };
 

@@ -1,5 +1,7 @@
 --[[
-  Ends a run (completed or failed), drops its frontier and lets the run expire after a while.
+  Ends a run (completed or failed), drops its frontier and lets the run expire after a while. The run's last
+  events (text, status, done) go into its history in the same step, so a run that reads as finished always has
+  its `done` event for a follower (see includes/append-events.lua).
 
   KEYS[1] run hash
 
@@ -12,6 +14,10 @@
     result           result text ("" = none)
     error            error text ("" = none)
     keepForSeconds   how long to keep the finished run
+    eventsChannel    pub/sub channel of run events
+    runIdJson        the run ID as a JSON string
+    keepEvents       how many events the history keeps
+    events           the run's last events, encoded (StoredRunEventSchema JSON strings); [] = none
 
   Returns
     1   finished
@@ -21,6 +27,7 @@
 ]]
 --- @include "includes/job-owner"
 --- @include "includes/call-fields"
+--- @include "includes/append-events"
 
 local args = cjson.decode(ARGV[1])
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
@@ -40,4 +47,7 @@ redis.call('HSET', KEYS[1], unpack(update))
 -- The frontier's call fields and what only a live run needs go; the header stays until it expires.
 redis.call('HDEL', KEYS[1], unpack(withCallFields(KEYS[1], {'owner', 'parkedBy', 'script'})))
 redis.call('EXPIRE', KEYS[1], tonumber(args.keepForSeconds))
+if #args.events > 0 then
+  appendEvents(KEYS[1], args.eventsChannel, args.runIdJson, tonumber(args.keepEvents), args.events, 1)
+end
 return 1

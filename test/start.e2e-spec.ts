@@ -1,0 +1,122 @@
+// `npm start` as the README has a newcomer use it: both services with development defaults until Ctrl-C, and the
+// README's CLI example with the shipped runbook (examples/runbook.json) against them, decided with the CLI by the
+// two approvers config/approvals.json asks for. The CLI shows the run's whole history, each event once.
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
+
+jest.setTimeout(90_000);
+
+const root = join(__dirname, '..');
+const prefixes = uniquePrefixes('start');
+const TOKENS = {
+  alice: 'alice-demo-token-change-me',
+  carol: 'carol-demo-token-change-me',
+  dave: 'dave-demo-token-change-me',
+};
+
+interface Proc {
+  child: ChildProcessWithoutNullStreams;
+  stdout: () => string;
+  stderr: () => string;
+  code: Promise<number | null>;
+}
+
+function started(command: string[], env: Record<string, string>): Proc {
+  const child = spawn(process.execPath, command, { cwd: root, env: { ...process.env, ...env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 80_000);
+  const code = new Promise<number | null>((resolve) =>
+    child.on('close', (exit) => {
+      clearTimeout(timer);
+      resolve(exit);
+    }),
+  );
+  return { child, stdout: () => stdout, stderr: () => stderr, code };
+}
+
+let start: Proc;
+afterAll(async () => {
+  if (start && start.child.exitCode === null) start.child.kill('SIGKILL');
+  await deletePrefixedKeys(prefixes);
+});
+
+it('runs both services until Ctrl-C, and the README example runs the shipped runbook against them', async () => {
+  start = started(
+    ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'scripts/start.ts'].concat([
+      '--worker-port',
+      '0',
+      '--approval-port',
+      '0',
+    ]),
+    {
+      REDIS_URL: TEST_REDIS_URL,
+      KEY_PREFIX: prefixes.keyPrefix,
+      QUEUE_PREFIX: prefixes.queuePrefix,
+      LOG_LEVEL: 'error',
+    },
+  );
+  await waitFor(() => start.stdout().includes('Stop with Ctrl-C.'), 'the start banner', 40_000);
+  const banner = start.stdout();
+  expect(banner).toContain('DEVELOPMENT-ONLY values for DECISION_SIGNING_SECRET, LINK_TOKEN_SECRET');
+  const workerUrl = /agent worker +(http:\S+)/.exec(banner)![1];
+  const approvalUrl = /approval service +(http:\S+)/.exec(banner)![1];
+  expect(banner).toContain(
+    `export COUNTERSIGN_WORKER_URL=${workerUrl} COUNTERSIGN_APPROVAL_URL=${approvalUrl}`,
+  );
+  for (const url of [workerUrl, approvalUrl]) expect((await fetch(`${url}/health`)).status).toBe(200);
+
+  const cliEnv = { COUNTERSIGN_WORKER_URL: workerUrl, COUNTERSIGN_APPROVAL_URL: approvalUrl };
+  const countersign = (...args: string[]) => started([join(root, 'bin', 'countersign.js'), ...args], cliEnv);
+  const run = countersign(
+    ...[
+      'run',
+      'ops',
+      'restart payments',
+      '--token',
+      TOKENS.alice,
+      '--script',
+      'examples/runbook.json',
+      '--no-prompt',
+    ],
+  );
+  await waitFor(() => /needs confirmation \(call (\S+),/.exec(run.stdout()), 'the confirmation', 30_000);
+  const callId = /needs confirmation \(call (\S+),/.exec(run.stdout())![1];
+  // payments* needs two approvers (config/approvals.json): carol's vote, then dave's.
+  for (const approver of ['carol', 'dave'] as const) {
+    const vote = countersign('approve', callId, '--token', TOKENS[approver]);
+    expect({ approver, code: await vote.code, stderr: vote.stderr() }).toEqual({
+      approver,
+      code: 0,
+      stderr: '',
+    });
+  }
+  expect(await run.code).toBe(0);
+  expect(run.stderr()).toBe('');
+
+  // The run's history as the CLI printed it: every event once, in order.
+  const lines = run
+    .stdout()
+    .split('\n')
+    .filter((line) => /^(…|✓|⏸|💬|■)/.test(line));
+  expect(lines).toEqual([
+    '… run is running',
+    expect.stringMatching(/^✓ get_service_status \(.+\) executed: .*"degraded"/),
+    `⏸ restart_service {"service":"payments"} needs confirmation (call ${callId}, tier confirm)`,
+    '… run is awaiting_confirmation',
+    '… run is running',
+    expect.stringMatching(/^✓ restart_service \(.+\) executed/),
+    '💬 payments was degraded; it is restarted.',
+    '… run is completed',
+    '■ run completed: payments was degraded; it is restarted.',
+  ]);
+  // The approval emails went to the local mail catcher, and their links were printed.
+  expect(start.stdout()).toMatch(/✉ mail to (carol|dave)@example\.test: .*\n +http:\S+\/approve\//);
+
+  start.child.kill('SIGINT');
+  expect(await start.code).toBe(0);
+  expect(start.stdout()).toContain('stopped.');
+});
