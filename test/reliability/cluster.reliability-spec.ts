@@ -5,7 +5,7 @@
 import { Redis } from 'ioredis';
 import { runKey } from '../../apps/agent-worker/src/runs/run-keys';
 import type { RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
-import { SYSTEM_APPROVERS } from '../support/system';
+import { bearer } from '../support/principals';
 import { openEventStream } from '../../bench/support/http';
 import { decideAllThroughApi, startApprovalServiceFor } from './support/approval-desk';
 import { Deployment } from './support/deployment';
@@ -39,14 +39,10 @@ describe('Redis Cluster (three masters)', () => {
       approvals = await startApprovalServiceFor(deployment);
       // Live updates cross the cluster too: every request is announced (from the script that stores it).
       const announced = new Set<string>();
-      const inbox = await openEventStream(
-        `${approvals.url}/inbox/events`,
-        { authorization: `Bearer ${SYSTEM_APPROVERS.bob.apiToken}` },
-        (event, data) => {
-          const change = JSON.parse(data) as { callId: string; status: string };
-          if (event === 'change' && change.status === 'pending') announced.add(change.callId);
-        },
-      );
+      const inbox = await openEventStream(`${approvals.url}/inbox/events`, bearer('bob'), (event, data) => {
+        const change = JSON.parse(data) as { callId: string; status: string };
+        if (event === 'change' && change.status === 'pending') announced.add(change.callId);
+      });
       await deployment.startRuns(jobs);
 
       // Bob decides whatever is pending, in random order (a call still listed after his vote is voted on again).
@@ -65,7 +61,7 @@ describe('Redis Cluster (three masters)', () => {
       // Every worker process both started runs and resumed runs: they share all runs, whatever master holds them.
       const counts = await Promise.all(
         workers.map(async (w) => {
-          const text = await (await fetch(`${w.url}/metrics`)).text();
+          const text = await (await fetch(`${w.url}/metrics`, { headers: bearer('scraper') })).text();
           const total = (name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
           return {
             started: total('countersign_runs_started_total'),

@@ -378,6 +378,7 @@ describe('hostile input', () => {
     const t = await parkedTarget('hostile-http');
     const bob = { Authorization: `Bearer ${SYSTEM_APPROVERS.bob.apiToken}` };
     const json = { 'content-type': 'application/json' };
+    const alice = { ...json, ...system.bearer('alice') };
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
     const token = signLinkToken(
       { callId: t.call.callId, attempt: 0, approver: 'bob', expiresAt: Date.now() + 60_000 },
@@ -386,20 +387,42 @@ describe('hostile input', () => {
     const W = system.workerUrl;
     const A = system.approvalUrl;
     const cases: [string, string, RequestInit][] = [
-      ['POST /runs malformed JSON', `${W}/runs`, { method: 'POST', headers: json, body: '{"agent": "ops",' }],
+      [
+        'POST /runs malformed JSON',
+        `${W}/runs`,
+        { method: 'POST', headers: alice, body: '{"agent": "ops",' },
+      ],
+      [
+        'POST /runs no token',
+        `${W}/runs`,
+        { method: 'POST', headers: json, body: JSON.stringify({ agent: 'ops', input: 'hi' }) },
+      ],
+      [
+        'POST /runs userId in the body (requester forged)',
+        `${W}/runs`,
+        {
+          method: 'POST',
+          headers: alice,
+          body: JSON.stringify({ agent: 'ops', userId: 'bob', input: 'hi' }),
+        },
+      ],
       [
         'POST /runs wrong types',
         `${W}/runs`,
-        { method: 'POST', headers: json, body: JSON.stringify({ agent: 5, userId: ['alice'], input: {} }) },
+        {
+          method: 'POST',
+          headers: alice,
+          body: JSON.stringify({ agent: 5, onBehalfOf: ['alice'], input: {} }),
+        },
       ],
-      ['POST /runs array body', `${W}/runs`, { method: 'POST', headers: json, body: '[]' }],
+      ['POST /runs array body', `${W}/runs`, { method: 'POST', headers: alice, body: '[]' }],
       [
         'POST /runs oversized',
         `${W}/runs`,
         {
           method: 'POST',
-          headers: json,
-          body: JSON.stringify({ agent: 'ops', userId: 'alice', input: 'x'.repeat(3_000_000) }),
+          headers: alice,
+          body: JSON.stringify({ agent: 'ops', input: 'x'.repeat(3_000_000) }),
         },
       ],
       [
@@ -407,8 +430,8 @@ describe('hostile input', () => {
         `${W}/runs`,
         {
           method: 'POST',
-          headers: json,
-          body: JSON.stringify({ agent: 'nobody', userId: 'alice', input: 'hi' }),
+          headers: alice,
+          body: JSON.stringify({ agent: 'nobody', input: 'hi' }),
         },
       ],
       [
@@ -416,18 +439,18 @@ describe('hostile input', () => {
         `${W}/runs`,
         {
           method: 'POST',
-          headers: json,
+          headers: alice,
           body: JSON.stringify({
             agent: 'ops',
-            userId: 'alice',
             input: 'hi',
             script: [{ toolCalls: 'all' }],
           }),
         },
       ],
-      ['GET /runs/:id bad ID', `${W}/runs/a:b`, {}],
-      ['GET /runs/:id unknown', `${W}/runs/no-such-run`, {}],
-      ['GET /runs/:id/events unknown', `${W}/runs/no-such-run/events`, {}],
+      ['GET /runs/:id bad ID', `${W}/runs/a:b`, { headers: alice }],
+      ['GET /runs/:id unknown', `${W}/runs/no-such-run`, { headers: alice }],
+      ['GET /runs/:id/events unknown', `${W}/runs/no-such-run/events`, { headers: alice }],
+      ['GET /runs/:id of another requester', `${W}/runs/${t.runId}`, { headers: system.bearer('mallory') }],
       [
         'POST decisions malformed JSON',
         `${A}/approvals/${t.call.callId}/decisions`,

@@ -90,9 +90,9 @@ export class TestSystem {
     const [slackUrl, smtpUrl] = await Promise.all([this.slack.start(), this.smtp.start()]);
     // One principal directory for both services: the approvers of the approvals config, and the test requesters.
     const approvals = options.approvalEnv?.APPROVALS_CONFIG
-      ? (JSON.parse(options.approvalEnv.APPROVALS_CONFIG) as typeof SYSTEM_APPROVALS_CONFIG)
+      ? (JSON.parse(options.approvalEnv.APPROVALS_CONFIG) as { approvers?: TestApprover[] })
       : SYSTEM_APPROVALS_CONFIG;
-    this.approvers = approvals.approvers;
+    this.approvers = approvals.approvers ?? [];
     const directory = directoryEnv(approvals);
     const shared = {
       REDIS_URL: TEST_REDIS_URL,
@@ -216,16 +216,17 @@ export class TestSystem {
 
   // ---- the approval service's side ----------------------------------------------------------------
 
+  /** A call to the approval service's API as principal `as` (an approver of this system, or a default test principal). */
   async api<T = unknown>(
     method: string,
     path: string,
-    as: SystemApprover = 'bob',
+    as = 'bob',
     body?: unknown,
   ): Promise<{ status: number; json: T }> {
     const res = await fetch(`${this.approvalUrl}${path}`, {
       method,
       headers: {
-        Authorization: `Bearer ${SYSTEM_APPROVERS[as].apiToken}`,
+        ...this.bearer(as),
         ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -235,7 +236,7 @@ export class TestSystem {
   }
 
   /** The request as the approval service shows it, once it has taken it off the queue. */
-  waitForApproval(callId: string, as: SystemApprover = 'bob'): Promise<ApprovalView> {
+  waitForApproval(callId: string, as = 'bob'): Promise<ApprovalView> {
     return waitFor(async () => {
       const { status, json } = await this.api<ApprovalView>('GET', `/approvals/${callId}`, as);
       return status === 200 ? json : undefined;
@@ -285,9 +286,10 @@ export class TestSystem {
   }
 
   /** The mail to `approver` about the call, with its approval link (the link's token is bound to the call). */
-  async mailTo(approver: SystemApprover, callId: string): Promise<{ mail: CapturedMail; link: string }> {
+  async mailTo(approver: string, callId: string): Promise<{ mail: CapturedMail; link: string }> {
+    const email = this.approvers.find((a) => a.id === approver)?.email ?? `${approver}@example.test`;
     const mail = await waitFor(
-      () => this.smtp.to(SYSTEM_APPROVERS[approver].email).find((m) => linkCallId(linkIn(m.text)) === callId),
+      () => this.smtp.to(email).find((m) => linkCallId(linkIn(m.text)) === callId),
       `mail to ${approver} about ${callId}`,
     );
     return { mail, link: linkIn(mail.text)! };

@@ -6,12 +6,14 @@ import {
   type RunningApprovalService,
 } from '../../../apps/approval-service/src/bootstrap';
 import { TEST_SECRET } from '../../support/agent-worker-harness';
-import { SYSTEM_APPROVALS_CONFIG, SYSTEM_APPROVERS, SYSTEM_SECRETS } from '../../support/system';
+import { bearer } from '../../support/principals';
+import { SYSTEM_APPROVALS_CONFIG, SYSTEM_SECRETS } from '../../support/system';
 import { unitHash, type Verdict } from './decision-desk';
 import type { Deployment } from './deployment';
 import type { ScenarioTally } from './scenario-tally';
 
-const BOB = { Authorization: `Bearer ${SYSTEM_APPROVERS.bob.apiToken}` };
+/** The deployment's principal directory is the default test one (workerEnv): bob with his test token. */
+const BOB = bearer('bob');
 
 /** An approval service on the deployment's Redis and prefixes: web channel only, 30 min expiry; `extraEnv` overrides. */
 export function startApprovalServiceFor(
@@ -23,7 +25,8 @@ export function startApprovalServiceFor(
       DECISION_SIGNING_SECRET: TEST_SECRET,
       LINK_TOKEN_SECRET: SYSTEM_SECRETS.LINK_TOKEN_SECRET,
       APPROVALS_CONFIG: JSON.stringify({
-        ...SYSTEM_APPROVALS_CONFIG,
+        groups: SYSTEM_APPROVALS_CONFIG.groups,
+        defaultGroup: SYSTEM_APPROVALS_CONFIG.defaultGroup,
         defaults: { channels: ['web'], expiresIn: '30m' },
       }),
       LOG_LEVEL: 'warn',

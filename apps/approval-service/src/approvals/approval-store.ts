@@ -161,7 +161,7 @@ export interface VoteInput {
   channel: VoteChannel;
   /** The attempt a Slack button or email link was made for; undefined = the current one. */
   attempt?: number;
-  /** A single-use link token spent by this vote. */
+  /** The ID of a single-use link token spent by this vote (its decoded MAC: one token, however spelled). */
   singleUseToken?: string;
 }
 

@@ -11,7 +11,21 @@ describe('signed tokens', () => {
     expect(verifyToken(token, secret, 'email', Schema, now)).toEqual({
       ok: true,
       payload: { c: 'call-1', p: 'bob', exp: now + 60_000 },
+      id: Buffer.from(token.split('.')[1], 'base64url').toString('hex'),
     });
+  });
+
+  // Node's base64url decoder ignores characters outside the alphabet and stray trailing bits: each of these decodes
+  // to the same payload and MAC as the real token, so single use keyed on the text would let it be used again.
+  it.each([
+    ['a character the decoder skips', (t: string) => t.replace('.', '.=')],
+    ['padding', (t: string) => `${t}=`],
+    ['a standard-base64 character', (t: string) => `${t.slice(0, -1)}+`],
+    ['other trailing bits', (t: string) => otherTrailingBits(t)],
+  ])('refuses another spelling of a valid token (%s)', (_what, respell) => {
+    const spelled = respell(token);
+    expect(spelled).not.toBe(token);
+    expect(verifyToken(spelled, secret, 'email', Schema, now)).toEqual({ ok: false, reason: 'malformed' });
   });
 
   it('refuses an expired token', () => {
@@ -38,3 +52,15 @@ describe('signed tokens', () => {
     expect(verifyToken(text, secret, 'email', Schema, now).ok).toBe(false);
   });
 });
+
+/** The token with the last base64url character changed in bits that decoding drops (a 32-byte MAC: 4 spare bits). */
+function otherTrailingBits(t: string): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  const last = alphabet.indexOf(t.at(-1)!);
+  const respelled = t.slice(0, -1) + alphabet[last ^ 1];
+  // Same bytes, other text: what a lenient verifier would have accepted as the same token.
+  expect(Buffer.from(respelled.split('.')[1], 'base64url')).toEqual(
+    Buffer.from(t.split('.')[1], 'base64url'),
+  );
+  return respelled;
+}

@@ -4,7 +4,13 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { z } from 'zod';
 
 export type TokenCheck<T> =
-  { ok: true; payload: T } | { ok: false; reason: 'malformed' | 'bad_signature' | 'expired' };
+  /** `id`: the decoded MAC (hex), the same for one token however it is spelled; what single use is keyed on. */
+  { ok: true; payload: T; id: string } | { ok: false; reason: 'malformed' | 'bad_signature' | 'expired' };
+
+/** One spelling per token: unpadded base64url whose decoding encodes back to the same text. */
+function isCanonicalBase64Url(text: string): boolean {
+  return /^[A-Za-z0-9_-]+$/.test(text) && Buffer.from(text, 'base64url').toString('base64url') === text;
+}
 
 export function signToken(
   payload: { exp: number } & Record<string, unknown>,
@@ -29,6 +35,9 @@ export function verifyToken<S extends z.ZodType<{ exp: number }>>(
   const parts = token.split('.');
   if (parts.length !== 2 || !parts[0] || !parts[1]) return { ok: false, reason: 'malformed' };
   const [body, given] = parts;
+  // Node's base64url decoder skips characters it does not know and ignores stray trailing bits, so several texts
+  // decode to one MAC: only the spelling this service writes is accepted.
+  if (!isCanonicalBase64Url(body) || !isCanonicalBase64Url(given)) return { ok: false, reason: 'malformed' };
   const expected = Buffer.from(mac(purpose, body, secret), 'base64url');
   const actual = Buffer.from(given, 'base64url');
   if (actual.length !== expected.length || !timingSafeEqual(actual, expected))
@@ -42,7 +51,7 @@ export function verifyToken<S extends z.ZodType<{ exp: number }>>(
   const parsed = schema.safeParse(json);
   if (!parsed.success) return { ok: false, reason: 'malformed' };
   if (parsed.data.exp <= now) return { ok: false, reason: 'expired' };
-  return { ok: true, payload: parsed.data };
+  return { ok: true, payload: parsed.data, id: actual.toString('hex') };
 }
 
 function mac(purpose: string, body: string, secret: string): string {

@@ -72,7 +72,8 @@ export class EmailLinkController {
         decision: form.decision,
         reason: form.reason?.trim() || undefined,
         channel: 'email',
-        singleUseToken: token,
+        // The decoded MAC, not the text: one token, one use, however it is spelled (only one spelling is accepted).
+        singleUseToken: check.id,
       });
       const text =
         result.status === 'decided'

@@ -20,5 +20,5 @@ export function verifyLinkToken(token: string, secret: string, now = Date.now())
   const check = verifyToken(token, secret, PURPOSE, LinkSchema, now);
   if (!check.ok) return check;
   const { c, n, p, exp } = check.payload;
-  return { ok: true, payload: { callId: c, attempt: n, approver: p, expiresAt: exp } };
+  return { ok: true, payload: { callId: c, attempt: n, approver: p, expiresAt: exp }, id: check.id };
 }
