@@ -164,7 +164,10 @@ export class AgentWorkerModule {
               audit,
               metrics,
               logger,
-              signingSecret: config.DECISION_SIGNING_SECRET,
+              signingSecrets: [
+                config.DECISION_SIGNING_SECRET,
+                config.DECISION_SIGNING_PREVIOUS_SECRET,
+              ].filter((secret): secret is string => secret !== undefined),
             }),
           inject: [RunStore, RunLoop, AuditLog, WorkerMetrics],
         },

@@ -39,7 +39,12 @@ export const AgentWorkerEnvSchema = BaseEnvSchema.extend({
     .int()
     .min(1)
     .default(7 * 24 * 3600),
-  /** Seeds the simulated infrastructure of the `ops` agent when this key prefix has none. */
+  /**
+   * Rotation of DECISION_SIGNING_SECRET: decisions signed with this earlier secret are still accepted, so the workers
+   * can take the new secret first and the approval services after, with no decision refused in between.
+   */
+  DECISION_SIGNING_PREVIOUS_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Seeds the simulated infrastructure of the `ops` agent (and serves GET /demo/infra) when set. */
   SEED_DEMO_INFRA: z.stringbool().default(true),
   /** Defaults for agents whose model provider is `openai` (the agents config may override them). */
   OPENAI_BASE_URL: z.url().optional(),

@@ -21,7 +21,8 @@ export interface DecisionsDeps {
   audit: AuditLog;
   metrics: WorkerMetrics;
   logger: Logger;
-  signingSecret: string;
+  /** The current DECISION_SIGNING_SECRET, then the previous one while a rotation is under way. */
+  signingSecrets: readonly string[];
 }
 
 export class Decisions {
@@ -42,7 +43,7 @@ export class Decisions {
     const { store, audit, metrics, logger, runLoop } = this.deps;
     const where = { runId: decision.runId, callId: decision.callId };
 
-    if (!verifyPayloadSignature(raw, this.deps.signingSecret)) {
+    if (!this.deps.signingSecrets.some((secret) => verifyPayloadSignature(raw, secret))) {
       metrics.decisions.inc({ result: 'rejected' });
       await audit.append({
         type: 'decision.rejected',
