@@ -1,6 +1,6 @@
 // Wires the approval service. The validated config and the logger come in from bootstrap, so nothing here reads the environment.
 import { Module, type DynamicModule } from '@nestjs/common';
-import type { Logger } from '@countersign/platform';
+import { type Logger, provideJobCatalog, QueueModule, RedisConnections } from '@countersign/platform';
 import { ApprovalStore } from './approvals/approval-store';
 import { ApprovalsController } from './approvals/approvals.controller';
 import { ApprovalsService } from './approvals/approvals.service';
@@ -11,8 +11,6 @@ import { ApproverDirectory } from './auth/approver-directory';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from './config/approval-service.config';
 import { AuditTrail } from './core/audit-trail';
 import { Metrics } from './core/metrics';
-import { Queues } from './core/queues';
-import { RedisConnections } from './core/redis-connections';
 import { ServiceAddress } from './core/service-address';
 import { LOGGER } from './core/tokens';
 import { EmailLinkController } from './email/email-link.controller';
@@ -23,8 +21,8 @@ import { LiveUpdates } from './live/live-updates';
 import { NotificationScheduler } from './notifications/notification-scheduler';
 import { NotificationService } from './notifications/notification.service';
 import { ApprovalRequestProcessor } from './queues/approval-request.processor';
+import { approvalServiceJobs, approvalServiceQueues } from './queues/approval-service-jobs';
 import { NotificationProcessor } from './queues/notification.processor';
-import { QueueWorkers } from './queues/queue-workers';
 import { SlackController } from './slack/slack.controller';
 import { SlackNotifier } from './slack/slack-notifier';
 import { DueTimers } from './timers/due-timers';
@@ -35,6 +33,7 @@ export class ApprovalServiceModule {
   static register(config: ApprovalServiceConfig, logger: Logger): DynamicModule {
     return {
       module: ApprovalServiceModule,
+      imports: [QueueModule.forRoot(approvalServiceQueues(config, logger))],
       controllers: [
         ApprovalsController,
         SlackController,
@@ -57,8 +56,6 @@ export class ApprovalServiceModule {
               config.env.TIMER_LEASE_MS,
             ),
         },
-        RedisConnections,
-        Queues,
         Metrics,
         AuditTrail,
         ServiceAddress,
@@ -74,7 +71,7 @@ export class ApprovalServiceModule {
         NotificationService,
         ApprovalRequestProcessor,
         NotificationProcessor,
-        QueueWorkers,
+        provideJobCatalog(approvalServiceJobs, [ApprovalRequestProcessor, NotificationProcessor]),
         {
           provide: DueTimers,
           inject: [RedisConnections],

@@ -1,6 +1,6 @@
-// The approval service's internal queue (notification delivery) and its message catalog. Expiry and escalation
-// are not jobs: they are due timers in the approval state, swept by every replica (see the approval service's
-// TimerSweep).
+// The approval service's internal queue (notification delivery), its job names and payload schemas (listed in
+// the job catalog, job-contracts.ts). Expiry and escalation are not jobs: they are due timers in the approval
+// state, swept by every replica (see the approval service's TimerSweep).
 import { z } from 'zod';
 import { IdSchema } from './common.schema';
 
@@ -27,25 +27,6 @@ export const NotifySlackJobSchema = CallRefSchema.extend({
 export const NotifyEmailJobSchema = CallRefSchema.extend({ approver: IdSchema });
 /** Tell every channel that showed the request how it ended (Slack messages updated, an email on expiry). */
 export const ShowOutcomeJobSchema = CallRefSchema;
-
-/** Job name → payload schema: producers parse before add, processors safeParse before work. */
-export const ApprovalServiceJobSchemas = {
-  [ApprovalServiceJobName.NotifySlack]: NotifySlackJobSchema,
-  [ApprovalServiceJobName.NotifyEmail]: NotifyEmailJobSchema,
-  [ApprovalServiceJobName.ShowOutcome]: ShowOutcomeJobSchema,
-} as const;
-export type ApprovalServiceJobPayloads = {
-  [K in ApprovalServiceJobName]: z.infer<(typeof ApprovalServiceJobSchemas)[K]>;
-};
-
-/** Which job names each internal queue carries. */
-export const ApprovalServiceQueueJobs = {
-  [ApprovalServiceQueueName.Notifications]: [
-    ApprovalServiceJobName.NotifySlack,
-    ApprovalServiceJobName.NotifyEmail,
-    ApprovalServiceJobName.ShowOutcome,
-  ],
-} as const satisfies Record<ApprovalServiceQueueName, readonly ApprovalServiceJobName[]>;
 
 const suffix = (attempt: number) => (attempt === 0 ? '' : `-r${attempt}`);
 

@@ -7,3 +7,4 @@ export * from './approvals.schema';
 export * from './validation';
 export * from './approval-service.queues';
 export * from './keys/agent-worker.keys';
+export * from './job-contracts';

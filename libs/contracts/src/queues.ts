@@ -1,8 +1,5 @@
-// Queue names, job names and the name → payload map: the contract between producers and consumers.
-import type { z } from 'zod';
-import type { StartRunJobSchema } from './runs.schema';
-import type { ApprovalRequestSchema } from './approval-request.schema';
-import type { SignedDecisionSchema } from './decision.schema';
+// The public queues and their job names: the contract between the agent workers and the approval service.
+// Which schema each job's payload must match is in the job catalog (job-contracts.ts).
 
 /** The braces make a Redis Cluster hash tag, so every key of every queue lands on one slot. */
 export const DEFAULT_QUEUE_PREFIX = '{countersign}';
@@ -20,19 +17,6 @@ export const JobName = {
   Decision: 'approval.decision',
 } as const;
 export type JobName = (typeof JobName)[keyof typeof JobName];
-
-/** Which job names each public queue carries. */
-export const QueueJobs = {
-  [QueueName.AgentRuns]: [JobName.StartRun],
-  [QueueName.ApprovalRequests]: [JobName.RequestApproval],
-  [QueueName.ApprovalDecisions]: [JobName.Decision],
-} as const satisfies Record<QueueName, readonly JobName[]>;
-
-export interface JobPayloads {
-  [JobName.StartRun]: z.infer<typeof StartRunJobSchema>;
-  [JobName.RequestApproval]: z.infer<typeof ApprovalRequestSchema>;
-  [JobName.Decision]: z.infer<typeof SignedDecisionSchema>;
-}
 
 /** Deterministic job IDs: a retried publish never duplicates a message. BullMQ forbids ':' in custom IDs. */
 export const jobIds = {

@@ -1,13 +1,11 @@
 import { Controller, Get, Header, HttpException, Inject } from '@nestjs/common';
-import { redisAnswers } from '@countersign/platform';
-import { Connections } from '../queues/connections';
-import { QueueWorkers } from '../queues/queue-workers';
+import { QueueWorkers, RedisConnections, redisAnswers } from '@countersign/platform';
 import { WorkerMetrics } from './worker-metrics';
 
 @Controller()
 export class HealthController {
   constructor(
-    @Inject(Connections) private readonly connections: Connections,
+    @Inject(RedisConnections) private readonly connections: RedisConnections,
     @Inject(QueueWorkers) private readonly workers: QueueWorkers,
     @Inject(WorkerMetrics) private readonly metrics: WorkerMetrics,
   ) {}
@@ -16,7 +14,7 @@ export class HealthController {
   @Get('health')
   async health(): Promise<{ status: 'ok'; redis: 'up'; queues: 'running' }> {
     const redis = await redisAnswers(this.connections.commands);
-    const queues = await this.workers.isRunning();
+    const queues = this.workers.isRunning();
     if (!redis || !queues) {
       throw new HttpException(
         { status: 'down', redis: redis ? 'up' : 'down', queues: queues ? 'running' : 'stopped' },

@@ -1,9 +1,7 @@
 // Liveness with its dependencies (Redis, queues, due timers) and Prometheus metrics.
 import { Controller, Get, Header, ServiceUnavailableException } from '@nestjs/common';
-import { redisAnswers } from '@countersign/platform';
+import { Queues, RedisConnections, redisAnswers } from '@countersign/platform';
 import { Metrics } from '../core/metrics';
-import { Queues } from '../core/queues';
-import { RedisConnections } from '../core/redis-connections';
 import { DueTimers } from '../timers/due-timers';
 
 @Controller()

@@ -1,7 +1,7 @@
 // Delivers notifications (Slack messages, emails) and shows outcomes on the channels that showed a request.
 // Throwing makes BullMQ retry with backoff; the request itself stays decidable in the inbox and API meanwhile.
 import { Inject, Injectable } from '@nestjs/common';
-import type { ApprovalServiceJobPayloads, ApprovalServiceJobName } from '@countersign/contracts';
+import type { ApprovalServiceJobName, JobPayload } from '@countersign/contracts';
 import type { Logger } from '@countersign/platform';
 import { ApprovalStore, type StoredApproval } from '../approvals/approval-store';
 import { ApproverDirectory } from '../auth/approver-directory';
@@ -16,7 +16,7 @@ import { signLinkToken } from '../email/link-token';
 import { outcomeMessage, requestMessage } from '../slack/slack-blocks';
 import { SlackNotifier } from '../slack/slack-notifier';
 
-type Payload<K extends ApprovalServiceJobName> = ApprovalServiceJobPayloads[K];
+type Payload<K extends ApprovalServiceJobName> = JobPayload<K>;
 
 const isOpen = (a: StoredApproval) => a.status === 'pending' || a.status === 'notice';
 

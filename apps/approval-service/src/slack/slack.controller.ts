@@ -13,13 +13,12 @@ import {
 } from '@nestjs/common';
 import type { HttpRequest as Request } from '../http-types';
 import { z } from 'zod';
-import type { Logger } from '@countersign/platform';
+import { type Logger, RedisConnections } from '@countersign/platform';
 import { VoteRefusedError } from '../approvals/approval-errors';
 import { ApprovalStore } from '../approvals/approval-store';
 import { ApprovalsService } from '../approvals/approvals.service';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
-import { RedisConnections } from '../core/redis-connections';
 import { LOGGER } from '../core/tokens';
 import { parseButtonValue, SlackAction } from './slack-blocks';
 import { SlackNotifier } from './slack-notifier';
