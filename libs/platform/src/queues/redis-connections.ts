@@ -25,12 +25,11 @@ export class RedisConnections {
     this.workers = createRedis(target, { blocking: true, name: `${service}-queues`, logger });
   }
 
-  /** Quits every connection (waiting for replies still due); one that cannot quit is dropped. */
+  /** Quits every connection still open (waiting for replies still due); one that cannot quit is dropped. */
   async close(): Promise<void> {
-    await Promise.allSettled(
-      [this.commands, this.subscriber, this.producers, this.workers].map((c) =>
-        c.quit().catch(() => c.disconnect()),
-      ),
+    const open = [this.commands, this.subscriber, this.producers, this.workers].filter(
+      (c) => c.status !== 'end',
     );
+    await Promise.allSettled(open.map((c) => c.quit().catch(() => c.disconnect())));
   }
 }
