@@ -3,24 +3,13 @@
 // handler runs, and checks at start-up that each job of a consumed queue has a handler.
 import type { z } from 'zod';
 import { ApprovalRequestSchema } from './approval-request.schema';
-import {
-  ApprovalServiceJobName,
-  ApprovalServiceQueueName,
-  NotifyEmailJobSchema,
-  NotifySlackJobSchema,
-  ShowOutcomeJobSchema,
-} from './approval-service.queues';
+import { NotifyEmailJobSchema, NotifySlackJobSchema, ShowOutcomeJobSchema } from './approval-service.queues';
 import { SignedDecisionSchema } from './decision.schema';
 import { JobName, QueueName } from './queues';
 import { StartRunJobSchema } from './runs.schema';
 
-/** Every queue of both apps: the public ones and the approval service's own. */
-export type AnyQueueName = QueueName | ApprovalServiceQueueName;
-/** Every job name of both apps. */
-export type AnyJobName = JobName | ApprovalServiceJobName;
-
 export interface JobContract {
-  queue: AnyQueueName;
+  queue: QueueName;
   schema: z.ZodType;
 }
 
@@ -28,32 +17,23 @@ export const JobContracts = {
   [JobName.StartRun]: { queue: QueueName.AgentRuns, schema: StartRunJobSchema },
   [JobName.RequestApproval]: { queue: QueueName.ApprovalRequests, schema: ApprovalRequestSchema },
   [JobName.Decision]: { queue: QueueName.ApprovalDecisions, schema: SignedDecisionSchema },
-  [ApprovalServiceJobName.NotifySlack]: {
-    queue: ApprovalServiceQueueName.Notifications,
-    schema: NotifySlackJobSchema,
-  },
-  [ApprovalServiceJobName.NotifyEmail]: {
-    queue: ApprovalServiceQueueName.Notifications,
-    schema: NotifyEmailJobSchema,
-  },
-  [ApprovalServiceJobName.ShowOutcome]: {
-    queue: ApprovalServiceQueueName.Notifications,
-    schema: ShowOutcomeJobSchema,
-  },
-} as const satisfies Record<AnyJobName, JobContract>;
+  [JobName.NotifySlack]: { queue: QueueName.ApprovalNotifications, schema: NotifySlackJobSchema },
+  [JobName.NotifyEmail]: { queue: QueueName.ApprovalNotifications, schema: NotifyEmailJobSchema },
+  [JobName.ShowOutcome]: { queue: QueueName.ApprovalNotifications, schema: ShowOutcomeJobSchema },
+} as const satisfies Record<JobName, JobContract>;
 
 /** A job's payload as its consumer gets it (parsed, defaults filled in). */
-export type JobPayload<N extends AnyJobName> = z.output<(typeof JobContracts)[N]['schema']>;
+export type JobPayload<N extends JobName> = z.output<(typeof JobContracts)[N]['schema']>;
 
 /** The job names a queue carries. */
-export type JobsOn<Q extends AnyQueueName> = {
-  [N in AnyJobName]: (typeof JobContracts)[N]['queue'] extends Q ? N : never;
-}[AnyJobName];
+export type JobsOn<Q extends QueueName> = {
+  [N in JobName]: (typeof JobContracts)[N]['queue'] extends Q ? N : never;
+}[JobName];
 
-export function jobsOn(queue: AnyQueueName): AnyJobName[] {
-  return (Object.keys(JobContracts) as AnyJobName[]).filter((name) => JobContracts[name].queue === queue);
+export function jobsOn(queue: QueueName): JobName[] {
+  return (Object.keys(JobContracts) as JobName[]).filter((name) => JobContracts[name].queue === queue);
 }
 
-export function isJobName(name: string): name is AnyJobName {
+export function isJobName(name: string): name is JobName {
   return Object.hasOwn(JobContracts, name);
 }

@@ -1,5 +1,6 @@
-// The public queues and their job names: the contract between the agent workers and the approval service.
-// Which schema each job's payload must match is in the job catalog (job-contracts.ts).
+// Every queue and job name of both apps. The agent-runs, approval-requests and approval-decisions queues are the
+// contract between the agent workers and the approval service; approval-notifications is the approval service's
+// own. Which queue carries each job, and the schema of its payload, is the job catalog (job-contracts.ts).
 
 /** The braces make a Redis Cluster hash tag, so every key of every queue lands on one slot. */
 export const DEFAULT_QUEUE_PREFIX = '{countersign}';
@@ -8,14 +9,20 @@ export const QueueName = {
   AgentRuns: 'agent-runs',
   ApprovalRequests: 'approval-requests',
   ApprovalDecisions: 'approval-decisions',
+  /** Slack and email delivery, retried with backoff so an outage never delays or loses a request. */
+  ApprovalNotifications: 'approval-notifications',
 } as const;
-export type QueueName = (typeof QueueName)[keyof typeof QueueName];
 
 export const JobName = {
   StartRun: 'run.start',
   RequestApproval: 'approval.request',
   Decision: 'approval.decision',
+  NotifySlack: 'notify.slack',
+  NotifyEmail: 'notify.email',
+  ShowOutcome: 'notify.outcome',
 } as const;
+
+export type QueueName = (typeof QueueName)[keyof typeof QueueName];
 export type JobName = (typeof JobName)[keyof typeof JobName];
 
 /** Deterministic job IDs: a retried publish never duplicates a message. BullMQ forbids ':' in custom IDs. */

@@ -4,8 +4,8 @@
 import type { FactoryProvider, InjectionToken } from '@nestjs/common';
 import { type Job, UnrecoverableError } from 'bullmq';
 import {
-  type AnyJobName,
-  type AnyQueueName,
+  type JobName,
+  type QueueName,
   ContractValidationError,
   describeZodError,
   JobContracts,
@@ -13,7 +13,7 @@ import {
   type JobsOn,
 } from '@countersign/contracts';
 
-export interface JobHandler<N extends AnyJobName> {
+export interface JobHandler<N extends JobName> {
   /** Does the work. Throw to retry (with the queue's backoff); throw an UnrecoverableError to fail for good. */
   handle(payload: JobPayload<N>, job: Job, token: string | undefined): Promise<unknown>;
   /**
@@ -24,13 +24,13 @@ export interface JobHandler<N extends AnyJobName> {
 }
 
 /** One handler for every job the queues `Q` carry. */
-export type JobCatalog<Q extends AnyQueueName> = { readonly [N in JobsOn<Q>]: JobHandler<N> };
+export type JobCatalog<Q extends QueueName> = { readonly [N in JobsOn<Q>]: JobHandler<N> };
 
 /** Where the queue module finds the app's catalog once every module is initialised. */
 export const JOB_CATALOG = Symbol('JobCatalog');
 
 /** The provider of an app's catalog, built from the app's own services. */
-export function provideJobCatalog<Q extends AnyQueueName, D extends unknown[]>(
+export function provideJobCatalog<Q extends QueueName, D extends unknown[]>(
   build: (...deps: D) => JobCatalog<Q>,
   inject: { [K in keyof D]: InjectionToken },
 ): FactoryProvider<JobCatalog<Q>> {
@@ -38,7 +38,7 @@ export function provideJobCatalog<Q extends AnyQueueName, D extends unknown[]>(
 }
 
 /** The payload, parsed; an invalid one fails for good (kept in the failed set) with every bad field named. */
-export function parseJob<N extends AnyJobName>(name: N, job: Job): JobPayload<N> {
+export function parseJob<N extends JobName>(name: N, job: Job): JobPayload<N> {
   const parsed = JobContracts[name].schema.safeParse(job.data);
   if (parsed.success) return parsed.data as JobPayload<N>;
   const invalid = new ContractValidationError(`${name} message`, describeZodError(parsed.error));
@@ -49,7 +49,7 @@ export function parseJob<N extends AnyJobName>(name: N, job: Job): JobPayload<N>
 export class MissingJobHandlerError extends Error {
   constructor(
     readonly service: string,
-    readonly missing: { queue: AnyQueueName; name: AnyJobName }[],
+    readonly missing: { queue: QueueName; name: JobName }[],
   ) {
     const jobs = missing.map((m) => `"${m.name}" (queue ${m.queue})`).join(', ');
     super(

@@ -1,6 +1,6 @@
 // What an app tells the queue module, built from its validated config at bootstrap (never read at import time,
 // so several app instances with different settings can run in one process).
-import type { AnyQueueName } from '@countersign/contracts';
+import type { QueueName } from '@countersign/contracts';
 import type { BaseEnv } from '../base-config';
 import type { Logger } from '../logger';
 
@@ -23,14 +23,14 @@ export interface WorkerSettings {
   maxStalledCount?: number;
 }
 
-export interface QueueModuleOptions<Consumed extends AnyQueueName = AnyQueueName> {
+export interface QueueModuleOptions<Consumed extends QueueName = QueueName> {
   /** Names the connections (CLIENT LIST). */
   service: string;
   /** Redis (or Redis Cluster) and the BullMQ prefix (a hash tag, for Redis Cluster). */
   env: Pick<BaseEnv, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'QUEUE_PREFIX'>;
   logger: Logger;
   /** The queues the app adds jobs to (each one injectable with `@InjectQueue(name)`), with their retries. */
-  produces: Partial<Record<AnyQueueName, JobRetry>>;
+  produces: Partial<Record<QueueName, JobRetry>>;
   /** The queues the app works on: one worker each, running the handlers of the app's job catalog. */
   consumes: Record<Consumed, WorkerSettings>;
 }

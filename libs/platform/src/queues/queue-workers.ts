@@ -10,14 +10,14 @@
 // start at module init, before the app has booted, and close in the explorer's onApplicationShutdown, after the
 // HTTP server and the connections. Queues do come from @nestjs/bullmq (see QueueModule).
 import { type Job, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
-import { type AnyJobName, type AnyQueueName, isJobName, JobContracts, jobsOn } from '@countersign/contracts';
+import { type JobName, type QueueName, isJobName, JobContracts, jobsOn } from '@countersign/contracts';
 import { throttledErrorLog } from '../logger';
 import { isFailedForGood } from './failed-for-good';
 import { type JobHandler, MissingJobHandlerError, parseJob } from './job-catalog';
 import type { QueueModuleOptions, WorkerSettings } from './queue-options';
 import type { RedisConnections } from './redis-connections';
 
-type AnyHandler = JobHandler<AnyJobName>;
+type AnyHandler = JobHandler<JobName>;
 
 /**
  * Finished jobs are kept an hour (a re-published job ID is still deduplicated meanwhile), at most 10,000.
@@ -30,27 +30,27 @@ export class QueueWorkers {
   private readonly workers: Worker[] = [];
   /** failedForGood handlers still running; close() waits for them before the connections go. */
   private readonly settling = new Set<Promise<void>>();
-  private catalog?: Partial<Record<AnyJobName, AnyHandler>>;
+  private catalog?: Partial<Record<JobName, AnyHandler>>;
 
   constructor(
     private readonly options: QueueModuleOptions,
     private readonly connections: RedisConnections,
   ) {}
 
-  private get consumed(): AnyQueueName[] {
-    return Object.keys(this.options.consumes) as AnyQueueName[];
+  private get consumed(): QueueName[] {
+    return Object.keys(this.options.consumes) as QueueName[];
   }
 
   /** Takes the app's catalog; throws, naming each job to add, when a job of a consumed queue has no handler. */
   useCatalog(catalog: unknown): void {
-    const handlers = (catalog ?? {}) as Partial<Record<AnyJobName, Partial<AnyHandler>>>;
+    const handlers = (catalog ?? {}) as Partial<Record<JobName, Partial<AnyHandler>>>;
     const missing = this.consumed.flatMap((queue) =>
       jobsOn(queue)
         .filter((name) => typeof handlers[name]?.handle !== 'function')
         .map((name) => ({ queue, name })),
     );
     if (missing.length > 0) throw new MissingJobHandlerError(this.options.service, missing);
-    this.catalog = handlers as Partial<Record<AnyJobName, AnyHandler>>;
+    this.catalog = handlers as Partial<Record<JobName, AnyHandler>>;
   }
 
   start(): void {
@@ -97,7 +97,7 @@ export class QueueWorkers {
   }
 
   /** Validates the payload against the contract, then runs the job's handler. */
-  private async process(queue: AnyQueueName, job: Job, token: string | undefined): Promise<unknown> {
+  private async process(queue: QueueName, job: Job, token: string | undefined): Promise<unknown> {
     const handler = this.handlerOf(queue, job.name);
     if (!handler) {
       throw new UnrecoverableError(
@@ -106,15 +106,15 @@ export class QueueWorkers {
           : `no handler for job "${job.name}" on queue ${queue}`,
       );
     }
-    return handler.handle(parseJob(job.name as AnyJobName, job), job, token);
+    return handler.handle(parseJob(job.name as JobName, job), job, token);
   }
 
-  private handlerOf(queue: AnyQueueName, name: string): AnyHandler | undefined {
+  private handlerOf(queue: QueueName, name: string): AnyHandler | undefined {
     if (!isJobName(name) || JobContracts[name].queue !== queue) return undefined;
     return this.catalog?.[name];
   }
 
-  private async afterFailure(queue: AnyQueueName, job: Job, error: Error): Promise<void> {
+  private async afterFailure(queue: QueueName, job: Job, error: Error): Promise<void> {
     const final = isFailedForGood(job, error);
     const data = (typeof job.data === 'object' && job.data !== null ? job.data : {}) as Record<
       string,

@@ -13,7 +13,7 @@ import {
 import { ModuleRef } from '@nestjs/core';
 import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
-import type { AnyQueueName } from '@countersign/contracts';
+import type { QueueName } from '@countersign/contracts';
 import { JOB_CATALOG } from './job-catalog';
 import { QUEUE_MODULE_OPTIONS, type JobRetry, type QueueModuleOptions } from './queue-options';
 import { QueueWorkers } from './queue-workers';
@@ -39,7 +39,7 @@ export class QueueModule
    * Everything is built from `options`, which the app computes from its validated config at bootstrap, so
    * instances with different settings can share a process. The app provides its handlers with provideJobCatalog().
    */
-  static forRoot<Consumed extends AnyQueueName>(options: QueueModuleOptions<Consumed>): DynamicModule {
+  static forRoot<Consumed extends QueueName>(options: QueueModuleOptions<Consumed>): DynamicModule {
     const settings = { provide: QUEUE_MODULE_OPTIONS, useValue: options };
     const connections = {
       provide: RedisConnections,
@@ -52,7 +52,7 @@ export class QueueModule
       providers: [settings, connections],
       exports: [settings, connections],
     };
-    const produced = Object.keys(options.produces) as AnyQueueName[];
+    const produced = Object.keys(options.produces) as QueueName[];
     const bullRoot = BullModule.forRootAsync({
       imports: [connectionsModule],
       inject: [RedisConnections, QUEUE_MODULE_OPTIONS],
