@@ -2,13 +2,14 @@
 // validated settings and its job catalog, started once the app has booted and closed before anything else of
 // the queue layer, letting in-flight jobs finish.
 //
-// Not @nestjs/bullmq's @Processor: its worker options are class metadata. `BullExplorer.registerWorkers()` in
-// node_modules/@nestjs/bullmq/dist/bull.explorer.js takes them from `getWorkerOptionsMetadata(instance.constructor)`,
-// i.e. what `@Processor(queue, workerOptions)` fixed when the class was declared, and `handleProcessor()` spreads them
-// into `new Worker(...)`. Concurrency and lock/stall timings come from each instance's runtime config (tests run
-// several instances with different ones in one process), which a decorator argument cannot carry; and those workers
-// start at module init, before the app has booted, and close in the explorer's onApplicationShutdown, after the
-// HTTP server and the connections. Queues do come from @nestjs/bullmq (see QueueModule).
+// Not @nestjs/bullmq's @Processor: its worker options are class metadata. In
+// node_modules/@nestjs/bullmq/dist/bull.explorer.js, `BullExplorer.registerWorkers()` takes them from
+// `getWorkerOptionsMetadata(instance.constructor)`, i.e. what `@Processor(queue, workerOptions)` fixed when the
+// class was declared, and `handleProcessor()` spreads them into `new Worker(...)`. Concurrency and lock/stall
+// timings come from each instance's runtime config (tests run several instances with different ones in one
+// process), which a decorator argument cannot carry; and those workers start at module init, before the app has
+// booted, and close in the explorer's onApplicationShutdown, after the HTTP server and the connections. Queues do
+// come from @nestjs/bullmq (see QueueModule); the workers are built here, as in Immich's job repository.
 import { type Job, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
 import { type JobName, type QueueName, isJobName, JobContracts, jobsOn } from '@countersign/contracts';
 import { throttledErrorLog } from '../logger';
