@@ -5,6 +5,7 @@ import { fingerprint, verifyPayloadSignature } from '@countersign/authorization'
 import {
   ApprovalServiceQueueName,
   approvalServiceJobIds,
+  jobIds,
   SignedDecisionSchema,
   type ApprovalRequest,
 } from '@countersign/contracts';
@@ -69,6 +70,8 @@ beforeAll(async () => {
     SMTP_URL: smtpUrl,
     NOTIFY_ATTEMPTS: '20',
     NOTIFY_BACKOFF: '50ms',
+    DECISION_ATTEMPTS: '7',
+    DECISION_BACKOFF: '250ms',
     // Sweep often, and take over an unpublished decision or a dead sweep's timers after 2 s, not 30.
     TIMER_SWEEP_MS: '50',
     TIMER_LEASE_MS: '2000',
@@ -231,6 +234,11 @@ describe('approval service', () => {
     });
     expect(verifyPayloadSignature(decision, DECISION_SIGNING_SECRET)).toBe(true);
     expect(verifyPayloadSignature({ ...decision, decision: 'deny' }, DECISION_SIGNING_SECRET)).toBe(false);
+    // The workers' retries of the decision job, as configured (DECISION_ATTEMPTS, DECISION_BACKOFF).
+    expect((await queues.decisions.getJob(jobIds.decision(request.callId)))?.opts).toMatchObject({
+      attempts: 7,
+      backoff: { type: 'exponential', delay: 250 },
+    });
 
     const update = await waitFor(
       () => slack.find('chat.update', 'Approved by bob').find((c) => c.body.ts === message.ts),
@@ -725,11 +733,21 @@ describe('approval service', () => {
   });
 
   it('serves health, metrics and the OpenAPI document', async () => {
-    expect((await api('GET', '/health', undefined)).json).toMatchObject({
+    const counts = {
+      waiting: expect.any(Number),
+      active: expect.any(Number),
+      delayed: expect.any(Number),
+      failed: expect.any(Number),
+    };
+    const health = (await api('GET', '/health', undefined)).json;
+    expect(health).toMatchObject({
       status: 'ok',
       redis: 'up',
+      queues: { 'approval-decisions': counts, 'approval-notifications': counts },
       timers: { scheduled: expect.any(Number), due: expect.any(Number) },
     });
+    // No agent worker runs in this file: every decision published so far still waits.
+    expect(health.queues['approval-decisions'].waiting).toBeGreaterThan(0);
     expect((await fetch(`${service.url}/metrics`)).status).toBe(401);
     expect(
       (await fetch(`${service.url}/metrics`, { headers: { Authorization: `Bearer ${token('bob')}` } }))

@@ -47,7 +47,7 @@ beforeAll(async () => {
     approvalEnv: { APPROVALS_CONFIG: JSON.stringify(APPROVALS) },
   });
   redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-  for (const name of [...Object.values(QueueName), ...Object.values(ApprovalServiceQueueName)])
+  for (const name of Object.values(QueueName))
     queues[name] = new Queue(name, { connection: redis, prefix: system.prefixes.queuePrefix });
 });
 

@@ -6,11 +6,9 @@ import {
   Inject,
   Injectable,
   Module,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
+  type OnModuleInit,
 } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { QueueName } from '@countersign/contracts';
 import {
   AuditLog,
   Authenticator,
@@ -18,6 +16,9 @@ import {
   METRICS_REGISTRY,
   MetricsController,
   PrincipalGuard,
+  provideJobCatalog,
+  QueueModule,
+  RedisConnections,
   REQUEST_AUTHENTICATOR,
   RunReaders,
   type Logger,
@@ -30,10 +31,9 @@ import { InfraController } from './infra/infra.controller';
 import { InfraStore } from './infra/infra-store';
 import { HealthController } from './observability/health.controller';
 import { WorkerMetrics } from './observability/worker-metrics';
-import { Connections } from './queues/connections';
+import { agentWorkerJobs, agentWorkerQueues } from './queues/agent-worker-jobs';
 import { DecisionsProcessor, RunsProcessor } from './queues/processors';
 import { ApprovalRequestsProducer, RunsProducer } from './queues/producers';
-import { QueueWorkers } from './queues/queue-workers';
 import { Decisions } from './runs/decisions';
 import { RunEvents } from './runs/run-events';
 import { RunLoop } from './runs/run-loop';
@@ -50,36 +50,26 @@ export interface AgentWorkerSettings {
 
 export const SETTINGS = Symbol('AgentWorkerSettings');
 
-/** Start-up and shutdown order: events and infra first, workers last; workers drain before Redis closes. */
+/**
+ * Infra and events are ready before the queue workers start (QueueModule starts them once every module is
+ * initialised); events stop after the workers have finished their in-flight jobs and tool calls (QueueModule
+ * closes them on module destroy, and Redis last).
+ */
 @Injectable()
-export class Lifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+export class Lifecycle implements OnModuleInit, BeforeApplicationShutdown {
   constructor(
     @Inject(SETTINGS) private readonly settings: AgentWorkerSettings,
-    @Inject(Connections) private readonly connections: Connections,
     @Inject(InfraStore) private readonly infra: InfraStore,
     @Inject(RunEvents) private readonly events: RunEvents,
-    @Inject(QueueWorkers) private readonly workers: QueueWorkers,
-    @Inject(RunsProcessor) private readonly runs: RunsProcessor,
-    @Inject(DecisionsProcessor) private readonly decisions: DecisionsProcessor,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
+  async onModuleInit(): Promise<void> {
     if (this.settings.config.SEED_DEMO_INFRA) await this.infra.seedDefaults();
     await this.events.start();
-    this.workers.start({
-      [QueueName.AgentRuns]: this.runs,
-      [QueueName.ApprovalDecisions]: this.decisions,
-    });
   }
 
-  /** Finishes in-flight jobs (and so in-flight tool calls) before anything closes. */
-  async beforeApplicationShutdown(): Promise<void> {
-    await this.workers.close();
+  beforeApplicationShutdown(): void {
     this.events.stop();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.connections.close();
   }
 }
 
@@ -89,6 +79,7 @@ export class AgentWorkerModule {
     const { config, agents, principals, logger } = settings;
     return {
       module: AgentWorkerModule,
+      imports: [QueueModule.forRoot(agentWorkerQueues(config, logger))],
       // /demo/infra exists only while the simulated infrastructure does; /metrics moves to its own port when asked.
       controllers: [
         RunsController,
@@ -103,16 +94,15 @@ export class AgentWorkerModule {
         // Every route names its caller (PrincipalGuard); the requester of a run is that principal.
         { provide: REQUEST_AUTHENTICATOR, useValue: new BearerAuthenticator(new Authenticator(principals)) },
         { provide: APP_GUARD, useClass: PrincipalGuard },
-        { provide: Connections, useFactory: () => new Connections(config, logger) },
         {
           provide: AuditLog,
-          useFactory: (c: Connections) => new AuditLog(c.commands, config.KEY_PREFIX, 'agent-worker'),
-          inject: [Connections],
+          useFactory: (c: RedisConnections) => new AuditLog(c.commands, config.KEY_PREFIX, 'agent-worker'),
+          inject: [RedisConnections],
         },
         {
           provide: InfraStore,
-          useFactory: (c: Connections) => new InfraStore(c.commands, config.KEY_PREFIX),
-          inject: [Connections],
+          useFactory: (c: RedisConnections) => new InfraStore(c.commands, config.KEY_PREFIX),
+          inject: [RedisConnections],
         },
         {
           provide: AgentCatalog,
@@ -121,26 +111,18 @@ export class AgentWorkerModule {
         },
         {
           provide: RunStore,
-          useFactory: (c: Connections) =>
+          useFactory: (c: RedisConnections) =>
             new RunStore(c.commands, config.KEY_PREFIX, config.FINISHED_RUN_TTL_SECONDS),
-          inject: [Connections],
+          inject: [RedisConnections],
         },
         {
           provide: RunEvents,
-          useFactory: (c: Connections, store: RunStore) =>
+          useFactory: (c: RedisConnections, store: RunStore) =>
             new RunEvents(store, c.subscriber, config.KEY_PREFIX, logger),
-          inject: [Connections, RunStore],
+          inject: [RedisConnections, RunStore],
         },
-        {
-          provide: ApprovalRequestsProducer,
-          useFactory: (c: Connections) => new ApprovalRequestsProducer(c.queues[QueueName.ApprovalRequests]),
-          inject: [Connections],
-        },
-        {
-          provide: RunsProducer,
-          useFactory: (c: Connections) => new RunsProducer(c.queues[QueueName.AgentRuns]),
-          inject: [Connections],
-        },
+        ApprovalRequestsProducer,
+        RunsProducer,
         {
           provide: RunLoop,
           useFactory: (
@@ -182,19 +164,17 @@ export class AgentWorkerModule {
             new DecisionsProcessor(decisions, runLoop, logger),
           inject: [Decisions, RunLoop],
         },
-        {
-          provide: QueueWorkers,
-          useFactory: (c: Connections) => new QueueWorkers(config, c, logger),
-          inject: [Connections],
-        },
+        provideJobCatalog(agentWorkerJobs, [RunsProcessor, DecisionsProcessor]),
         {
           provide: RunsService,
-          useFactory: (...deps: [RunStore, AgentCatalog, RunsProducer, RunEvents, AuditLog, Connections]) => {
+          useFactory: (
+            ...deps: [RunStore, AgentCatalog, RunsProducer, RunEvents, AuditLog, RedisConnections]
+          ) => {
             const [store, catalog, producer, events, audit, c] = deps;
             const readers = new RunReaders(c.commands, config.KEY_PREFIX);
             return new RunsService({ store, catalog, producer, events, audit, readers });
           },
-          inject: [RunStore, AgentCatalog, RunsProducer, RunEvents, AuditLog, Connections],
+          inject: [RunStore, AgentCatalog, RunsProducer, RunEvents, AuditLog, RedisConnections],
         },
         Lifecycle,
       ],

@@ -42,7 +42,12 @@ export async function startAgentWorker(
     forceCloseConnections: true,
   });
   const host = options.host ?? config.HOST;
-  await app.listen(options.port ?? config.PORT, host);
+  try {
+    await app.listen(options.port ?? config.PORT, host);
+  } catch (error) {
+    await app.close(); // e.g. a job without a handler: nothing stays connected
+    throw error;
+  }
   const { port } = app.getHttpServer().address() as AddressInfo;
   const url = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
   let metrics: MetricsServer | undefined;

@@ -6,6 +6,9 @@ import {
   METRICS_REGISTRY,
   MetricsController,
   PrincipalGuard,
+  provideJobCatalog,
+  QueueModule,
+  RedisConnections,
   REQUEST_AUTHENTICATOR,
   RunReaders,
   type Logger,
@@ -21,8 +24,6 @@ import { SignInCodes } from './auth/sign-in-codes';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from './config/approval-service.config';
 import { AuditTrail } from './core/audit-trail';
 import { Metrics } from './core/metrics';
-import { Queues } from './core/queues';
-import { RedisConnections } from './core/redis-connections';
 import { ServiceAddress } from './core/service-address';
 import { LOGGER } from './core/tokens';
 import { EmailLinkController } from './email/email-link.controller';
@@ -33,8 +34,8 @@ import { LiveUpdates } from './live/live-updates';
 import { NotificationScheduler } from './notifications/notification-scheduler';
 import { NotificationService } from './notifications/notification.service';
 import { ApprovalRequestProcessor } from './queues/approval-request.processor';
+import { approvalServiceJobs, approvalServiceQueues } from './queues/approval-service-jobs';
 import { NotificationProcessor } from './queues/notification.processor';
-import { QueueWorkers } from './queues/queue-workers';
 import { SlackController } from './slack/slack.controller';
 import { SlackNotifier } from './slack/slack-notifier';
 import { DueTimers } from './timers/due-timers';
@@ -45,6 +46,7 @@ export class ApprovalServiceModule {
   static register(config: ApprovalServiceConfig, logger: Logger): DynamicModule {
     return {
       module: ApprovalServiceModule,
+      imports: [QueueModule.forRoot(approvalServiceQueues(config, logger))],
       controllers: [
         ApprovalsController,
         SlackController,
@@ -79,8 +81,6 @@ export class ApprovalServiceModule {
               config.env.TIMER_LEASE_MS,
             ),
         },
-        RedisConnections,
-        Queues,
         Metrics,
         AuditTrail,
         ServiceAddress,
@@ -96,7 +96,7 @@ export class ApprovalServiceModule {
         NotificationService,
         ApprovalRequestProcessor,
         NotificationProcessor,
-        QueueWorkers,
+        provideJobCatalog(approvalServiceJobs, [ApprovalRequestProcessor, NotificationProcessor]),
         {
           provide: DueTimers,
           inject: [RedisConnections],

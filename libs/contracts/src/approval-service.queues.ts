@@ -1,20 +1,20 @@
-// The approval service's internal queue (notification delivery) and its message catalog. Expiry and escalation
-// are not jobs: they are due timers in the approval state, swept by every replica (see the approval service's
-// TimerSweep).
+// The approval service's own queue (notification delivery): its names, the payload schemas of its jobs (listed in
+// the job catalog, job-contracts.ts) and their job IDs. Expiry and escalation are not jobs: they are due timers in
+// the approval state, swept by every replica (see the approval service's TimerSweep).
 import { z } from 'zod';
 import { IdSchema } from './common.schema';
+import { JobName, QueueName } from './queues';
 
-export const ApprovalServiceQueueName = {
-  /** Slack and email delivery, retried with backoff so an outage never delays or loses a request. */
-  Notifications: 'approval-notifications',
-} as const;
+/** The approval service's own part of QueueName. */
+export const ApprovalServiceQueueName = { Notifications: QueueName.ApprovalNotifications } as const;
 export type ApprovalServiceQueueName =
   (typeof ApprovalServiceQueueName)[keyof typeof ApprovalServiceQueueName];
 
+/** The approval service's own part of JobName. */
 export const ApprovalServiceJobName = {
-  NotifySlack: 'notify.slack',
-  NotifyEmail: 'notify.email',
-  ShowOutcome: 'notify.outcome',
+  NotifySlack: JobName.NotifySlack,
+  NotifyEmail: JobName.NotifyEmail,
+  ShowOutcome: JobName.ShowOutcome,
 } as const;
 export type ApprovalServiceJobName = (typeof ApprovalServiceJobName)[keyof typeof ApprovalServiceJobName];
 
@@ -27,25 +27,6 @@ export const NotifySlackJobSchema = CallRefSchema.extend({
 export const NotifyEmailJobSchema = CallRefSchema.extend({ approver: IdSchema });
 /** Tell every channel that showed the request how it ended (Slack messages updated, an email on expiry). */
 export const ShowOutcomeJobSchema = CallRefSchema;
-
-/** Job name → payload schema: producers parse before add, processors safeParse before work. */
-export const ApprovalServiceJobSchemas = {
-  [ApprovalServiceJobName.NotifySlack]: NotifySlackJobSchema,
-  [ApprovalServiceJobName.NotifyEmail]: NotifyEmailJobSchema,
-  [ApprovalServiceJobName.ShowOutcome]: ShowOutcomeJobSchema,
-} as const;
-export type ApprovalServiceJobPayloads = {
-  [K in ApprovalServiceJobName]: z.infer<(typeof ApprovalServiceJobSchemas)[K]>;
-};
-
-/** Which job names each internal queue carries. */
-export const ApprovalServiceQueueJobs = {
-  [ApprovalServiceQueueName.Notifications]: [
-    ApprovalServiceJobName.NotifySlack,
-    ApprovalServiceJobName.NotifyEmail,
-    ApprovalServiceJobName.ShowOutcome,
-  ],
-} as const satisfies Record<ApprovalServiceQueueName, readonly ApprovalServiceJobName[]>;
 
 const suffix = (attempt: number) => (attempt === 0 ? '' : `-r${attempt}`);
 

@@ -8,3 +8,4 @@ export * from './validation';
 export * from './approval-service.queues';
 export * from './run-readers';
 export * from './token-hash';
+export * from './job-contracts';

@@ -1,8 +1,6 @@
-// Queue names, job names and the name → payload map: the contract between producers and consumers.
-import type { z } from 'zod';
-import type { StartRunJobSchema } from './runs.schema';
-import type { ApprovalRequestSchema } from './approval-request.schema';
-import type { SignedDecisionSchema } from './decision.schema';
+// Every queue and job name of both apps. The agent-runs, approval-requests and approval-decisions queues are the
+// contract between the agent workers and the approval service; approval-notifications is the approval service's
+// own. Which queue carries each job, and the schema of its payload, is the job catalog (job-contracts.ts).
 
 /** The braces make a Redis Cluster hash tag, so every key of every queue lands on one slot. */
 export const DEFAULT_QUEUE_PREFIX = '{countersign}';
@@ -11,28 +9,21 @@ export const QueueName = {
   AgentRuns: 'agent-runs',
   ApprovalRequests: 'approval-requests',
   ApprovalDecisions: 'approval-decisions',
+  /** Slack and email delivery, retried with backoff so an outage never delays or loses a request. */
+  ApprovalNotifications: 'approval-notifications',
 } as const;
-export type QueueName = (typeof QueueName)[keyof typeof QueueName];
 
 export const JobName = {
   StartRun: 'run.start',
   RequestApproval: 'approval.request',
   Decision: 'approval.decision',
+  NotifySlack: 'notify.slack',
+  NotifyEmail: 'notify.email',
+  ShowOutcome: 'notify.outcome',
 } as const;
+
+export type QueueName = (typeof QueueName)[keyof typeof QueueName];
 export type JobName = (typeof JobName)[keyof typeof JobName];
-
-/** Which job names each public queue carries. */
-export const QueueJobs = {
-  [QueueName.AgentRuns]: [JobName.StartRun],
-  [QueueName.ApprovalRequests]: [JobName.RequestApproval],
-  [QueueName.ApprovalDecisions]: [JobName.Decision],
-} as const satisfies Record<QueueName, readonly JobName[]>;
-
-export interface JobPayloads {
-  [JobName.StartRun]: z.infer<typeof StartRunJobSchema>;
-  [JobName.RequestApproval]: z.infer<typeof ApprovalRequestSchema>;
-  [JobName.Decision]: z.infer<typeof SignedDecisionSchema>;
-}
 
 /** Deterministic job IDs: a retried publish never duplicates a message. BullMQ forbids ':' in custom IDs. */
 export const jobIds = {

@@ -1,4 +1,4 @@
-// @countersign/platform: the plumbing both services share (config, Redis, logs, audit log, validation).
+// @countersign/platform: the plumbing both services share (config, Redis, queues, logs, audit log, validation).
 export * from './base-config';
 export * from './redis';
 export * from './logger';
@@ -11,3 +11,10 @@ export * from './config-file';
 export * from './identity';
 export * from './run-readers';
 export * from './metrics-endpoint';
+export * from './queues/failed-for-good';
+export * from './queues/job-catalog';
+export * from './queues/queue-options';
+export * from './queues/queue-workers';
+export * from './queues/queue.module';
+export * from './queues/queues';
+export * from './queues/redis-connections';

@@ -1,12 +1,10 @@
 import { Controller, Get, HttpException, Inject } from '@nestjs/common';
-import { PublicRoute, redisAnswers } from '@countersign/platform';
-import { Connections } from '../queues/connections';
-import { QueueWorkers } from '../queues/queue-workers';
+import { PublicRoute, QueueWorkers, RedisConnections, redisAnswers } from '@countersign/platform';
 
 @Controller()
 export class HealthController {
   constructor(
-    @Inject(Connections) private readonly connections: Connections,
+    @Inject(RedisConnections) private readonly connections: RedisConnections,
     @Inject(QueueWorkers) private readonly workers: QueueWorkers,
   ) {}
 
@@ -15,7 +13,7 @@ export class HealthController {
   @PublicRoute('load balancers and orchestrators probe it; it says only up or down')
   async health(): Promise<{ status: 'ok'; redis: 'up'; queues: 'running' }> {
     const redis = await redisAnswers(this.connections.commands);
-    const queues = await this.workers.isRunning();
+    const queues = this.workers.isRunning();
     if (!redis || !queues) {
       throw new HttpException(
         { status: 'down', redis: redis ? 'up' : 'down', queues: queues ? 'running' : 'stopped' },

@@ -1,17 +1,19 @@
 // Builds, signs and publishes decisions. The fingerprint is computed from exactly what approvers were shown.
 import { Inject, Injectable } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bullmq';
+import type { Queue } from 'bullmq';
 import {
   DecisionSchema,
   JobName,
   jobIds,
   parseContract,
+  QueueName,
   SignedDecisionSchema,
   type ApprovalRequest,
   type SignedDecision,
 } from '@countersign/contracts';
 import { fingerprint, withSignature } from '@countersign/authorization';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
-import { Queues } from '../core/queues';
 import type { Outcome } from './approval-store';
 
 @Injectable()
@@ -20,7 +22,7 @@ export class DecisionPublisher {
 
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
-    private readonly queues: Queues,
+    @InjectQueue(QueueName.ApprovalDecisions) private readonly decisions: Queue,
   ) {
     this.secret = env.DECISION_SIGNING_SECRET;
   }
@@ -50,7 +52,7 @@ export class DecisionPublisher {
   /** Idempotent: the job ID is derived from the call ID and attempt. */
   async publish(request: ApprovalRequest, outcome: Outcome): Promise<SignedDecision> {
     const signed = this.sign(request, outcome);
-    await this.queues.decisions.add(JobName.Decision, signed, {
+    await this.decisions.add(JobName.Decision, signed, {
       jobId: jobIds.decision(request.callId, request.attempt),
     });
     return signed;

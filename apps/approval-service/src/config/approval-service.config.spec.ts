@@ -20,6 +20,12 @@ describe('loadApprovalServiceConfig', () => {
       APPROVAL_DEFAULT_EXPIRY: 1_800_000,
       TIMER_SWEEP_MS: 1_000,
       TIMER_LEASE_MS: 30_000,
+      REQUEST_CONCURRENCY: 64,
+      NOTIFY_CONCURRENCY: 16,
+      NOTIFY_ATTEMPTS: 6,
+      NOTIFY_BACKOFF: 1_000,
+      DECISION_ATTEMPTS: 5,
+      DECISION_BACKOFF: 500,
       SLACK_API_URL: 'https://slack.com/api/',
       QUEUE_PREFIX: '{countersign}',
     });
@@ -39,6 +45,9 @@ describe('loadApprovalServiceConfig', () => {
     [{ APPROVAL_DEFAULT_EXPIRY: 'soon' }, 'APPROVAL_DEFAULT_EXPIRY: must be a duration'],
     [{ TIMER_SWEEP_MS: '0' }, 'TIMER_SWEEP_MS'],
     [{ TIMER_LEASE_MS: 'long' }, 'TIMER_LEASE_MS'],
+    [{ NOTIFY_CONCURRENCY: '0' }, 'NOTIFY_CONCURRENCY'],
+    [{ DECISION_ATTEMPTS: 'many' }, 'DECISION_ATTEMPTS'],
+    [{ DECISION_BACKOFF: '500' }, 'DECISION_BACKOFF: must be a duration'],
     [
       { APPROVALS_CONFIG: '{"groups":[],"defaultGroup":"ops"}' },
       'APPROVALS_CONFIG defaultGroup: unknown group "ops"',

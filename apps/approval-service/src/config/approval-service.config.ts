@@ -39,6 +39,14 @@ export const ApprovalServiceEnvSchema = BaseEnvSchema.extend({
   APPROVAL_RETENTION: DurationSchema.default(7 * 86_400_000),
   NOTIFY_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(6),
   NOTIFY_BACKOFF: DurationSchema.default(1_000),
+  /** Slack and email deliveries handled at once per replica. */
+  NOTIFY_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(16),
+  /**
+   * Attempts an agent worker gets at applying a decision job (stored in each job this service publishes), with
+   * exponential backoff starting at DECISION_BACKOFF.
+   */
+  DECISION_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(5),
+  DECISION_BACKOFF: DurationSchema.default(500),
   /** Approval requests handled at once per replica. */
   REQUEST_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
   /** How often each replica sweeps the due expiry and escalation timers (ms): how late a timer may run. */

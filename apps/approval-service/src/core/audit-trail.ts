@@ -1,12 +1,11 @@
 // The shared hash-chained audit log (AuditLog batches this process's appends onto this process's own chain).
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { AuditLog, type AuditInput, type Logger } from '@countersign/platform';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { AuditLog, type AuditInput, type Logger, RedisConnections } from '@countersign/platform';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
-import { RedisConnections } from './redis-connections';
 import { LOGGER } from './tokens';
 
 @Injectable()
-export class AuditTrail implements OnModuleDestroy {
+export class AuditTrail implements OnApplicationShutdown {
   readonly log: AuditLog;
 
   constructor(
@@ -37,8 +36,11 @@ export class AuditTrail implements OnModuleDestroy {
       );
   }
 
-  /** Lets queued appends finish before the connections close. */
-  async onModuleDestroy(): Promise<void> {
+  /**
+   * Lets queued appends finish before the connections close: after the queue workers, the follow-ups and the
+   * HTTP server have stopped appending (the queue module closes the connections after this, being imported).
+   */
+  async onApplicationShutdown(): Promise<void> {
     await this.log.drain();
   }
 }

@@ -1,9 +1,8 @@
 // Change notices for open inboxes, over Redis pub/sub so every replica's inbox sees every change.
 import { EventEmitter } from 'node:events';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { Logger } from '@countersign/platform';
+import { type Logger, RedisConnections } from '@countersign/platform';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
-import { RedisConnections } from '../core/redis-connections';
 import { LOGGER } from '../core/tokens';
 import { approvalKeys } from '../approvals/approval-keys';
 import { ApprovalStore } from '../approvals/approval-store';

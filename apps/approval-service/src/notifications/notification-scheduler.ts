@@ -2,22 +2,24 @@
 // not jobs: they live in the approval state, see TimerSweep.) Every job has a deterministic ID, so notifying
 // again for a redelivered request or a retried escalation adds nothing twice.
 import { Injectable } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bullmq';
 import {
   ApprovalServiceJobName as Job,
-  ApprovalServiceJobSchemas,
+  ApprovalServiceQueueName,
   approvalServiceJobIds as ids,
+  JobContracts,
   parseContract,
-  type ApprovalServiceJobPayloads,
+  type ApprovalServiceJobName,
+  type JobPayload,
 } from '@countersign/contracts';
 import type { Queue } from 'bullmq';
 import type { DecidedBy } from '@countersign/contracts';
 import { ApproverDirectory } from '../auth/approver-directory';
-import { Queues } from '../core/queues';
 import { SlackNotifier } from '../slack/slack-notifier';
 
 type Notice = {
-  [K in keyof ApprovalServiceJobPayloads]: { name: K; data: ApprovalServiceJobPayloads[K]; jobId: string };
-}[keyof ApprovalServiceJobPayloads];
+  [K in ApprovalServiceJobName]: { name: K; data: JobPayload<K>; jobId: string };
+}[ApprovalServiceJobName];
 
 export interface NotifyTarget {
   callId: string;
@@ -30,7 +32,7 @@ export interface NotifyTarget {
 @Injectable()
 export class NotificationScheduler {
   constructor(
-    private readonly queues: Queues,
+    @InjectQueue(ApprovalServiceQueueName.Notifications) private readonly notifications: Queue,
     private readonly directory: ApproverDirectory,
     private readonly slack: SlackNotifier,
   ) {}
@@ -68,7 +70,7 @@ export class NotificationScheduler {
         }
       }
     }
-    await this.addAll(this.queues.notifications, jobs);
+    await this.addAll(jobs);
   }
 
   /**
@@ -83,7 +85,7 @@ export class NotificationScheduler {
     shown: { channels: string[]; decidedBy: DecidedBy },
   ): Promise<void> {
     if (!this.hasOutcomeToShow(shown)) return;
-    await this.addAll(this.queues.notifications, [
+    await this.addAll([
       { name: Job.ShowOutcome, data: { callId, attempt }, jobId: ids.showOutcome(callId, attempt) },
     ]);
   }
@@ -93,12 +95,12 @@ export class NotificationScheduler {
     return decidedBy === 'expired' && channels.includes('email');
   }
 
-  private async addAll(queue: Queue, jobs: Notice[]): Promise<void> {
+  private async addAll(jobs: Notice[]): Promise<void> {
     if (jobs.length === 0) return;
-    await queue.addBulk(
+    await this.notifications.addBulk(
       jobs.map((job) => ({
         name: job.name,
-        data: parseContract(ApprovalServiceJobSchemas[job.name], job.data, job.name),
+        data: parseContract(JobContracts[job.name].schema, job.data, job.name),
         opts: { jobId: job.jobId },
       })),
     );

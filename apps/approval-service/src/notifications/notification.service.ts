@@ -4,7 +4,7 @@
 // in which a delivery is in doubt and why that window is at-most-once); chat.update is repeated freely: it only
 // sets the same content again.
 import { Inject, Injectable } from '@nestjs/common';
-import type { ApprovalServiceJobPayloads, ApprovalServiceJobName } from '@countersign/contracts';
+import type { ApprovalServiceJobName, JobPayload } from '@countersign/contracts';
 import type { Logger } from '@countersign/platform';
 import { ApprovalStore, type StoredApproval } from '../approvals/approval-store';
 import { ApproverDirectory } from '../auth/approver-directory';
@@ -20,7 +20,7 @@ import { outcomeMessage, requestMessage } from '../slack/slack-blocks';
 import { SlackNotifier } from '../slack/slack-notifier';
 import { OnceOnlyDelivery, type DeliveryOutcome } from './once-only-delivery';
 
-type Payload<K extends ApprovalServiceJobName> = ApprovalServiceJobPayloads[K];
+type Payload<K extends ApprovalServiceJobName> = JobPayload<K>;
 
 const OPEN = ['pending', 'notice'] as const;
 const isOpen = (a: StoredApproval) => a.status === 'pending' || a.status === 'notice';

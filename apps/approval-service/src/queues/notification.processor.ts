@@ -1,60 +1,33 @@
-// Consumes the notification queue: Slack posts, emails and outcome updates, retried with backoff.
+// Consumes the notification queue: Slack posts, emails and outcome updates, retried with backoff. A delivery
+// that failed for good is recorded (metric, log, audit).
 import { Injectable } from '@nestjs/common';
-import { UnrecoverableError, type Job } from 'bullmq';
-import {
-  ApprovalServiceJobName as Name,
-  ApprovalServiceJobSchemas,
-  ApprovalServiceQueueName,
-  ContractValidationError,
-  parseContract,
-  type ApprovalServiceJobName,
-  type ApprovalServiceJobPayloads,
-} from '@countersign/contracts';
+import type { Job } from 'bullmq';
+import { ApprovalServiceJobName as Name, type ApprovalServiceQueueName } from '@countersign/contracts';
+import type { JobCatalog } from '@countersign/platform';
 import { NotificationService } from '../notifications/notification.service';
-import type { QueueProcessor } from './queue-processor';
-
-type NotificationJobName = typeof Name.NotifySlack | typeof Name.NotifyEmail | typeof Name.ShowOutcome;
 
 @Injectable()
-export class NotificationProcessor implements QueueProcessor {
-  readonly queueName = ApprovalServiceQueueName.Notifications;
-  readonly concurrency = 16;
-
+export class NotificationProcessor {
   constructor(private readonly notifications: NotificationService) {}
 
-  async process(job: Job): Promise<void> {
-    const name = job.name as NotificationJobName;
-    switch (name) {
-      case Name.NotifySlack:
-        return this.notifications.notifySlack(validate(job, name));
-      case Name.NotifyEmail:
-        return this.notifications.notifyEmail(validate(job, name));
-      case Name.ShowOutcome:
-        return this.notifications.showOutcome(validate(job, name));
-      default: {
-        const unknown: never = name;
-        throw new UnrecoverableError(`unknown job name "${String(unknown)}" on ${this.queueName}`);
-      }
-    }
+  /** The handler of each notification job. */
+  get jobs(): JobCatalog<typeof ApprovalServiceQueueName.Notifications> {
+    const failedForGood = (job: Job, error: Error) => this.failedForGood(job, error);
+    return {
+      [Name.NotifySlack]: { handle: (job) => this.notifications.notifySlack(job), failedForGood },
+      [Name.NotifyEmail]: { handle: (job) => this.notifications.notifyEmail(job), failedForGood },
+      [Name.ShowOutcome]: { handle: (job) => this.notifications.showOutcome(job), failedForGood },
+    };
   }
 
-  async onFailed(job: Job, error: Error, final: boolean): Promise<void> {
-    if (!final) return;
-    const data = job.data as { callId?: string; channel?: string; approver?: string };
+  private async failedForGood(job: Job, error: Error): Promise<void> {
+    const data = (job.data ?? {}) as { callId?: unknown; channel?: unknown; approver?: unknown };
+    const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
     await this.notifications.failed({
-      callId: String(data.callId ?? job.id),
+      callId: text(data.callId) ?? String(job.id),
       channel: job.name === Name.NotifyEmail ? 'email' : job.name === Name.NotifySlack ? 'slack' : 'outcome',
-      target: data.channel ?? data.approver ?? '',
+      target: text(data.channel) ?? text(data.approver) ?? '',
       error: error.message,
     });
-  }
-}
-
-export function validate<K extends ApprovalServiceJobName>(job: Job, name: K): ApprovalServiceJobPayloads[K] {
-  try {
-    return parseContract(ApprovalServiceJobSchemas[name], job.data, name) as ApprovalServiceJobPayloads[K];
-  } catch (error) {
-    if (error instanceof ContractValidationError) throw new UnrecoverableError(error.message);
-    throw error;
   }
 }
