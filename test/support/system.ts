@@ -25,6 +25,7 @@ import { SmtpCapture, type CapturedMail } from './smtp-capture';
 export const SYSTEM_SECRETS = {
   DECISION_SIGNING_SECRET: 'system-decision-secret-0123456789',
   LINK_TOKEN_SECRET: 'system-link-secret-0123456789',
+  AUDIT_SIGNING_SECRET: 'system-audit-signing-secret-0123456789abcdef',
   SLACK_SIGNING_SECRET: 'system-slack-signing-secret',
   SLACK_BOT_TOKEN: 'xoxb-system-test',
 };
@@ -99,6 +100,7 @@ export class TestSystem {
       KEY_PREFIX: this.prefixes.keyPrefix,
       QUEUE_PREFIX: this.prefixes.queuePrefix,
       DECISION_SIGNING_SECRET: SYSTEM_SECRETS.DECISION_SIGNING_SECRET,
+      AUDIT_SIGNING_SECRET: SYSTEM_SECRETS.AUDIT_SIGNING_SECRET,
       PRINCIPALS_CONFIG: directory.PRINCIPALS_CONFIG,
       LOG_LEVEL: 'silent',
     };

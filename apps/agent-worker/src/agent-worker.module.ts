@@ -12,6 +12,7 @@ import {
 import { APP_GUARD } from '@nestjs/core';
 import { QueueName } from '@countersign/contracts';
 import {
+  AuditKeyring,
   AuditLog,
   Authenticator,
   BearerAuthenticator,
@@ -106,7 +107,8 @@ export class AgentWorkerModule {
         { provide: Connections, useFactory: () => new Connections(config, logger) },
         {
           provide: AuditLog,
-          useFactory: (c: Connections) => new AuditLog(c.commands, config.KEY_PREFIX, 'agent-worker'),
+          useFactory: (c: Connections) =>
+            new AuditLog(c.commands, config.KEY_PREFIX, 'agent-worker', AuditKeyring.fromEnv(config)),
           inject: [Connections],
         },
         {
