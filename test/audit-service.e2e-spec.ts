@@ -1,10 +1,15 @@
 // The audit log as the approval service keeps and serves it, end to end (real Redis, real HTTP): unauthenticated
-// traffic is counted, never appended; a chain rewritten without the key fails /audit/verify.
+// traffic is counted, never appended; a chain rewritten without the key fails /audit/verify; GET /audit shows each
+// caller what was routed to them, a page at a time; retention trims behind a checkpoint that verifies.
 import { createHash, createHmac } from 'node:crypto';
 import { Redis } from 'ioredis';
+import type { AuditEntry } from '@countersign/contracts';
+import { AuditLog } from '@countersign/platform';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
+import { AuditTrail } from '../apps/approval-service/src/core/audit-trail';
 import { slackSignature } from '../apps/approval-service/src/slack/slack-signature';
 import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
+import { testAuditKeyring } from './support/audit';
 import { FakeSlackApi } from './support/fake-slack-api';
 import { bearer } from './support/principals';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
@@ -260,4 +265,121 @@ describe('the keyed chain (finding 7)', () => {
         .exec();
     },
   );
+});
+
+describe('GET /audit', () => {
+  /** Two requests, one routed to ops (bob, carol), one to finance (eve), and what an agent worker writes beside them. */
+  async function routedTwoWays() {
+    const ops = await queues.submit(approvalRequest({ toolName: 'restart_service' }));
+    const finance = await queues.submit(
+      approvalRequest({ toolName: 'pay_invoice', args: { invoice: 'INV-1' } }),
+    );
+    for (const [request, as] of [
+      [ops, 'bob'],
+      [finance, 'eve'],
+    ] as const)
+      await waitFor(
+        async () => (await get(`/approvals/${request.callId}`, as)).status === 200,
+        'request stored',
+      );
+    // An agent worker's entries: one of a run only, one of no request at all.
+    const worker = new AuditLog(redis, prefixes.keyPrefix, 'agent-worker', testAuditKeyring());
+    await worker.append({ type: 'run.parked', runId: ops.runId, detail: { pending: [ops.callId] } });
+    await worker.append({ type: 'run.parked', runId: finance.runId, detail: { pending: [finance.callId] } });
+    const unrelated = await worker.append({ type: 'run.started', runId: 'run-of-no-request' });
+    return { ops, finance, unrelated };
+  }
+
+  const ids = (entries: AuditEntry[]) => entries.map((e) => e.id);
+
+  it('shows a caller only the entries of requests routed to their groups, and of the runs those came from', async () => {
+    const { ops, finance, unrelated } = await routedTwoWays();
+    const asBob = (await get<AuditEntry[]>('/audit', 'bob')).json;
+    expect(asBob.some((e) => e.callId === ops.callId && e.type === 'request.created')).toBe(true);
+    expect(asBob.some((e) => e.runId === ops.runId && e.type === 'run.parked')).toBe(true);
+    expect(asBob.some((e) => e.callId === finance.callId || e.runId === finance.runId)).toBe(false);
+    expect(ids(asBob)).not.toContain(unrelated);
+
+    const asEve = (await get<AuditEntry[]>('/audit', 'eve')).json;
+    expect(asEve.some((e) => e.callId === finance.callId)).toBe(true);
+    expect(asEve.some((e) => e.runId === finance.runId && e.type === 'run.parked')).toBe(true);
+    expect(asEve.some((e) => e.callId === ops.callId || e.runId === ops.runId)).toBe(false);
+
+    // Asking for a call by its ID does not get round the groups.
+    expect((await get<AuditEntry[]>(`/audit?callId=${ops.callId}`, 'eve')).json).toEqual([]);
+    // Someone in no group sees nothing (and the service reads nothing for them).
+    expect(await get('/audit', 'mallory')).toMatchObject({ status: 200, json: [], link: null });
+
+    const asAuditor = (await get<AuditEntry[]>('/audit', 'auditor')).json;
+    expect(ids(asAuditor)).toEqual(expect.arrayContaining([...ids(asBob), ...ids(asEve), unrelated]));
+  });
+
+  it('pages newest first with a Link to older entries, each page oldest first, and refuses a bad cursor', async () => {
+    await routedTwoWays();
+    const whole = (await get<AuditEntry[]>('/audit', 'auditor')).json;
+    expect(whole.length).toBeGreaterThan(6);
+    const pages: AuditEntry[][] = [];
+    for (let path: string | undefined = '/audit?limit=3'; path && pages.length < 100;) {
+      const page: { status: number; link: string | null; json: AuditEntry[] } = await get<AuditEntry[]>(
+        path,
+        'auditor',
+      );
+      expect(page.status).toBe(200);
+      pages.push(page.json);
+      path = page.link ? /^<(\/audit\?[^>]+)>; rel="next"$/.exec(page.link)?.[1] : undefined;
+      if (page.link) expect(path).toContain('limit=3');
+    }
+    expect(pages[0]).toHaveLength(3);
+    expect(ids(pages.reverse().flat())).toEqual(ids(whole));
+
+    const bad = await get<{ message: string }>('/audit?cursor=yesterday', 'auditor');
+    expect(bad.status).toBe(400);
+    expect(bad.json.message).toContain('cursor');
+  });
+
+  it('verifies for audit readers only', async () => {
+    expect((await get('/audit/verify', 'bob')).status).toBe(403);
+    expect((await get('/audit/verify', 'mallory')).status).toBe(403);
+    expect((await fetch(`${service.url}/audit/verify`)).status).toBe(401);
+    const check = await get<{ intact: boolean; keys: string[] }>('/audit/verify', 'auditor');
+    expect(check).toMatchObject({
+      status: 200,
+      json: { intact: true, keys: [testAuditKeyring().current.id] },
+    });
+  });
+});
+
+// Last: it trims this file's log.
+describe('retention', () => {
+  async function redisMs(): Promise<number> {
+    const [seconds, micros] = await redis.time();
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  }
+
+  it('runs on the timer sweep, and trims past AUDIT_RETENTION behind a checkpoint that keeps /audit/verify intact', async () => {
+    // The sweep trims once at start-up, and each minute after.
+    await waitFor(
+      async () => (await metric('countersign_audit_retention_runs_total', 'result="trimmed"')) >= 1,
+      'a retention run',
+    );
+    const old = await redis.xlen(stream);
+    const lastOld = (await redis.xrevrange(stream, '+', '-', 'COUNT', 1))[0][0];
+    const cutoff = Number(lastOld.split('-')[0]) + 1;
+    while ((await redisMs()) <= cutoff);
+    const { callId } = await decidedByBob();
+
+    const result = await service.app.get(AuditTrail).trim(cutoff + 90 * 86_400_000);
+    expect(result).toEqual({ status: 'trimmed', trimmed: old, more: false });
+    const check = await get<Record<string, unknown>>('/audit/verify', 'auditor');
+    expect(check.json).toMatchObject({
+      intact: true,
+      entries: await redis.xlen(stream),
+      checkpoint: { upTo: lastOld, trimmed: old },
+    });
+    // The service's chain goes on from the checkpoint.
+    const page = (await get<AuditEntry[]>(`/audit?callId=${callId}`, 'bob')).json;
+    expect(page[0].prevHash).toMatch(/^[0-9a-f]{64}$/);
+    await decidedByBob();
+    expect((await get('/audit/verify', 'auditor')).json).toMatchObject({ intact: true });
+  });
 });

@@ -244,9 +244,12 @@ export class TestSystem {
     }, `approval request ${callId}`);
   }
 
-  async audit(filter: { runId?: string; callId?: string }): Promise<AuditEntry[]> {
+  /** GET /audit (one page) as `as`: an approver sees the entries of requests routed to them; `auditor` sees all. */
+  async audit(filter: { runId?: string; callId?: string }, as = 'bob'): Promise<AuditEntry[]> {
     const query = new URLSearchParams(filter as Record<string, string>).toString();
-    return (await this.api<AuditEntry[]>('GET', `/audit?${query}`)).json;
+    const res = await fetch(`${this.approvalUrl}/audit?${query}`, { headers: this.bearer(as) });
+    if (res.status !== 200) throw new Error(`GET /audit answered ${res.status}: ${await res.text()}`);
+    return (await res.json()) as AuditEntry[];
   }
 
   /** Waits for an audit entry of `type` about the call (audit appends may trail the HTTP answer). */
