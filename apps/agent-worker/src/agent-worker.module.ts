@@ -107,8 +107,11 @@ export class AgentWorkerModule {
         { provide: Connections, useFactory: () => new Connections(config, logger) },
         {
           provide: AuditLog,
-          useFactory: (c: Connections) =>
-            new AuditLog(c.commands, config.KEY_PREFIX, 'agent-worker', AuditKeyring.fromEnv(config)),
+          useFactory: (c: Connections) => {
+            const keyring = AuditKeyring.fromEnv(config);
+            logger.info({ current: keyring.current.id, verifying: keyring.ids }, 'audit signing keys');
+            return new AuditLog(c.commands, config.KEY_PREFIX, 'agent-worker', keyring);
+          },
           inject: [Connections],
         },
         {

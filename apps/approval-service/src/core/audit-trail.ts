@@ -24,8 +24,11 @@ export class AuditTrail implements OnModuleDestroy {
     redis: RedisConnections,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.log = new AuditLog(redis.commands, env.KEY_PREFIX, 'approval-service', AuditKeyring.fromEnv(env));
+    const keyring = AuditKeyring.fromEnv(env);
+    this.log = new AuditLog(redis.commands, env.KEY_PREFIX, 'approval-service', keyring);
     this.retentionMs = env.AUDIT_RETENTION;
+    // Which secret signs, and which still verify: what an operator rotating AUDIT_SIGNING_SECRET compares with /audit/verify.
+    logger.info({ current: keyring.current.id, verifying: keyring.ids }, 'audit signing keys');
   }
 
   /** Appends one entry; resolves once it is in Redis. */

@@ -84,7 +84,8 @@ export class ApprovalClient {
   async audit(filter: { runId?: string; callId?: string }, max = DEFAULT_LIST_MAX): Promise<AuditEntry[]> {
     const pages: AuditEntry[][] = [];
     let count = 0;
-    let url: string | undefined = `${this.baseUrl}/audit?${new URLSearchParams(filter as Record<string, string>)}`;
+    let url: string | undefined =
+      `${this.baseUrl}/audit?${new URLSearchParams(filter as Record<string, string>)}`;
     while (url && count < max) {
       const answer: HttpAnswer<AuditEntry[]> = await this.call<AuditEntry[]>('GET', url);
       const entries = this.expectOk(answer, 'audit');
