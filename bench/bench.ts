@@ -113,6 +113,7 @@ async function main(): Promise<void> {
     QUEUE_PREFIX: p.queuePrefix,
     KEY_PREFIX: p.keyPrefix,
     DECISION_SIGNING_SECRET: 'bench-decision-secret-0123456789',
+    AUDIT_SIGNING_SECRET: 'bench-audit-signing-secret-0123456789abcdef',
     PRINCIPALS_CONFIG,
     LOG_LEVEL: options.logLevel,
   });

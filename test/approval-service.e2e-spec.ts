@@ -126,10 +126,16 @@ async function postSlack(
   };
 }
 
+/** As an approver of this file (its own token), a default test principal (auditor, scraper, …), or no one. */
 async function api(method: string, path: string, as: string | undefined, body?: unknown) {
+  const credential = approvers.some((a) => a.id === as)
+    ? { Authorization: `Bearer ${token(as!)}` }
+    : as
+      ? bearer(as)
+      : {};
   const res = await fetch(`${service.url}${path}`, {
     method,
-    headers: { ...(as ? { Authorization: `Bearer ${token(as)}` } : {}), 'Content-Type': 'application/json' },
+    headers: { ...credential, 'Content-Type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -270,11 +276,15 @@ describe('approval service', () => {
         401,
         'stale_timestamp',
       ],
-    ])('a Slack request with %s', async (_what, send, status, reason) => {
-      const before = await rejectionCount(reason);
-      expect((await send()).status).toBe(status);
-      await waitFor(async () => (await rejectionCount(reason)) === before + 1, `${reason} audited`);
-    });
+    ])(
+      'a Slack request with %s (unauthenticated: counted, not audited)',
+      async (_what, send, status, reason) => {
+        const before = { counted: await unauthenticatedCount(reason), audited: await rejectionCount(reason) };
+        expect((await send()).status).toBe(status);
+        expect(await unauthenticatedCount(reason)).toBe(before.counted + 1);
+        expect(await rejectionCount(reason)).toBe(before.audited);
+      },
+    );
 
     it.each([
       ['an unknown Slack user', 'U_MALLORY', 'unknown_slack_user', 'unknown Slack user'],
@@ -295,8 +305,10 @@ describe('approval service', () => {
       const body = slackBody(request.callId, 'U_REPLAYER', 'deny');
       const timestamp = Math.floor(Date.now() / 1000);
       expect((await postSlack(body, { timestamp })).status).toBe(200);
+      const replays = await unauthenticatedCount('replay');
       expect((await postSlack(body, { timestamp })).status).toBe(401);
-      expect(await rejectionCount('replay')).toBeGreaterThanOrEqual(1);
+      expect(await unauthenticatedCount('replay')).toBe(replays + 1);
+      expect(await rejectionCount('replay')).toBe(0);
     });
 
     it('the requester deciding through the API, and a non-member', async () => {
@@ -772,7 +784,8 @@ describe('approval service', () => {
 
   // Last: it breaks this file's audit chain on purpose.
   it('keeps a hash-chained audit log that verifies, and detects a removed entry', async () => {
-    const before = (await api('GET', '/audit/verify', 'bob')).json;
+    expect((await api('GET', '/audit/verify', 'bob')).status).toBe(403);
+    const before = (await api('GET', '/audit/verify', 'auditor')).json;
     expect(before).toMatchObject({ intact: true, entries: expect.any(Number) });
     expect(before.chains).toBeGreaterThanOrEqual(1); // one per service process that wrote
     const stream = `{${prefixes.keyPrefix}:audit}:stream`;
@@ -783,13 +796,26 @@ describe('approval service', () => {
     // The break shows at the next entry of the victim's chain (each writer keeps its own chain).
     const [nextId] = entries.slice(6).find((e) => chainOf(e) === chainOf(entries[5]))!;
     await redis.xdel(stream, victimId);
-    const check = (await api('GET', '/audit/verify', 'bob')).json;
+    const check = (await api('GET', '/audit/verify', 'auditor')).json;
     expect(check.intact).toBe(false);
     expect(check.brokenAt.id).toBe(nextId);
   });
 
+  /** Refusals of `reason` in the whole audit log (as an audit reader sees it). */
   async function rejectionCount(reason: string): Promise<number> {
-    const all: { type: string; detail: Record<string, unknown> }[] = (await api('GET', '/audit', 'bob')).json;
+    const all: { type: string; detail: Record<string, unknown> }[] = (await api('GET', '/audit', 'auditor'))
+      .json;
     return all.filter((e) => e.type === 'decision.rejected' && e.detail.reason === reason).length;
+  }
+
+  /** Slack requests refused for `reason` before they named anyone (the metric they are counted in). */
+  async function unauthenticatedCount(reason: string): Promise<number> {
+    const text = await (await fetch(`${service.url}/metrics`, { headers: bearer('scraper') })).text();
+    const line = text
+      .split('\n')
+      .find((l) =>
+        l.startsWith(`countersign_unauthenticated_requests_total{channel="slack",reason="${reason}"}`),
+      );
+    return line ? Number(line.split(' ').at(-1)) : 0;
   }
 });

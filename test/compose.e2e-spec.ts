@@ -34,6 +34,7 @@ const { services } = compose;
 const SECRETS = {
   DECISION_SIGNING_SECRET: 'operator-decision-secret-0123456789',
   LINK_TOKEN_SECRET: 'operator-link-secret-0123456789',
+  AUDIT_SIGNING_SECRET: 'operator-audit-signing-secret-0123456789abcdef',
 };
 
 /**
@@ -106,9 +107,17 @@ it.each(apps)('sets only variables the %s config knows, and every required one',
   expect(() => load(env)).not.toThrow();
 });
 
-it('wires both apps to the same Redis, prefixes and decision signing secret', () => {
-  const [worker, approvals] = apps.map(([name]) => resolvedEnv(services[name]));
-  for (const key of ['REDIS_URL', 'QUEUE_PREFIX', 'KEY_PREFIX', 'DECISION_SIGNING_SECRET']) {
+it('wires both apps to the same Redis, prefixes, decision signing secret and audit signing secrets', () => {
+  const shell = { ...SECRETS, AUDIT_SIGNING_PREVIOUS_SECRETS: 'previous-audit-signing-secret-0123456789' };
+  const [worker, approvals] = apps.map(([name]) => resolvedEnv(services[name], shell));
+  for (const key of [
+    'REDIS_URL',
+    'QUEUE_PREFIX',
+    'KEY_PREFIX',
+    'DECISION_SIGNING_SECRET',
+    'AUDIT_SIGNING_SECRET',
+    'AUDIT_SIGNING_PREVIOUS_SECRETS',
+  ]) {
     expect({ key, value: worker[key] }).toEqual({ key, value: approvals[key] });
   }
   expect(worker.REDIS_URL).toBe('redis://redis:6379');
@@ -122,8 +131,16 @@ it('refuses to start without real secrets instead of falling back to placeholder
       /DECISION_SIGNING_SECRET: set DECISION_SIGNING_SECRET/,
     );
   }
+  for (const [name] of apps) {
+    expect(() => resolvedEnv(services[name], { DECISION_SIGNING_SECRET: 'x'.repeat(20) })).toThrow(
+      /AUDIT_SIGNING_SECRET: set AUDIT_SIGNING_SECRET/,
+    );
+  }
   expect(() =>
-    resolvedEnv(services['approval-service'], { DECISION_SIGNING_SECRET: 'x'.repeat(20) }),
+    resolvedEnv(services['approval-service'], {
+      DECISION_SIGNING_SECRET: 'x'.repeat(20),
+      AUDIT_SIGNING_SECRET: 'a'.repeat(32),
+    }),
   ).toThrow(/LINK_TOKEN_SECRET: set LINK_TOKEN_SECRET/);
 });
 

@@ -119,6 +119,7 @@ export interface ServiceEnv {
   QUEUE_PREFIX: string;
   KEY_PREFIX: string;
   DECISION_SIGNING_SECRET: string;
+  AUDIT_SIGNING_SECRET: string;
   /** The principal directory (inline JSON) both services read. */
   PRINCIPALS_CONFIG: string;
   LOG_LEVEL: string;

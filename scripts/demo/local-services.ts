@@ -12,6 +12,7 @@ import { freePort } from './ports';
 export const DEV_SECRETS = {
   DECISION_SIGNING_SECRET: 'dev-only-decision-signing-secret-NOT-FOR-PRODUCTION',
   LINK_TOKEN_SECRET: 'dev-only-link-token-secret-NOT-FOR-PRODUCTION',
+  AUDIT_SIGNING_SECRET: 'dev-only-audit-signing-secret-NOT-FOR-PRODUCTION',
 };
 
 export interface LocalServicesOptions {
@@ -67,6 +68,7 @@ export async function startLocalServices(o: LocalServicesOptions): Promise<Local
       ...(o.keyPrefix ? { KEY_PREFIX: o.keyPrefix, QUEUE_PREFIX: `{${o.keyPrefix}}` } : {}),
       DECISION_SIGNING_SECRET: env.DECISION_SIGNING_SECRET || DEV_SECRETS.DECISION_SIGNING_SECRET,
       LINK_TOKEN_SECRET: env.LINK_TOKEN_SECRET || DEV_SECRETS.LINK_TOKEN_SECRET,
+      AUDIT_SIGNING_SECRET: env.AUDIT_SIGNING_SECRET || DEV_SECRETS.AUDIT_SIGNING_SECRET,
       LOG_LEVEL: env.LOG_LEVEL ?? o.logLevel,
       SMTP_URL: smtpUrl,
       SEED_DEMO_INFRA: 'true',

@@ -17,6 +17,7 @@ import {
 import { AuditLog } from '@countersign/platform';
 import { startAgentWorker, type RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
 import type { InfraView } from '../../apps/agent-worker/src/infra/infra-store';
+import { TEST_AUDIT_SECRET, testAuditKeyring } from './audit';
 import { bearer, principalsConfig } from './principals';
 import {
   deletePrefixedKeys,
@@ -36,6 +37,7 @@ export function workerEnv(
   return {
     ...redisEnv(prefixes),
     DECISION_SIGNING_SECRET: TEST_SECRET,
+    AUDIT_SIGNING_SECRET: TEST_AUDIT_SECRET,
     AGENTS_CONFIG: 'config/agents.json',
     PRINCIPALS_CONFIG: principalsConfig(),
     STALLED_INTERVAL_MS: '500',
@@ -65,7 +67,7 @@ export class WorkerHarness {
     this.decisions = queue(QueueName.ApprovalDecisions);
     this.requests = queue(QueueName.ApprovalRequests);
     this.runs = queue(QueueName.AgentRuns);
-    this.audit = new AuditLog(this.redis, this.prefixes.keyPrefix, 'test');
+    this.audit = new AuditLog(this.redis, this.prefixes.keyPrefix, 'test', testAuditKeyring());
   }
 
   async startWorker(extra: Record<string, string> = {}): Promise<RunningAgentWorker> {

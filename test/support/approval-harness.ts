@@ -10,6 +10,7 @@ import {
   type ApprovalRequest,
   type SignedDecision,
 } from '@countersign/contracts';
+import { TEST_AUDIT_SECRET } from './audit';
 import { directoryEnv, type TestApprover } from './principals';
 import { redisEnv, TEST_REDIS_URL, waitFor, type TestPrefixes } from './redis';
 
@@ -44,6 +45,7 @@ export function approvalServiceEnv(
     ...redisEnv(prefixes),
     DECISION_SIGNING_SECRET: 'decision-secret-0123456789',
     LINK_TOKEN_SECRET: 'link-secret-0123456789',
+    AUDIT_SIGNING_SECRET: TEST_AUDIT_SECRET,
     ...directoryEnv(approvals),
     ...extra,
   };

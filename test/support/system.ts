@@ -25,6 +25,7 @@ import { SmtpCapture, type CapturedMail } from './smtp-capture';
 export const SYSTEM_SECRETS = {
   DECISION_SIGNING_SECRET: 'system-decision-secret-0123456789',
   LINK_TOKEN_SECRET: 'system-link-secret-0123456789',
+  AUDIT_SIGNING_SECRET: 'system-audit-signing-secret-0123456789abcdef',
   SLACK_SIGNING_SECRET: 'system-slack-signing-secret',
   SLACK_BOT_TOKEN: 'xoxb-system-test',
 };
@@ -99,6 +100,7 @@ export class TestSystem {
       KEY_PREFIX: this.prefixes.keyPrefix,
       QUEUE_PREFIX: this.prefixes.queuePrefix,
       DECISION_SIGNING_SECRET: SYSTEM_SECRETS.DECISION_SIGNING_SECRET,
+      AUDIT_SIGNING_SECRET: SYSTEM_SECRETS.AUDIT_SIGNING_SECRET,
       PRINCIPALS_CONFIG: directory.PRINCIPALS_CONFIG,
       LOG_LEVEL: 'silent',
     };
@@ -243,9 +245,12 @@ export class TestSystem {
     }, `approval request ${callId}`);
   }
 
-  async audit(filter: { runId?: string; callId?: string }): Promise<AuditEntry[]> {
+  /** GET /audit (one page) as `as`: an approver sees the entries of requests routed to them; `auditor` sees all. */
+  async audit(filter: { runId?: string; callId?: string }, as = 'bob'): Promise<AuditEntry[]> {
     const query = new URLSearchParams(filter as Record<string, string>).toString();
-    return (await this.api<AuditEntry[]>('GET', `/audit?${query}`)).json;
+    const res = await fetch(`${this.approvalUrl}/audit?${query}`, { headers: this.bearer(as) });
+    if (res.status !== 200) throw new Error(`GET /audit answered ${res.status}: ${await res.text()}`);
+    return (await res.json()) as AuditEntry[];
   }
 
   /** Waits for an audit entry of `type` about the call (audit appends may trail the HTTP answer). */

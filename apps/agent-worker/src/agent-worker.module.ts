@@ -10,6 +10,7 @@ import {
 } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import {
+  AuditKeyring,
   AuditLog,
   Authenticator,
   BearerAuthenticator,
@@ -96,7 +97,11 @@ export class AgentWorkerModule {
         { provide: APP_GUARD, useClass: PrincipalGuard },
         {
           provide: AuditLog,
-          useFactory: (c: RedisConnections) => new AuditLog(c.commands, config.KEY_PREFIX, 'agent-worker'),
+          useFactory: (c: RedisConnections) => {
+            const keyring = AuditKeyring.fromEnv(config);
+            logger.info({ current: keyring.current.id, verifying: keyring.ids }, 'audit signing keys');
+            return new AuditLog(c.commands, config.KEY_PREFIX, 'agent-worker', keyring);
+          },
           inject: [RedisConnections],
         },
         {

@@ -18,9 +18,11 @@ import { ApprovalsController } from './approvals/approvals.controller';
 import { ApprovalsService } from './approvals/approvals.service';
 import { DecisionPublisher } from './approvals/decision-publisher';
 import { AuditController } from './audit/audit.controller';
+import { AuditVisibility } from './audit/audit-visibility';
 import { ApproverAuth } from './auth/approver-auth';
 import { ApproverDirectory } from './auth/approver-directory';
 import { SignInCodes } from './auth/sign-in-codes';
+import { UnauthenticatedRequests } from './auth/unauthenticated-requests';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from './config/approval-service.config';
 import { AuditTrail } from './core/audit-trail';
 import { Metrics } from './core/metrics';
@@ -87,6 +89,8 @@ export class ApprovalServiceModule {
         ApproverDirectory,
         ApproverAuth,
         SignInCodes,
+        UnauthenticatedRequests,
+        AuditVisibility,
         LiveUpdates,
         DecisionPublisher,
         NotificationScheduler,

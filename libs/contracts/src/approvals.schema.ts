@@ -123,11 +123,18 @@ export const AuditEventType = [
 ] as const;
 export const AuditEventTypeSchema = z.enum(AuditEventType);
 
+/** Where a page of `GET /audit` ended: the stream ID of the oldest entry it looked at; the next page reads older ones. */
+export const AuditCursorSchema = z
+  .string()
+  .regex(/^\d{1,20}-\d{1,20}$/, 'is not a cursor of GET /audit (use the Link header of the previous page)');
+
 export const AuditQuerySchema = z.object({
   runId: IdSchema.optional(),
   callId: IdSchema.optional(),
   limit: z.coerce.number().int().min(1).max(10_000).default(1_000),
+  cursor: AuditCursorSchema.optional(),
 });
+export type AuditQuery = z.infer<typeof AuditQuerySchema>;
 
 /** One audit entry as read back. Each writer (one process) keeps its own hash chain in the shared stream. */
 export const AuditEntrySchema = z.object({
@@ -140,11 +147,14 @@ export const AuditEntrySchema = z.object({
   callId: IdSchema.optional(),
   actor: z.string().optional(),
   detail: z.record(z.string(), z.unknown()).default({}),
-  /** The writer's chain (`<service>:<8 hex>`, new each time a process starts). */
+  /** The writer's chain (`<service>:<8 hex>:<key ID>`, new when a process starts or after an hour without appends). */
   chain: z.string(),
-  /** Hash of the previous entry of the same chain; "" for a chain's first entry. */
-  prevHash: z.string(),
-  /** SHA-256 of `prevHash`, a newline and the entry's canonical JSON. */
+  /**
+   * Hash of the previous entry of the same chain; "" for a chain's first entry. Absent when that entry lies beyond
+   * what the request read (GET /audit reads a bounded part of the stream).
+   */
+  prevHash: z.string().optional(),
+  /** HMAC-SHA256, under the audit signing key, of the chain ID, `prevHash` and the entry's canonical JSON. */
   hash: z.string(),
 });
 export type AuditEntry = z.infer<typeof AuditEntrySchema>;
@@ -152,8 +162,14 @@ export type AuditEntry = z.infer<typeof AuditEntrySchema>;
 /** `GET /audit/verify`: whether every writer's chain is intact, and the first place one breaks. */
 export const AuditVerificationSchema = z.object({
   intact: z.boolean(),
+  /** Entries walked (those retention trimmed are not among them). */
   entries: z.number().int().min(0),
   chains: z.number().int().min(0),
+  /** IDs of the signing keys the log's chains and checkpoint need (a previous secret can go once its ID is not here). */
+  keys: z.array(z.string()),
+  /** What retention trimmed: everything up to the stream ID `upTo`, `trimmed` entries in all. */
+  checkpoint: z.object({ upTo: z.string(), at: z.string(), trimmed: z.number().int().min(0) }).optional(),
+  /** The first break: a stream ID, or "-" when it is no entry (a head, a chain, the checkpoint). */
   brokenAt: z.object({ id: z.string(), reason: z.string() }).optional(),
 });
 export type AuditVerification = z.infer<typeof AuditVerificationSchema>;

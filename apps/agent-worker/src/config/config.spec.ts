@@ -6,11 +6,15 @@ import type { InfraStore } from '../infra/infra-store';
 import { AgentsConfigSchema, loadAgentsConfig } from './agents-config.schema';
 import { loadWorkerConfig } from './worker-config';
 
-const base = { DECISION_SIGNING_SECRET: 'a-secret-of-16-chars' };
+const base = {
+  DECISION_SIGNING_SECRET: 'a-secret-of-16-chars',
+  AUDIT_SIGNING_SECRET: 'an-audit-signing-secret-of-32-chars',
+};
 
 describe('worker config', () => {
   it('refuses to start naming the bad variable', () => {
     expect(() => loadWorkerConfig({})).toThrow(/DECISION_SIGNING_SECRET/);
+    expect(() => loadWorkerConfig({})).toThrow(/AUDIT_SIGNING_SECRET/);
     expect(() => loadWorkerConfig({ ...base, WORKER_CONCURRENCY: 'many' })).toThrow(/WORKER_CONCURRENCY/);
     expect(() => loadWorkerConfig({ ...base, SEED_DEMO_INFRA: 'perhaps' })).toThrow(/SEED_DEMO_INFRA/);
   });

@@ -278,7 +278,10 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     return this.readers.add(runId, members, ttlMs);
   }
 
-  /** Audits a refused vote or interaction. */
+  /**
+   * Audits a refused vote or interaction of someone a credential names (an approver, a Slack user Slack signed for).
+   * A request no credential vouches for is not audited: see UnauthenticatedRequests.
+   */
   async reject(rejection: Rejection): Promise<void> {
     this.metrics.votesRejected.inc({ reason: rejection.reason });
     this.logger.warn(

@@ -4,6 +4,7 @@ import { loadApprovalServiceConfig } from './approval-service.config';
 const valid = {
   DECISION_SIGNING_SECRET: 'decision-secret-0123456789',
   LINK_TOKEN_SECRET: 'link-secret-0123456789',
+  AUDIT_SIGNING_SECRET: 'audit-signing-secret-0123456789abcdef',
   APPROVALS_CONFIG: JSON.stringify({ groups: [{ id: 'ops', members: ['bob'] }], defaultGroup: 'ops' }),
 };
 
@@ -28,6 +29,7 @@ describe('loadApprovalServiceConfig', () => {
       DECISION_BACKOFF: 500,
       SLACK_API_URL: 'https://slack.com/api/',
       QUEUE_PREFIX: '{countersign}',
+      AUDIT_RETENTION: 90 * 86_400_000,
     });
   });
 
@@ -48,6 +50,8 @@ describe('loadApprovalServiceConfig', () => {
     [{ NOTIFY_CONCURRENCY: '0' }, 'NOTIFY_CONCURRENCY'],
     [{ DECISION_ATTEMPTS: 'many' }, 'DECISION_ATTEMPTS'],
     [{ DECISION_BACKOFF: '500' }, 'DECISION_BACKOFF: must be a duration'],
+    [{ AUDIT_SIGNING_SECRET: undefined }, 'AUDIT_SIGNING_SECRET'],
+    [{ AUDIT_RETENTION: '23h' }, 'AUDIT_RETENTION: must be at least 1d'],
     [
       { APPROVALS_CONFIG: '{"groups":[],"defaultGroup":"ops"}' },
       'APPROVALS_CONFIG defaultGroup: unknown group "ops"',

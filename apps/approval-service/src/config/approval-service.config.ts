@@ -6,6 +6,7 @@ import {
   ConfigError,
   loadEnv,
   loadJsonConfig,
+  MIN_AUDIT_RETENTION_MS,
   PrincipalsConfigSchema,
   type PrincipalsConfig,
 } from '@countersign/platform';
@@ -37,6 +38,11 @@ export const ApprovalServiceEnvSchema = BaseEnvSchema.extend({
   APPROVAL_DEFAULT_EXPIRY: DurationSchema.default(30 * 60_000),
   /** How long settled requests stay readable through the API. */
   APPROVAL_RETENTION: DurationSchema.default(7 * 86_400_000),
+  /** How long audit entries stay; the timer sweep trims older ones behind a signed checkpoint. */
+  AUDIT_RETENTION: DurationSchema.refine(
+    (ms) => ms >= MIN_AUDIT_RETENTION_MS,
+    'must be at least 1d (a writer keeps a chain for up to an hour of quiet; retention must never cut one in use)',
+  ).default(90 * 86_400_000),
   NOTIFY_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(6),
   NOTIFY_BACKOFF: DurationSchema.default(1_000),
   /** Slack and email deliveries handled at once per replica. */

@@ -1,19 +1,34 @@
-// The shared hash-chained audit log (AuditLog batches this process's appends onto this process's own chain).
+// The shared HMAC-chained audit log (AuditLog batches this process's appends onto this process's own chain).
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { AuditLog, type AuditInput, type Logger, RedisConnections } from '@countersign/platform';
+import {
+  AuditKeyring,
+  AuditLog,
+  type AuditInput,
+  type ChainCheck,
+  type Logger,
+  RedisConnections,
+  type TrimResult,
+} from '@countersign/platform';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import { LOGGER } from './tokens';
 
 @Injectable()
 export class AuditTrail implements OnApplicationShutdown {
   readonly log: AuditLog;
+  private readonly retentionMs: number;
+  /** The verification in progress: callers arriving meanwhile share it instead of walking the stream again. */
+  private verifying?: Promise<ChainCheck>;
 
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
     redis: RedisConnections,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.log = new AuditLog(redis.commands, env.KEY_PREFIX, 'approval-service');
+    const keyring = AuditKeyring.fromEnv(env);
+    this.log = new AuditLog(redis.commands, env.KEY_PREFIX, 'approval-service', keyring);
+    this.retentionMs = env.AUDIT_RETENTION;
+    // Which secret signs, and which still verify: what an operator rotating AUDIT_SIGNING_SECRET compares with /audit/verify.
+    logger.info({ current: keyring.current.id, verifying: keyring.ids }, 'audit signing keys');
   }
 
   /** Appends one entry; resolves once it is in Redis. */
@@ -34,6 +49,28 @@ export class AuditTrail implements OnApplicationShutdown {
           'audit append failed',
         ),
       );
+  }
+
+  /** Walks the whole log (GET /audit/verify); concurrent callers share one walk. */
+  verify(): Promise<ChainCheck> {
+    this.verifying ??= this.log.verify().finally(() => (this.verifying = undefined));
+    return this.verifying;
+  }
+
+  /** Trims entries past AUDIT_RETENTION as of `now` (the timer sweep calls this); says what it did in the log. */
+  async trim(now = Date.now()): Promise<TrimResult> {
+    const result = await this.log.trim(this.retentionMs, now);
+    if (result.status === 'refused')
+      this.logger.error(
+        { trimmed: result.trimmed, at: result.at, reason: result.reason },
+        'audit retention stopped at an entry that does not verify; GET /audit/verify says more',
+      );
+    else if (result.trimmed > 0)
+      this.logger.info(
+        { trimmed: result.trimmed, more: result.status === 'trimmed' && result.more },
+        'audit entries past their retention trimmed',
+      );
+    return result;
   }
 
   /**

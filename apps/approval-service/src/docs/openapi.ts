@@ -166,22 +166,61 @@ export function openApiDocument(): OpenAPIObject {
       },
       '/audit': {
         get: {
-          summary: 'Audit entries, oldest first',
+          summary: 'Audit entries you may read, newest page first, each page oldest first',
+          description:
+            'Entries of requests routed to your groups (and of runs you may read); every entry with the ' +
+            '`audit-reader` role. One request reads at most 10,000 stream entries, newest first: follow the `Link` ' +
+            'header (`rel="next"`) to older pages until it is absent. A page may hold fewer entries than `limit`, ' +
+            'even none, while a `Link` says older ones remain.',
           security: bearer,
-          parameters: ['runId', 'callId', 'limit'].map((name) => ({
-            name,
-            in: 'query',
-            required: false,
-            schema: { type: 'string' },
-          })),
-          responses: { '200': json(z.array(AuditEntrySchema)) },
+          parameters: [
+            ...['runId', 'callId'].map((name) => ({
+              name,
+              in: 'query',
+              required: false,
+              schema: { type: 'string' },
+            })),
+            {
+              name: 'limit',
+              in: 'query',
+              required: false,
+              description: 'Entries to return at most',
+              schema: { type: 'integer', minimum: 1, maximum: 10_000, default: 1_000 },
+            },
+            {
+              name: 'cursor',
+              in: 'query',
+              required: false,
+              description: 'Taken from the `Link` header of the previous page',
+              schema: { type: 'string' },
+            },
+          ],
+          responses: {
+            '200': {
+              ...json(z.array(AuditEntrySchema)),
+              headers: {
+                Link: {
+                  description:
+                    'Present when older entries remain: `</audit?…&cursor=…>; rel="next"` (RFC 8288), same filter and limit',
+                  schema: { type: 'string' },
+                },
+              },
+            },
+            '400': error('bad query: runId, callId, limit or cursor (named)'),
+            '401': error('no credential'),
+          },
         },
       },
       '/audit/verify': {
         get: {
-          summary: 'Is every writer’s hash chain intact, and where does one break',
+          summary:
+            'Is every writer’s HMAC chain intact (from the retention checkpoint on), and where does one break',
           security: bearer,
-          responses: { '200': json(AuditVerificationSchema) },
+          responses: {
+            '200': json(AuditVerificationSchema),
+            '401': error('no credential'),
+            '403': error('the audit-reader role is required'),
+          },
         },
       },
       '/health': {

@@ -8,6 +8,7 @@ import type { StoredApproval } from '../approvals/approval-store';
 import { ApprovalsService } from '../approvals/approvals.service';
 import { REFUSAL_STATUS } from '../approvals/vote-refused.filter';
 import { ApproverDirectory } from '../auth/approver-directory';
+import { UnauthenticatedRequests } from '../auth/unauthenticated-requests';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import { escapeHtml, page, relativeAge, sendPage } from '../html';
 import { outcomeText } from '../slack/slack-blocks';
@@ -22,17 +23,20 @@ export class EmailLinkController {
     @Inject(APPROVAL_SERVICE_CONFIG) private readonly config: ApprovalServiceConfig,
     private readonly approvals: ApprovalsService,
     private readonly directory: ApproverDirectory,
+    private readonly unauthenticated: UnauthenticatedRequests,
   ) {}
 
   @Get(':token')
   async confirm(@Param('token') token: string, @Res() res: Response): Promise<void> {
     const check = verifyLinkToken(token, this.config.env.LINK_TOKEN_SECRET);
-    if (!check.ok)
+    if (!check.ok) {
+      this.unauthenticated.refuse('email', `link_${check.reason}`, { token });
       return sendPage(
         res,
         check.reason === 'expired' ? 410 : 400,
         message('Link not valid', linkProblem(check.reason)),
       );
+    }
     const approval = await this.approvals.get(check.payload.callId);
     if (!approval || approval.request.attempt !== check.payload.attempt) {
       return sendPage(
@@ -55,7 +59,8 @@ export class EmailLinkController {
   ): Promise<void> {
     const check = verifyLinkToken(token, this.config.env.LINK_TOKEN_SECRET);
     if (!check.ok) {
-      await this.approvals.reject({ reason: `link_${check.reason}`, channel: 'email' });
+      // Nobody vouches for a link we cannot verify (or an expired one): counted, not audited.
+      this.unauthenticated.refuse('email', `link_${check.reason}`, { token });
       return sendPage(
         res,
         check.reason === 'expired' ? 410 : 400,

@@ -1,5 +1,6 @@
 // Slack's interactivity endpoint. Order matters: signature and timestamp first (nothing else is trusted
-// before), then replay, then the Slack user → approver mapping, then the vote.
+// before), then replay, then the Slack user → approver mapping, then the vote. What fails the first two is junk
+// anyone can send (counted, not audited); from the user mapping on, Slack vouches for who clicked (audited).
 import {
   BadRequestException,
   Controller,
@@ -18,6 +19,7 @@ import { VoteRefusedError } from '../approvals/approval-errors';
 import { ApprovalStore } from '../approvals/approval-store';
 import { ApprovalsService } from '../approvals/approvals.service';
 import { ApproverDirectory } from '../auth/approver-directory';
+import { UnauthenticatedRequests } from '../auth/unauthenticated-requests';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import { LOGGER } from '../core/tokens';
 import { parseButtonValue, SlackAction } from './slack-blocks';
@@ -39,6 +41,7 @@ export class SlackController {
     private readonly approvals: ApprovalsService,
     private readonly store: ApprovalStore,
     private readonly directory: ApproverDirectory,
+    private readonly unauthenticated: UnauthenticatedRequests,
     private readonly slack: SlackNotifier,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -56,17 +59,13 @@ export class SlackController {
 
     const check = verifySlackSignature({ signingSecret, timestamp, signature, rawBody });
     if (!check.ok) {
-      await this.approvals.reject({
-        reason: check.reason,
-        channel: 'slack',
-        detail: { timestamp: timestamp ?? null },
-      });
+      this.unauthenticated.refuse('slack', check.reason, { timestamp, signature });
       throw new UnauthorizedException(`Slack request refused: ${check.reason}`);
     }
     // Kept twice the timestamp window, so a replay is refused for as long as its timestamp would pass.
     const fresh = await this.store.rememberSlackSignature(signature!, 2 * SLACK_TIMESTAMP_WINDOW_SECONDS);
     if (!fresh) {
-      await this.approvals.reject({ reason: 'replay', channel: 'slack' });
+      this.unauthenticated.refuse('slack', 'replay', { timestamp, signature });
       throw new UnauthorizedException('Slack request refused: replayed');
     }
 
