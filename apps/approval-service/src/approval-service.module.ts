@@ -27,6 +27,10 @@ import { ServiceAddress } from './core/service-address';
 import { LOGGER } from './core/tokens';
 import { EmailLinkController } from './email/email-link.controller';
 import { EmailNotifier } from './email/email-notifier';
+import { ExternalApprovalsController } from './external/external-approvals.controller';
+import { ExternalApprovalsService } from './external/external-approvals.service';
+import { ExternalCallStore } from './external/external-call-store';
+import { ExternalWebhooks } from './external/external-webhooks';
 import { HealthController } from './health/health.controller';
 import { InboxController } from './inbox/inbox.controller';
 import { LiveUpdates } from './live/live-updates';
@@ -47,6 +51,7 @@ export class ApprovalServiceModule {
       module: ApprovalServiceModule,
       controllers: [
         ApprovalsController,
+        ExternalApprovalsController,
         SlackController,
         EmailLinkController,
         InboxController,
@@ -79,6 +84,14 @@ export class ApprovalServiceModule {
               config.env.TIMER_LEASE_MS,
             ),
         },
+        {
+          provide: ExternalCallStore,
+          inject: [RedisConnections],
+          useFactory: (redis: RedisConnections) =>
+            new ExternalCallStore(redis.commands, config.env.KEY_PREFIX),
+        },
+        ExternalWebhooks,
+        ExternalApprovalsService,
         RedisConnections,
         Queues,
         Metrics,

@@ -15,6 +15,8 @@ export const ApprovalServiceJobName = {
   NotifySlack: 'notify.slack',
   NotifyEmail: 'notify.email',
   ShowOutcome: 'notify.outcome',
+  /** The decision of an external approval, POSTed (signed) to the webhook its client gave. */
+  NotifyWebhook: 'notify.webhook',
 } as const;
 export type ApprovalServiceJobName = (typeof ApprovalServiceJobName)[keyof typeof ApprovalServiceJobName];
 
@@ -27,12 +29,15 @@ export const NotifySlackJobSchema = CallRefSchema.extend({
 export const NotifyEmailJobSchema = CallRefSchema.extend({ approver: IdSchema });
 /** Tell every channel that showed the request how it ended (Slack messages updated, an email on expiry). */
 export const ShowOutcomeJobSchema = CallRefSchema;
+/** `callId` is the external approval's ID. */
+export const NotifyWebhookJobSchema = CallRefSchema;
 
 /** Job name → payload schema: producers parse before add, processors safeParse before work. */
 export const ApprovalServiceJobSchemas = {
   [ApprovalServiceJobName.NotifySlack]: NotifySlackJobSchema,
   [ApprovalServiceJobName.NotifyEmail]: NotifyEmailJobSchema,
   [ApprovalServiceJobName.ShowOutcome]: ShowOutcomeJobSchema,
+  [ApprovalServiceJobName.NotifyWebhook]: NotifyWebhookJobSchema,
 } as const;
 export type ApprovalServiceJobPayloads = {
   [K in ApprovalServiceJobName]: z.infer<(typeof ApprovalServiceJobSchemas)[K]>;
@@ -44,6 +49,7 @@ export const ApprovalServiceQueueJobs = {
     ApprovalServiceJobName.NotifySlack,
     ApprovalServiceJobName.NotifyEmail,
     ApprovalServiceJobName.ShowOutcome,
+    ApprovalServiceJobName.NotifyWebhook,
   ],
 } as const satisfies Record<ApprovalServiceQueueName, readonly ApprovalServiceJobName[]>;
 
@@ -57,4 +63,5 @@ export const approvalServiceJobIds = {
   notifyEmail: (callId: string, attempt: number, approver: string) =>
     `email-${callId}${suffix(attempt)}-${approver}`,
   showOutcome: (callId: string, attempt: number) => `outcome-${callId}${suffix(attempt)}`,
+  notifyWebhook: (callId: string, attempt: number) => `webhook-${callId}${suffix(attempt)}`,
 };

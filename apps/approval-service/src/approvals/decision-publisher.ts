@@ -1,9 +1,12 @@
 // Builds, signs and publishes decisions. The fingerprint is computed from exactly what approvers were shown.
 import { Inject, Injectable } from '@nestjs/common';
 import {
+  ApprovalServiceJobName,
+  approvalServiceJobIds,
   DecisionSchema,
   JobName,
   jobIds,
+  NotifyWebhookJobSchema,
   parseContract,
   SignedDecisionSchema,
   type ApprovalRequest,
@@ -47,12 +50,21 @@ export class DecisionPublisher {
     return parseContract(SignedDecisionSchema, withSignature(decision, this.secret), 'signed decision');
   }
 
-  /** Idempotent: the job ID is derived from the call ID and attempt. */
+  /**
+   * Idempotent: the job ID is derived from the call ID and attempt. An external call's decision is not the worker's
+   * (it knows no such call): its client reads it from the approvals API, and is told by webhook when it gave one.
+   */
   async publish(request: ApprovalRequest, outcome: Outcome): Promise<SignedDecision> {
     const signed = this.sign(request, outcome);
-    await this.queues.decisions.add(JobName.Decision, signed, {
-      jobId: jobIds.decision(request.callId, request.attempt),
-    });
+    const { callId, attempt } = request;
+    if (!request.external) {
+      await this.queues.decisions.add(JobName.Decision, signed, { jobId: jobIds.decision(callId, attempt) });
+    } else if (request.external.webhookUrl) {
+      const job = parseContract(NotifyWebhookJobSchema, { callId, attempt }, 'webhook job');
+      await this.queues.notifications.add(ApprovalServiceJobName.NotifyWebhook, job, {
+        jobId: approvalServiceJobIds.notifyWebhook(callId, attempt),
+      });
+    }
     return signed;
   }
 }

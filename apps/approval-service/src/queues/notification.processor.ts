@@ -10,17 +10,22 @@ import {
   type ApprovalServiceJobName,
   type ApprovalServiceJobPayloads,
 } from '@countersign/contracts';
+import { ExternalWebhooks } from '../external/external-webhooks';
 import { NotificationService } from '../notifications/notification.service';
 import type { QueueProcessor } from './queue-processor';
 
-type NotificationJobName = typeof Name.NotifySlack | typeof Name.NotifyEmail | typeof Name.ShowOutcome;
+type NotificationJobName =
+  typeof Name.NotifySlack | typeof Name.NotifyEmail | typeof Name.ShowOutcome | typeof Name.NotifyWebhook;
 
 @Injectable()
 export class NotificationProcessor implements QueueProcessor {
   readonly queueName = ApprovalServiceQueueName.Notifications;
   readonly concurrency = 16;
 
-  constructor(private readonly notifications: NotificationService) {}
+  constructor(
+    private readonly notifications: NotificationService,
+    private readonly webhooks: ExternalWebhooks,
+  ) {}
 
   async process(job: Job): Promise<void> {
     const name = job.name as NotificationJobName;
@@ -31,6 +36,8 @@ export class NotificationProcessor implements QueueProcessor {
         return this.notifications.notifyEmail(validate(job, name));
       case Name.ShowOutcome:
         return this.notifications.showOutcome(validate(job, name));
+      case Name.NotifyWebhook:
+        return this.webhooks.deliver(validate(job, name));
       default: {
         const unknown: never = name;
         throw new UnrecoverableError(`unknown job name "${String(unknown)}" on ${this.queueName}`);
@@ -43,11 +50,17 @@ export class NotificationProcessor implements QueueProcessor {
     const data = job.data as { callId?: string; channel?: string; approver?: string };
     await this.notifications.failed({
       callId: String(data.callId ?? job.id),
-      channel: job.name === Name.NotifyEmail ? 'email' : job.name === Name.NotifySlack ? 'slack' : 'outcome',
+      channel: channelOf(job.name),
       target: data.channel ?? data.approver ?? '',
       error: error.message,
     });
   }
+}
+
+function channelOf(name: string): string {
+  if (name === Name.NotifyEmail) return 'email';
+  if (name === Name.NotifySlack) return 'slack';
+  return name === Name.NotifyWebhook ? 'webhook' : 'outcome';
 }
 
 export function validate<K extends ApprovalServiceJobName>(job: Job, name: K): ApprovalServiceJobPayloads[K] {
