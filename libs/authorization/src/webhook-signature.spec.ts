@@ -18,7 +18,11 @@ describe('webhook signatures', () => {
     ['another timestamp', { timestamp: String(now / 1000 + 1) }, 'signature mismatch'],
     ['an old timestamp', { now: now + 301_000 }, 'timestamp outside the tolerance'],
     ['no signature', { signature: undefined }, 'missing or malformed signature'],
-    ['a signature of another scheme', { signature: 'v0=' + 'a'.repeat(64) }, 'missing or malformed signature'],
+    [
+      'a signature of another scheme',
+      { signature: 'v0=' + 'a'.repeat(64) },
+      'missing or malformed signature',
+    ],
     ['no timestamp', { timestamp: undefined }, 'missing or malformed timestamp'],
   ])('refuses %s', (_what, change, reason) => {
     expect(verifyWebhookSignature({ ...signed, ...change })).toEqual({ ok: false, reason });
