@@ -211,13 +211,19 @@ describe('webhooks', () => {
 
 describe('the built package, in plain-Node processes', () => {
   it('requires nothing of Nest, Redis or BullMQ, nor any other part of this repository', () => {
-    const modules = [...requiredModules(join(sdkDir, 'dist'))];
-    const packages = modules.filter((m) => !m.startsWith('.') && !m.startsWith('node:'));
-    expect(packages.sort()).toEqual(['canonicalize', 'zod']);
+    const packages = (skip: string[] = []) =>
+      [...requiredModules(join(sdkDir, 'dist'), skip)]
+        .filter((m) => !m.startsWith('.') && !m.startsWith('node:'))
+        .sort();
+    // The core needs its two dependencies; each adapter adds its framework, a peer dependency.
+    expect(packages(['openai-agents', 'ai-sdk'])).toEqual(['canonicalize', 'zod']);
+    expect(packages()).toEqual(['@openai/agents', 'ai', 'canonicalize', 'zod']);
     const pkg = JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
+      peerDependencies: Record<string, string>;
     };
     expect(Object.keys(pkg.dependencies).sort()).toEqual(['canonicalize', 'zod']);
+    expect(Object.keys(pkg.peerDependencies).sort()).toEqual(['@openai/agents', 'ai']);
   });
 
   function guardProcess(call: ExternalCall, counterFile: string) {

@@ -20,11 +20,17 @@ export async function buildSdk(): Promise<string> {
   return dir;
 }
 
-/** Every module name the built JavaScript requires (node: built-ins, packages and relative paths). */
-export function requiredModules(dir: string): Set<string> {
+/**
+ * Every module name the built JavaScript under `dir` requires (node: built-ins, packages and relative paths), leaving
+ * out folders named in `skip`.
+ */
+export function requiredModules(dir: string, skip: readonly string[] = []): Set<string> {
   const found = new Set<string>();
   const walk = (path: string) => {
-    if (statSync(path).isDirectory()) return readdirSync(path).forEach((name) => walk(join(path, name)));
+    if (statSync(path).isDirectory()) {
+      if (path !== dir && skip.some((name) => path.endsWith(`/${name}`))) return;
+      return readdirSync(path).forEach((name) => walk(join(path, name)));
+    }
     if (!path.endsWith('.js')) return;
     for (const match of readFileSync(path, 'utf8').matchAll(/require\("([^"]+)"\)/g)) found.add(match[1]);
   };
