@@ -58,7 +58,8 @@ export async function guardCall<T>(
     throw new CountersignError(
       `approval ${view.approvalId} is for another fingerprint than this call's; not run`,
     );
-  if (view.status === 'pending')
+  // timeoutMs 0: the answer to the submission is the decision (the adapters' execute never waits).
+  if (view.status === 'pending' && options.timeoutMs !== 0)
     view = await client.waitForDecision(view.approvalId, {
       timeoutMs: options.timeoutMs,
       signal: options.signal,
