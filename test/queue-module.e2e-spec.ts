@@ -104,7 +104,8 @@ function recordingCatalog(behave: (job: Job) => Promise<void> = async () => unde
   const handled: { name: string; payload: unknown }[] = [];
   const failedForGood: { id?: string; attemptsMade: number; error: string }[] = [];
   const handler = <
-    N extends typeof Name.NotifySlack | typeof Name.NotifyEmail | typeof Name.ShowOutcome,
+    N extends
+      typeof Name.NotifySlack | typeof Name.NotifyEmail | typeof Name.ShowOutcome | typeof Name.NotifyWebhook,
   >() => ({
     handle: async (payload: JobPayload<N>, job: Job) => {
       handled.push({ name: job.name, payload });
@@ -118,6 +119,7 @@ function recordingCatalog(behave: (job: Job) => Promise<void> = async () => unde
     [Name.NotifySlack]: handler<typeof Name.NotifySlack>(),
     [Name.NotifyEmail]: handler<typeof Name.NotifyEmail>(),
     [Name.ShowOutcome]: handler<typeof Name.ShowOutcome>(),
+    [Name.NotifyWebhook]: handler<typeof Name.NotifyWebhook>(),
   };
   return { catalog, handled, failedForGood };
 }
@@ -153,13 +155,14 @@ describe('queue module', () => {
     [
       'a job of a consumed queue has no handler',
       { [Name.NotifySlack]: { handle: async () => undefined } },
-      '"notify.email" (queue approval-notifications), "notify.outcome" (queue approval-notifications)',
+      '"notify.email" (queue approval-notifications), "notify.outcome" (queue approval-notifications), ' +
+        '"notify.webhook" (queue approval-notifications)',
     ],
     [
       'the app provides no catalog at all',
       undefined,
       '"notify.slack" (queue approval-notifications), "notify.email" (queue approval-notifications), ' +
-        '"notify.outcome" (queue approval-notifications)',
+        '"notify.outcome" (queue approval-notifications), "notify.webhook" (queue approval-notifications)',
     ],
   ])(
     'refuses to start, naming the jobs to add, when %s, and leaves nothing connected',

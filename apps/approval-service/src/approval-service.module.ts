@@ -30,6 +30,10 @@ import { ServiceAddress } from './core/service-address';
 import { LOGGER } from './core/tokens';
 import { EmailLinkController } from './email/email-link.controller';
 import { EmailNotifier } from './email/email-notifier';
+import { ExternalApprovalsController } from './external/external-approvals.controller';
+import { ExternalApprovalsService } from './external/external-approvals.service';
+import { ExternalCallStore } from './external/external-call-store';
+import { ExternalWebhooks } from './external/external-webhooks';
 import { HealthController } from './health/health.controller';
 import { InboxController } from './inbox/inbox.controller';
 import { LiveUpdates } from './live/live-updates';
@@ -51,6 +55,7 @@ export class ApprovalServiceModule {
       imports: [QueueModule.forRoot(approvalServiceQueues(config, logger))],
       controllers: [
         ApprovalsController,
+        ExternalApprovalsController,
         SlackController,
         EmailLinkController,
         InboxController,
@@ -83,6 +88,14 @@ export class ApprovalServiceModule {
               config.env.TIMER_LEASE_MS,
             ),
         },
+        {
+          provide: ExternalCallStore,
+          inject: [RedisConnections],
+          useFactory: (redis: RedisConnections) =>
+            new ExternalCallStore(redis.commands, config.env.KEY_PREFIX),
+        },
+        ExternalWebhooks,
+        ExternalApprovalsService,
         Metrics,
         AuditTrail,
         ServiceAddress,

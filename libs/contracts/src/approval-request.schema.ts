@@ -8,6 +8,7 @@ import {
   ToolArgsSchema,
   ToolNameSchema,
 } from './common.schema';
+import { ExternalOriginSchema } from './external-approvals.schema';
 
 export const ApprovalRequestReasonSchema = z.enum([
   'confirmation_required',
@@ -35,5 +36,11 @@ export const ApprovalRequestSchema = z.object({
   /** 0 for the first request of a call, +1 each time it is asked again. */
   attempt: z.number().int().min(0).max(100).default(0),
   requestedAt: IsoDateSchema,
+  /**
+   * Set on calls submitted through the approvals API by an agent Countersign does not run. Their `callId` is the
+   * approval ID the service made (clients' own call IDs may collide); the client's IDs are kept here. Their
+   * decisions go back to the client, never to the worker's approval-decisions queue.
+   */
+  external: ExternalOriginSchema.optional(),
 });
 export type ApprovalRequest = z.infer<typeof ApprovalRequestSchema>;

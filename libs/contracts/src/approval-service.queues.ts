@@ -15,6 +15,8 @@ export const ApprovalServiceJobName = {
   NotifySlack: JobName.NotifySlack,
   NotifyEmail: JobName.NotifyEmail,
   ShowOutcome: JobName.ShowOutcome,
+  /** The decision of an external approval, POSTed (signed) to the webhook its client gave. */
+  NotifyWebhook: JobName.NotifyWebhook,
 } as const;
 export type ApprovalServiceJobName = (typeof ApprovalServiceJobName)[keyof typeof ApprovalServiceJobName];
 
@@ -27,6 +29,8 @@ export const NotifySlackJobSchema = CallRefSchema.extend({
 export const NotifyEmailJobSchema = CallRefSchema.extend({ approver: IdSchema });
 /** Tell every channel that showed the request how it ended (Slack messages updated, an email on expiry). */
 export const ShowOutcomeJobSchema = CallRefSchema;
+/** `callId` is the external approval's ID. */
+export const NotifyWebhookJobSchema = CallRefSchema;
 
 const suffix = (attempt: number) => (attempt === 0 ? '' : `-r${attempt}`);
 
@@ -38,4 +42,5 @@ export const approvalServiceJobIds = {
   notifyEmail: (callId: string, attempt: number, approver: string) =>
     `email-${callId}${suffix(attempt)}-${approver}`,
   showOutcome: (callId: string, attempt: number) => `outcome-${callId}${suffix(attempt)}`,
+  notifyWebhook: (callId: string, attempt: number) => `webhook-${callId}${suffix(attempt)}`,
 };

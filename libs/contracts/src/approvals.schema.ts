@@ -120,6 +120,8 @@ export const AuditEventType = [
   'tool.executed',
   'tool.denied',
   'tool.interrupted',
+  'tool.claimed', // an approved external call was claimed by its client, which may now run it
+  'tool.claim_refused', // a claim or completion report the approvals API refused (why: detail.reason)
 ] as const;
 export const AuditEventTypeSchema = z.enum(AuditEventType);
 

@@ -4,6 +4,7 @@ export * from './runs.schema';
 export * from './approval-request.schema';
 export * from './decision.schema';
 export * from './approvals.schema';
+export * from './external-approvals.schema';
 export * from './validation';
 export * from './approval-service.queues';
 export * from './run-readers';

@@ -3,7 +3,12 @@
 // handler runs, and checks at start-up that each job of a consumed queue has a handler.
 import type { z } from 'zod';
 import { ApprovalRequestSchema } from './approval-request.schema';
-import { NotifyEmailJobSchema, NotifySlackJobSchema, ShowOutcomeJobSchema } from './approval-service.queues';
+import {
+  NotifyEmailJobSchema,
+  NotifySlackJobSchema,
+  NotifyWebhookJobSchema,
+  ShowOutcomeJobSchema,
+} from './approval-service.queues';
 import { SignedDecisionSchema } from './decision.schema';
 import { JobName, QueueName } from './queues';
 import { StartRunJobSchema } from './runs.schema';
@@ -20,6 +25,7 @@ export const JobContracts = {
   [JobName.NotifySlack]: { queue: QueueName.ApprovalNotifications, schema: NotifySlackJobSchema },
   [JobName.NotifyEmail]: { queue: QueueName.ApprovalNotifications, schema: NotifyEmailJobSchema },
   [JobName.ShowOutcome]: { queue: QueueName.ApprovalNotifications, schema: ShowOutcomeJobSchema },
+  [JobName.NotifyWebhook]: { queue: QueueName.ApprovalNotifications, schema: NotifyWebhookJobSchema },
 } as const satisfies Record<JobName, JobContract>;
 
 /** A job's payload as its consumer gets it (parsed, defaults filled in). */

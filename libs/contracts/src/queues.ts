@@ -20,6 +20,7 @@ export const JobName = {
   NotifySlack: 'notify.slack',
   NotifyEmail: 'notify.email',
   ShowOutcome: 'notify.outcome',
+  NotifyWebhook: 'notify.webhook',
 } as const;
 
 export type QueueName = (typeof QueueName)[keyof typeof QueueName];

@@ -3,7 +3,16 @@
 export function approvalKeys(keyPrefix: string) {
   const tag = `{${keyPrefix}:approvals}`;
   return {
+    /**
+     * One request's state, by the ID approvers decide it by: the call ID for the worker's requests, the approval ID
+     * the service made for external ones (see externalIndex).
+     */
     call: (callId: string) => `${tag}:call:${callId}`,
+    /**
+     * External approvals: the approval ID of one (client, run, call ID, fingerprint), by the SHA-256 of those four
+     * (see external-index-key.ts), so a client submitting the same call again finds its approval.
+     */
+    externalIndex: (digest: string) => `${tag}:external:${digest}`,
     pending: `${tag}:pending`,
     notices: `${tag}:notices`,
     decided: `${tag}:decided`,

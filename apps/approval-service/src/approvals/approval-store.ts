@@ -479,7 +479,8 @@ function parseRequest(json: unknown): ApprovalRequest {
   return ApprovalRequestSchema.parse(JSON.parse(String(json)));
 }
 
-function parseStored(hash: Record<string, string>): StoredApproval | undefined {
+/** A call hash as read by HGETALL; undefined when it holds no request (gone, or never stored). */
+export function parseStored(hash: Record<string, string>): StoredApproval | undefined {
   if (!hash.request) return undefined;
   const votes: Vote[] = [];
   const slackMessages: { channel: string; ts: string }[] = [];

@@ -95,7 +95,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     const expiresInMs = route?.expiresInMs ?? this.config.env.APPROVAL_DEFAULT_EXPIRY;
     const escalation = route?.escalation;
     // Before the request is stored: an approver who can see it can also read the run it comes from.
-    await this.allowToRead(runId, route?.groups ?? [], now + expiresInMs);
+    await this.allowToRead(request, route?.groups ?? [], now + expiresInMs);
     // The expiry and escalation timers are stored by the same script that stores the request, so a stored
     // request always has them: a redelivery finds nothing missing to schedule, and leaves them where they are.
     const created = await this.store.create({
@@ -140,6 +140,11 @@ export class ApprovalsService implements BeforeApplicationShutdown {
           groups: target.groups,
           quorum: route?.quorum ?? null,
           fingerprint: shown,
+          ...(request.external && {
+            source: 'external',
+            client: request.external.principal,
+            clientCallId: request.external.callId,
+          }),
         },
       });
     }
@@ -246,7 +251,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     const { groups } = escalation;
     const stored = await this.store.get(callId);
     if (!stored) return 'done';
-    await this.allowToRead(stored.request.runId, groups, stored.expiresAt);
+    await this.allowToRead(stored.request, groups, stored.expiresAt);
     // A retried timer notifies again (deduplicated by job ID) but audits the escalation only once.
     await Promise.all([
       this.scheduler.notifyApprovers({
@@ -270,12 +275,18 @@ export class ApprovalsService implements BeforeApplicationShutdown {
 
   /**
    * The members of `groups` may read the run (GET /runs/:id on the agent worker) for as long as the request stays
-   * readable here: until it expires, and the retention after.
+   * readable here: until it expires, and the retention after. Not for an external call: its run is not the worker's,
+   * and a worker run of the same ID (the client chose it) must not become readable by it.
    */
-  private allowToRead(runId: string, groups: readonly string[], expiresAt: number): Promise<void> {
+  private async allowToRead(
+    request: ApprovalRequest,
+    groups: readonly string[],
+    expiresAt: number,
+  ): Promise<void> {
+    if (request.external) return;
     const members = this.directory.membersOf(groups).map((a) => a.id);
     const ttlMs = Math.max(0, expiresAt - Date.now()) + this.config.env.APPROVAL_RETENTION;
-    return this.readers.add(runId, members, ttlMs);
+    return this.readers.add(request.runId, members, ttlMs);
   }
 
   /**

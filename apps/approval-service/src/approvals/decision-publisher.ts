@@ -3,9 +3,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
 import {
+  ApprovalServiceJobName,
+  approvalServiceJobIds,
   DecisionSchema,
   JobName,
   jobIds,
+  NotifyWebhookJobSchema,
   parseContract,
   QueueName,
   SignedDecisionSchema,
@@ -23,6 +26,7 @@ export class DecisionPublisher {
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
     @InjectQueue(QueueName.ApprovalDecisions) private readonly decisions: Queue,
+    @InjectQueue(QueueName.ApprovalNotifications) private readonly notifications: Queue,
   ) {
     this.secret = env.DECISION_SIGNING_SECRET;
   }
@@ -49,12 +53,21 @@ export class DecisionPublisher {
     return parseContract(SignedDecisionSchema, withSignature(decision, this.secret), 'signed decision');
   }
 
-  /** Idempotent: the job ID is derived from the call ID and attempt. */
+  /**
+   * Idempotent: the job ID is derived from the call ID and attempt. An external call's decision is not the worker's
+   * (it knows no such call): its client reads it from the approvals API, and is told by webhook when it gave one.
+   */
   async publish(request: ApprovalRequest, outcome: Outcome): Promise<SignedDecision> {
     const signed = this.sign(request, outcome);
-    await this.decisions.add(JobName.Decision, signed, {
-      jobId: jobIds.decision(request.callId, request.attempt),
-    });
+    const { callId, attempt } = request;
+    if (!request.external) {
+      await this.decisions.add(JobName.Decision, signed, { jobId: jobIds.decision(callId, attempt) });
+    } else if (request.external.webhookUrl) {
+      const job = parseContract(NotifyWebhookJobSchema, { callId, attempt }, 'webhook job');
+      await this.notifications.add(ApprovalServiceJobName.NotifyWebhook, job, {
+        jobId: approvalServiceJobIds.notifyWebhook(callId, attempt),
+      });
+    }
     return signed;
   }
 }

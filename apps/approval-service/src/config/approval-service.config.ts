@@ -62,7 +62,39 @@ export const ApprovalServiceEnvSchema = BaseEnvSchema.extend({
    * settled request's decision may stay unpublished before a sweep publishes it (its decider is presumed dead).
    */
   TIMER_LEASE_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  /**
+   * Signs the webhooks of external approvals; each client gets its own secret derived from this one
+   * (GET /external-approvals/webhook-secret). Without it, submissions that ask for a webhook are refused.
+   */
+  WEBHOOK_SIGNING_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  /**
+   * Origins (`https://host[:port]`, comma-separated) a webhook may be sent to; any other URL is refused at
+   * submission, so a client cannot make the service call arbitrary (internal) addresses.
+   */
+  WEBHOOK_ALLOWED_ORIGINS: z
+    .string()
+    .default('')
+    .transform((list, ctx) => {
+      const origins: string[] = [];
+      for (const entry of list
+        .split(',')
+        .map((e) => e.trim())
+        .filter(Boolean)) {
+        const origin = URL.canParse(entry) ? new URL(entry).origin : 'null';
+        if (origin === 'null' || !/^https?:/.test(origin))
+          ctx.addIssue({ code: 'custom', message: `"${entry}" is not an http(s) origin` });
+        else origins.push(origin);
+      }
+      return origins;
+    }),
 }).superRefine((env, ctx) => {
+  if (env.WEBHOOK_ALLOWED_ORIGINS.length > 0 && !env.WEBHOOK_SIGNING_SECRET) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['WEBHOOK_SIGNING_SECRET'],
+      message: 'is required when WEBHOOK_ALLOWED_ORIGINS is set',
+    });
+  }
   if (env.SLACK_BOT_TOKEN && !env.SLACK_SIGNING_SECRET) {
     ctx.addIssue({
       code: 'custom',

@@ -9,9 +9,18 @@ import {
   ApprovalViewSchema,
   AuditEntrySchema,
   AuditVerificationSchema,
+  ClaimBodySchema,
+  ClaimResultSchema,
+  CompletionBodySchema,
   DecisionBodySchema,
   DecisionResultSchema,
   EmailDecisionFormSchema,
+  EXTERNAL_MAX_WAIT_MS,
+  ExternalApprovalViewSchema,
+  ExternalRefusalSchema,
+  ExternalSubmissionSchema,
+  WebhookPayloadSchema,
+  WebhookSecretSchema,
 } from '@countersign/contracts';
 
 const schema = (s: z.ZodType) =>
@@ -24,6 +33,14 @@ const error = (description: string) => ({ description });
 const callId = { name: 'callId', in: 'path', required: true, schema: { type: 'string' } };
 const token = { name: 'token', in: 'path', required: true, schema: { type: 'string' } };
 const bearer = [{ approverToken: [] }];
+const approvalId = {
+  name: 'approvalId',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: '^xa-[0-9a-f]{32}$' },
+};
+const refusal = (description: string) => json(ExternalRefusalSchema, description);
+const body = (s: z.ZodType) => ({ required: true, content: { 'application/json': { schema: schema(s) } } });
 
 export function openApiDocument(): OpenAPIObject {
   const status = (ApprovalListQuerySchema.shape.status.unwrap() as z.ZodEnum).options;
@@ -41,11 +58,18 @@ export function openApiDocument(): OpenAPIObject {
           scheme: 'bearer',
           description: 'An approver apiToken from APPROVALS_CONFIG',
         },
+        clientToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'A machine principal of PRINCIPALS_CONFIG with the approvals-client role',
+        },
       },
       schemas: {
         ApprovalView: schema(ApprovalViewSchema),
         AuditEntry: schema(AuditEntrySchema),
         AuditVerification: schema(AuditVerificationSchema),
+        ExternalApprovalView: schema(ExternalApprovalViewSchema),
+        WebhookPayload: schema(WebhookPayloadSchema),
       },
     },
     paths: {
@@ -124,6 +148,89 @@ export function openApiDocument(): OpenAPIObject {
             '404': error('unknown call'),
             '409': error('already decided (by whom), or you already voted'),
             '410': error('expired'),
+          },
+        },
+      },
+      '/external-approvals': {
+        post: {
+          summary: 'Submit a tool call of an agent Countersign does not run, for a decision',
+          description:
+            'Routed, notified, decided and expired like the worker’s requests; the caller is the client (never the ' +
+            'one who decides). `allow`: approved, claim before running; `deny`: refused (`decidedBy`, `reason`); ' +
+            '`pending`: wait for it. Submitting the same run, call ID and arguments again returns the same approval; ' +
+            'other arguments make another one.',
+          security: [{ clientToken: [] }],
+          requestBody: body(ExternalSubmissionSchema),
+          responses: {
+            '201': json(ExternalApprovalViewSchema, 'a new approval'),
+            '200': json(ExternalApprovalViewSchema, 'the approval this call already has'),
+            '400': error('body invalid (fields named), or a webhook URL that is not allowed'),
+            '401': error('no credential'),
+            '403': error('no approvals-client role, or may not act for onBehalfOf'),
+          },
+        },
+      },
+      '/external-approvals/webhook-secret': {
+        get: {
+          summary: 'The caller’s webhook signing secret',
+          description:
+            'Webhooks are POSTed with `X-Countersign-Request-Timestamp` (Unix seconds) and `X-Countersign-Signature: ' +
+            'v1=<hex HMAC-SHA256(secret, "v1:" + timestamp + ":" + raw body)>`; refuse timestamps older than 5 minutes. ' +
+            'The body is a WebhookPayload.',
+          security: [{ clientToken: [] }],
+          responses: { '200': json(WebhookSecretSchema), '404': error('webhooks are not enabled') },
+        },
+      },
+      '/external-approvals/{approvalId}': {
+        get: {
+          summary: 'One of the caller’s approvals; with waitMs, once decided (bounded wait)',
+          security: [{ clientToken: [] }],
+          parameters: [
+            approvalId,
+            {
+              name: 'waitMs',
+              in: 'query',
+              required: false,
+              description: 'Answer when decided, at most this long from now; pending after that',
+              schema: { type: 'integer', minimum: 0, maximum: EXTERNAL_MAX_WAIT_MS, default: 0 },
+            },
+          ],
+          responses: {
+            '200': json(ExternalApprovalViewSchema),
+            '400': error('bad approval ID or waitMs (named)'),
+            '404': refusal('unknown, or submitted by another client'),
+          },
+        },
+      },
+      '/external-approvals/{approvalId}/claim': {
+        post: {
+          summary: 'Claim the approved call before running it (single use)',
+          description:
+            'Send the fingerprint of the call about to run; run exactly the returned arguments, only after a 200.',
+          security: [{ clientToken: [] }],
+          parameters: [approvalId],
+          requestBody: body(ClaimBodySchema),
+          responses: {
+            '200': json(ClaimResultSchema, 'claimed: run it'),
+            '400': error('body invalid (fields named)'),
+            '403': refusal('denied'),
+            '404': refusal('unknown, or submitted by another client'),
+            '409': refusal('already claimed, not decided yet, or the fingerprint does not match'),
+            '410': refusal('expired'),
+          },
+        },
+      },
+      '/external-approvals/{approvalId}/completion': {
+        post: {
+          summary: 'Report how running the claimed call went (once; written to the audit log)',
+          security: [{ clientToken: [] }],
+          parameters: [approvalId],
+          requestBody: body(CompletionBodySchema),
+          responses: {
+            '200': json(ExternalApprovalViewSchema),
+            '400': error('body invalid (fields named)'),
+            '404': refusal('unknown, or submitted by another client'),
+            '409': refusal('not claimed, or already reported'),
           },
         },
       },

@@ -4,11 +4,15 @@ import { Injectable } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { ApprovalServiceJobName as Name, type ApprovalServiceQueueName } from '@countersign/contracts';
 import type { JobCatalog } from '@countersign/platform';
+import { ExternalWebhooks } from '../external/external-webhooks';
 import { NotificationService } from '../notifications/notification.service';
 
 @Injectable()
 export class NotificationProcessor {
-  constructor(private readonly notifications: NotificationService) {}
+  constructor(
+    private readonly notifications: NotificationService,
+    private readonly webhooks: ExternalWebhooks,
+  ) {}
 
   /** The handler of each notification job. */
   get jobs(): JobCatalog<typeof ApprovalServiceQueueName.Notifications> {
@@ -17,6 +21,7 @@ export class NotificationProcessor {
       [Name.NotifySlack]: { handle: (job) => this.notifications.notifySlack(job), failedForGood },
       [Name.NotifyEmail]: { handle: (job) => this.notifications.notifyEmail(job), failedForGood },
       [Name.ShowOutcome]: { handle: (job) => this.notifications.showOutcome(job), failedForGood },
+      [Name.NotifyWebhook]: { handle: (job) => this.webhooks.deliver(job), failedForGood },
     };
   }
 
@@ -25,9 +30,15 @@ export class NotificationProcessor {
     const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
     await this.notifications.failed({
       callId: text(data.callId) ?? String(job.id),
-      channel: job.name === Name.NotifyEmail ? 'email' : job.name === Name.NotifySlack ? 'slack' : 'outcome',
+      channel: channelOf(job.name),
       target: text(data.channel) ?? text(data.approver) ?? '',
       error: error.message,
     });
   }
+}
+
+function channelOf(name: string): string {
+  if (name === Name.NotifyEmail) return 'email';
+  if (name === Name.NotifySlack) return 'slack';
+  return name === Name.NotifyWebhook ? 'webhook' : 'outcome';
 }

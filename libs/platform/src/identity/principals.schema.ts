@@ -9,8 +9,15 @@ import { IdSchema, IsoDateSchema, Sha256HexSchema } from '@countersign/contracts
  * - `runs-reader`: read every run and its events (GET /runs/:id) — support staff, dashboards.
  * - `audit-reader`: read the whole audit log and verify it (GET /audit, /audit/verify).
  * - `metrics-reader`: scrape /metrics when it is served on the main port.
+ * - `approvals-client`: submit tool calls of agents Countersign does not run to the approvals API
+ *   (`/external-approvals`), then read, claim and complete its own submissions.
  */
-export const ServiceRoleSchema = z.enum(['runs-reader', 'audit-reader', 'metrics-reader']);
+export const ServiceRoleSchema = z.enum([
+  'runs-reader',
+  'audit-reader',
+  'metrics-reader',
+  'approvals-client',
+]);
 export type ServiceRole = z.infer<typeof ServiceRoleSchema>;
 
 export const StoredTokenSchema = z
