@@ -18,6 +18,7 @@ import { AuditLog } from '@countersign/platform';
 import { startAgentWorker, type RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
 import type { InfraView } from '../../apps/agent-worker/src/infra/infra-store';
 import { bearer, principalsConfig } from './principals';
+import { TEST_RATE_LIMITS } from './rate-limits';
 import {
   deletePrefixedKeys,
   redisEnv,
@@ -44,6 +45,7 @@ export function workerEnv(
     EXECUTION_HEARTBEAT_MS: '300',
     EXECUTION_STALE_MS: '3000',
     JOB_BACKOFF_MS: '50',
+    ...TEST_RATE_LIMITS,
     ...extra,
   };
 }

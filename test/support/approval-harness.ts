@@ -11,6 +11,7 @@ import {
   type SignedDecision,
 } from '@countersign/contracts';
 import { directoryEnv, type TestApprover } from './principals';
+import { TEST_RATE_LIMITS } from './rate-limits';
 import { redisEnv, TEST_REDIS_URL, waitFor, type TestPrefixes } from './redis';
 
 export function approvalRequest(over: Partial<ApprovalRequest> = {}): ApprovalRequest {
@@ -45,6 +46,7 @@ export function approvalServiceEnv(
     DECISION_SIGNING_SECRET: 'decision-secret-0123456789',
     LINK_TOKEN_SECRET: 'link-secret-0123456789',
     ...directoryEnv(approvals),
+    ...TEST_RATE_LIMITS,
     ...extra,
   };
 }

@@ -6,6 +6,9 @@ import {
   METRICS_REGISTRY,
   MetricsController,
   PrincipalGuard,
+  RATE_LIMIT_STORAGE,
+  rateLimitGuards,
+  redisRateLimitStorage,
   REQUEST_AUTHENTICATOR,
   RunReaders,
   type Logger,
@@ -19,6 +22,7 @@ import { ApproverAuth } from './auth/approver-auth';
 import { ApproverDirectory } from './auth/approver-directory';
 import { SignInCodes } from './auth/sign-in-codes';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from './config/approval-service.config';
+import { approvalRateLimits } from './config/rate-limits';
 import { AuditTrail } from './core/audit-trail';
 import { Metrics } from './core/metrics';
 import { Queues } from './core/queues';
@@ -43,6 +47,7 @@ import { TimerSweep } from './timers/timer-sweep';
 @Module({})
 export class ApprovalServiceModule {
   static register(config: ApprovalServiceConfig, logger: Logger): DynamicModule {
+    const rateLimits = rateLimitGuards(approvalRateLimits(config.env, logger));
     return {
       module: ApprovalServiceModule,
       controllers: [
@@ -59,9 +64,17 @@ export class ApprovalServiceModule {
         { provide: APPROVAL_SERVICE_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
         // Every route names its caller (PrincipalGuard), by bearer credential or inbox session (ApproverAuth).
+        // Decisions and sign-ins are rate-limited per source address before it, and per principal after it.
         { provide: Authenticator, useValue: new Authenticator(config.principals) },
         { provide: REQUEST_AUTHENTICATOR, useExisting: ApproverAuth },
+        ...rateLimits.before,
         { provide: APP_GUARD, useClass: PrincipalGuard },
+        ...rateLimits.after,
+        {
+          provide: RATE_LIMIT_STORAGE,
+          inject: [RedisConnections],
+          useFactory: (redis: RedisConnections) => redisRateLimitStorage(redis.commands),
+        },
         { provide: METRICS_REGISTRY, useFactory: (m: Metrics) => m.registry, inject: [Metrics] },
         {
           provide: RunReaders,

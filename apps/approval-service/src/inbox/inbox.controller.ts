@@ -11,6 +11,7 @@ import {
   Authenticator,
   CurrentPrincipal,
   PublicRoute,
+  RateLimited,
   ZodValidationPipe,
   type Principal,
 } from '@countersign/platform';
@@ -19,6 +20,7 @@ import { ApprovalsService } from '../approvals/approvals.service';
 import { ApproverAuth, readCookie } from '../auth/approver-auth';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { SignInCodes } from '../auth/sign-in-codes';
+import { ApprovalRoute } from '../config/rate-limits';
 import { ServiceAddress } from '../core/service-address';
 import type { HttpRequest as Request, HttpResponse as Response } from '../http-types';
 import { sendPage } from '../html';
@@ -65,6 +67,7 @@ export class InboxController {
   /** A one-time link for the caller's browser: open it, press the button, and the inbox is signed in. */
   @Post('sign-in-links')
   @HttpCode(201)
+  @RateLimited(ApprovalRoute.SignIn)
   async signInLink(@CurrentPrincipal() caller: Principal): Promise<SignInLink> {
     const { code, expiresAt } = await this.codes.issue(caller.id);
     return {
@@ -86,6 +89,7 @@ export class InboxController {
   }
 
   @Post('session')
+  @RateLimited(ApprovalRoute.SignIn)
   @PublicRoute(
     'checks its own credential (a token or a one-time code), and Origin, Sec-Fetch-Site and a CSRF token',
   )
