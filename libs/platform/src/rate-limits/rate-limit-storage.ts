@@ -13,10 +13,12 @@ import type { RedisClient } from '../redis';
  */
 export function redisRateLimitStorage(redis: RedisClient): ThrottlerStorage {
   const storage = new ThrottlerStorageRedisService(redis as never);
-  if (storage.redis !== redis)
+  if (storage.redis !== redis) {
+    storage.redis.disconnect();
     throw new Error(
       'the rate-limit storage did not take the service Redis client (an ioredis version mismatch?)',
     );
+  }
   return {
     async increment(key, ttl, limit, blockDuration, throttlerName) {
       try {
