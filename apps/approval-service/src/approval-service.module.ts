@@ -34,6 +34,7 @@ import { EmailNotifier } from './email/email-notifier';
 import { HealthController } from './health/health.controller';
 import { InboxController } from './inbox/inbox.controller';
 import { LiveUpdates } from './live/live-updates';
+import { DigestStore } from './notifications/digest-store';
 import { NotificationScheduler } from './notifications/notification-scheduler';
 import { NotificationService } from './notifications/notification.service';
 import { ApprovalRequestProcessor } from './queues/approval-request.processor';
@@ -116,6 +117,17 @@ export class ApprovalServiceModule {
           useFactory: (redis: RedisConnections) => new DueTimers(redis.commands, config.env.KEY_PREFIX),
         },
         TimerSweep,
+        {
+          provide: DigestStore,
+          inject: [RedisConnections],
+          useFactory: (redis: RedisConnections) =>
+            new DigestStore(
+              redis.commands,
+              config.env.KEY_PREFIX,
+              config.env.NOTIFY_DIGEST_WINDOW,
+              config.env.NOTIFY_DIGEST_AFTER,
+            ),
+        },
       ],
     };
   }

@@ -15,6 +15,7 @@ export const ApprovalServiceJobName = {
   NotifySlack: 'notify.slack',
   NotifyEmail: 'notify.email',
   ShowOutcome: 'notify.outcome',
+  NotifyDigest: 'notify.digest',
 } as const;
 export type ApprovalServiceJobName = (typeof ApprovalServiceJobName)[keyof typeof ApprovalServiceJobName];
 
@@ -28,11 +29,26 @@ export const NotifyEmailJobSchema = CallRefSchema.extend({ approver: IdSchema })
 /** Tell every channel that showed the request how it ended (Slack messages updated, an email on expiry). */
 export const ShowOutcomeJobSchema = CallRefSchema;
 
+/**
+ * One requester's digest for one target, due when the requester's window ends: how many of their requests in that
+ * window the target was not sent one by one (NOTIFY_DIGEST_AFTER). `target`: `slack:<channel>` or `email:<approver>`.
+ */
+export const NotifyDigestJobSchema = z.object({
+  requester: IdSchema,
+  windowStart: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  windowMs: z.number().int().min(1_000),
+  target: z
+    .string()
+    .max(200)
+    .regex(/^(slack|email):[^,]+$/, 'must be slack:<channel> or email:<approver>'),
+});
+
 /** Job name → payload schema: producers parse before add, processors safeParse before work. */
 export const ApprovalServiceJobSchemas = {
   [ApprovalServiceJobName.NotifySlack]: NotifySlackJobSchema,
   [ApprovalServiceJobName.NotifyEmail]: NotifyEmailJobSchema,
   [ApprovalServiceJobName.ShowOutcome]: ShowOutcomeJobSchema,
+  [ApprovalServiceJobName.NotifyDigest]: NotifyDigestJobSchema,
 } as const;
 export type ApprovalServiceJobPayloads = {
   [K in ApprovalServiceJobName]: z.infer<(typeof ApprovalServiceJobSchemas)[K]>;
@@ -44,6 +60,7 @@ export const ApprovalServiceQueueJobs = {
     ApprovalServiceJobName.NotifySlack,
     ApprovalServiceJobName.NotifyEmail,
     ApprovalServiceJobName.ShowOutcome,
+    ApprovalServiceJobName.NotifyDigest,
   ],
 } as const satisfies Record<ApprovalServiceQueueName, readonly ApprovalServiceJobName[]>;
 
@@ -57,4 +74,7 @@ export const approvalServiceJobIds = {
   notifyEmail: (callId: string, attempt: number, approver: string) =>
     `email-${callId}${suffix(attempt)}-${approver}`,
   showOutcome: (callId: string, attempt: number) => `outcome-${callId}${suffix(attempt)}`,
+  /** One per requester, window and target (percent-encoded: no ':'). */
+  notifyDigest: (requester: string, windowStart: number, target: string) =>
+    `digest-${requester}-${windowStart}-${encodeURIComponent(target)}`,
 };

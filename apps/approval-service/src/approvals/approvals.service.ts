@@ -119,6 +119,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
       requester: request.requester,
       groups: route?.groups ?? [],
       channels: route?.channels ?? [],
+      phase: 'request' as const,
     };
     // Notifications are awaited: the message is only done with once they are queued (a redelivery queues them
     // again, deduplicated by job ID). Open inboxes already heard of the request: the store's script announced it.
@@ -255,6 +256,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
         requester: stored.request.requester,
         groups,
         channels: stored.channels,
+        phase: 'escalation',
       }),
       escalation.status === 'escalated' &&
         this.audit.append({

@@ -1,7 +1,12 @@
-// Producer of the notification queue: Slack posts, emails and outcome updates. (Expiry and escalation timers are
-// not jobs: they live in the approval state, see TimerSweep.) Every job has a deterministic ID, so notifying
+// Producer of the notification queue: Slack posts, emails, digests and outcome updates. (Expiry and escalation timers
+// are not jobs: they live in the approval state, see TimerSweep.) Every job has a deterministic ID, so notifying
 // again for a redelivered request or a retried escalation adds nothing twice.
-import { Injectable } from '@nestjs/common';
+//
+// Past NOTIFY_DIGEST_AFTER requests of one requester in a window, a request's posts and emails are not queued one
+// by one: its targets are counted in the requester's window (DigestStore) and get one digest each when the window
+// ends, so one requester cannot bury everyone else's requests in Slack and in the approvers' mailboxes. The requests
+// themselves are stored, routed, shown in the inbox and decidable as usual.
+import { Inject, Injectable } from '@nestjs/common';
 import {
   ApprovalServiceJobName as Job,
   ApprovalServiceJobSchemas,
@@ -11,9 +16,16 @@ import {
 } from '@countersign/contracts';
 import type { Queue } from 'bullmq';
 import type { DecidedBy } from '@countersign/contracts';
+import type { Logger } from '@countersign/platform';
 import { ApproverDirectory } from '../auth/approver-directory';
+import { Metrics } from '../core/metrics';
 import { Queues } from '../core/queues';
+import { LOGGER } from '../core/tokens';
 import { SlackNotifier } from '../slack/slack-notifier';
+import { DigestStore, type DigestTarget, type NotifyPhase } from './digest-store';
+
+/** A digest goes out this long after its window ends, so a request that arrived at the very end is counted in it. */
+export const DIGEST_GRACE_MS = 1_000;
 
 type Notice = {
   [K in keyof ApprovalServiceJobPayloads]: { name: K; data: ApprovalServiceJobPayloads[K]; jobId: string };
@@ -25,6 +37,8 @@ export interface NotifyTarget {
   requester: string;
   groups: string[];
   channels: string[];
+  /** When: the request arrived, or its escalation groups were added (each counts once towards the digest). */
+  phase: NotifyPhase;
 }
 
 @Injectable()
@@ -33,6 +47,9 @@ export class NotificationScheduler {
     private readonly queues: Queues,
     private readonly directory: ApproverDirectory,
     private readonly slack: SlackNotifier,
+    private readonly metrics: Metrics,
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly digests: DigestStore,
   ) {}
 
   /**
@@ -68,7 +85,40 @@ export class NotificationScheduler {
         }
       }
     }
-    await this.addAll(this.queues.notifications, jobs);
+    await this.admit(target, jobs);
+  }
+
+  /** Queues the jobs, or, past the requester's NOTIFY_DIGEST_AFTER in this window, the digests of their targets. */
+  private async admit(target: NotifyTarget, jobs: Notice[]): Promise<void> {
+    if (jobs.length === 0) return;
+    // NOTIFY_DIGEST_AFTER=off: every request is notified one by one.
+    if (!this.digests.enabled) return this.addAll(this.queues.notifications, jobs);
+    const targets = jobs.map(targetOf);
+    const admission = await this.digests.admit({ ...target, targets });
+    if (admission.kind === 'gone') return;
+    if (admission.kind === 'direct') return this.addAll(this.queues.notifications, jobs);
+    const { windowStart } = admission;
+    const { windowMs } = this.digests;
+    this.metrics.notifications.inc({ channel: 'digest', result: 'held' }, targets.length);
+    this.logger.info(
+      {
+        callId: target.callId,
+        requester: target.requester,
+        window: new Date(windowStart).toISOString(),
+        targets,
+      },
+      "notifications held for the requester's digest",
+    );
+    const delay = Math.max(0, windowStart + windowMs + DIGEST_GRACE_MS - Date.now());
+    await this.addAll(
+      this.queues.notifications,
+      targets.map((digestTarget) => ({
+        name: Job.NotifyDigest,
+        data: { requester: target.requester, windowStart, windowMs, target: digestTarget },
+        jobId: ids.notifyDigest(target.requester, windowStart, digestTarget),
+      })),
+      delay,
+    );
   }
 
   /**
@@ -93,14 +143,21 @@ export class NotificationScheduler {
     return decidedBy === 'expired' && channels.includes('email');
   }
 
-  private async addAll(queue: Queue, jobs: Notice[]): Promise<void> {
+  private async addAll(queue: Queue, jobs: Notice[], delay?: number): Promise<void> {
     if (jobs.length === 0) return;
     await queue.addBulk(
       jobs.map((job) => ({
         name: job.name,
         data: parseContract(ApprovalServiceJobSchemas[job.name], job.data, job.name),
-        opts: { jobId: job.jobId },
+        opts: delay ? { jobId: job.jobId, delay } : { jobId: job.jobId },
       })),
     );
   }
+}
+
+/** Where a Slack or email job delivers. */
+function targetOf(job: Notice): DigestTarget {
+  if (job.name === Job.NotifySlack) return `slack:${job.data.channel}`;
+  if (job.name === Job.NotifyEmail) return `email:${job.data.approver}`;
+  throw new Error(`${job.name} is not a notification of approvers`);
 }

@@ -13,7 +13,8 @@ import {
 import { NotificationService } from '../notifications/notification.service';
 import type { QueueProcessor } from './queue-processor';
 
-type NotificationJobName = typeof Name.NotifySlack | typeof Name.NotifyEmail | typeof Name.ShowOutcome;
+type NotificationJobName =
+  typeof Name.NotifySlack | typeof Name.NotifyEmail | typeof Name.ShowOutcome | typeof Name.NotifyDigest;
 
 @Injectable()
 export class NotificationProcessor implements QueueProcessor {
@@ -31,6 +32,8 @@ export class NotificationProcessor implements QueueProcessor {
         return this.notifications.notifyEmail(validate(job, name));
       case Name.ShowOutcome:
         return this.notifications.showOutcome(validate(job, name));
+      case Name.NotifyDigest:
+        return this.notifications.notifyDigest(validate(job, name));
       default: {
         const unknown: never = name;
         throw new UnrecoverableError(`unknown job name "${String(unknown)}" on ${this.queueName}`);
@@ -40,6 +43,15 @@ export class NotificationProcessor implements QueueProcessor {
 
   async onFailed(job: Job, error: Error, final: boolean): Promise<void> {
     if (!final) return;
+    if (job.name === Name.NotifyDigest) {
+      // A digest is about no one call; its target says where it went.
+      const { target = '' } = job.data as { target?: string };
+      return this.notifications.failed({
+        channel: target.startsWith('slack:') ? 'slack' : 'email',
+        target: target.slice(target.indexOf(':') + 1),
+        error: error.message,
+      });
+    }
     const data = job.data as { callId?: string; channel?: string; approver?: string };
     await this.notifications.failed({
       callId: String(data.callId ?? job.id),
