@@ -316,6 +316,11 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     return this.store.list(options);
   }
 
+  /** The newest entries of one list (see ApprovalStore.newest). */
+  newest(status: ApprovalStatus, count: number): Promise<StoredApproval[]> {
+    return this.store.newest(status, count);
+  }
+
   count(status: ApprovalStatus): Promise<number> {
     return this.store.count(status);
   }
