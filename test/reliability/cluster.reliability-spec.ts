@@ -5,6 +5,7 @@
 import { Redis } from 'ioredis';
 import { runKey } from '../../apps/agent-worker/src/runs/run-keys';
 import type { RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
+import { bearer } from '../support/principals';
 import { SYSTEM_APPROVERS } from '../support/system';
 import { openEventStream } from '../../bench/support/http';
 import { decideAllThroughApi, startApprovalServiceFor } from './support/approval-desk';
@@ -65,7 +66,7 @@ describe('Redis Cluster (three masters)', () => {
       // Every worker process both started runs and resumed runs: they share all runs, whatever master holds them.
       const counts = await Promise.all(
         workers.map(async (w) => {
-          const text = await (await fetch(`${w.url}/metrics`)).text();
+          const text = await (await fetch(`${w.url}/metrics`, { headers: bearer('scraper') })).text();
           const total = (name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
           return {
             started: total('countersign_runs_started_total'),
@@ -105,6 +106,33 @@ describe('Redis Cluster (three masters)', () => {
     }
     const split = [...tagsByPort].filter(([, ports]) => ports.size > 1).map(([tag]) => tag);
     expect(split).toEqual([]);
+  });
+
+  it('counts rate limits on the cluster, shared by the replicas of the approval service', async () => {
+    const target = { url: 'redis://127.0.0.1:6379', clusterNodes: cluster.nodes, owned: true };
+    const deployment = new Deployment('cluster-rate', target);
+    const replicas: RunningApprovalService[] = [];
+    try {
+      for (let i = 0; i < 2; i++)
+        replicas.push(await startApprovalServiceFor(deployment, { RATE_LIMIT_DECISIONS: '3/1m' }));
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const res = await fetch(`${replicas[i % 2].url}/approvals/call-${i}/decisions`, {
+          method: 'POST',
+          headers: {
+            Authorization: `Bearer ${SYSTEM_APPROVERS.bob.apiToken}`,
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify({ decision: 'approve' }),
+        });
+        statuses.push(res.status);
+      }
+      // Unknown calls (404) count like any decision sent; the fourth, on either replica, is refused.
+      expect(statuses).toEqual([404, 404, 404, 429, 429]);
+    } finally {
+      await Promise.all(replicas.map((r) => r.close()));
+      await deployment.close();
+    }
   });
 
   it(`completes ${CLUSTER_RUNS} load runs on 3 workers with every approved call executed exactly once`, () =>

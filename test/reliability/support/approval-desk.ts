@@ -6,6 +6,7 @@ import {
   type RunningApprovalService,
 } from '../../../apps/approval-service/src/bootstrap';
 import { TEST_SECRET } from '../../support/agent-worker-harness';
+import { directoryEnv } from '../../support/principals';
 import { SYSTEM_APPROVALS_CONFIG, SYSTEM_APPROVERS, SYSTEM_SECRETS } from '../../support/system';
 import { unitHash, type Verdict } from './decision-desk';
 import type { Deployment } from './deployment';
@@ -18,14 +19,14 @@ export function startApprovalServiceFor(
   deployment: Deployment,
   extraEnv: Record<string, string> = {},
 ): Promise<RunningApprovalService> {
+  // Approvers (bob, carol with their system tokens) join the test principals in the directory; groups stay here.
+  const approvals = { ...SYSTEM_APPROVALS_CONFIG, defaults: { channels: ['web'], expiresIn: '30m' } };
+  const directory = directoryEnv(approvals);
   return startApprovalService(
     deployment.env({
       DECISION_SIGNING_SECRET: TEST_SECRET,
       LINK_TOKEN_SECRET: SYSTEM_SECRETS.LINK_TOKEN_SECRET,
-      APPROVALS_CONFIG: JSON.stringify({
-        ...SYSTEM_APPROVALS_CONFIG,
-        defaults: { channels: ['web'], expiresIn: '30m' },
-      }),
+      ...directory,
       LOG_LEVEL: 'warn',
       ...extraEnv,
     }),

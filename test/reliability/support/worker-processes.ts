@@ -4,6 +4,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InfraView } from '../../../apps/agent-worker/src/infra/infra-store';
+import { bearer } from '../../support/principals';
 import { waitFor } from '../../support/redis';
 import { freePort } from './redis-servers';
 
@@ -124,7 +125,9 @@ export class WorkerProcess {
   }
 
   async infra(): Promise<InfraView> {
-    return (await (await fetch(`${this.url}/demo/infra`)).json()) as InfraView;
+    const res = await fetch(`${this.url}/demo/infra`, { headers: bearer('alice') });
+    if (!res.ok) throw new Error(`GET /demo/infra answered ${res.status}`);
+    return (await res.json()) as InfraView;
   }
 }
 
