@@ -176,7 +176,8 @@ describe('the approval service with a digest', () => {
     slack.calls.filter(
       (c) => c.method === 'chat.postMessage' && String(c.body.text).includes('more approval request'),
     );
-  const digestMails = (to: string) => smtp.to(to).filter((m) => m.subject.includes('wait for a decision'));
+  const digestMails = (to: string) =>
+    smtp.to(to).filter((m) => m.subject.startsWith('[Countersign] Digest:'));
 
   it('posts and emails the first requests of a flood one by one, then one digest per channel and approver', async () => {
     // Start at the beginning of a window, so the whole flood falls in one.
@@ -223,7 +224,7 @@ describe('the approval service with a digest', () => {
     expect(JSON.stringify(digest.body.blocks)).not.toContain('countersign_approve'); // nothing to click but the inbox
     for (const to of ['bob@example.test', 'carol@example.test']) {
       expect(digestMails(to)[0].subject).toBe(
-        `[Countersign] ${held} more requests from alice wait for a decision`,
+        `[Countersign] Digest: ${held} more approval requests from alice`,
       );
       expect(digestMails(to)[0].text).toContain(`${service.url}/inbox`);
     }

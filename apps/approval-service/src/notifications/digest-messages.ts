@@ -29,7 +29,7 @@ export function digestSummary(d: Digest): string {
 
 const WHY =
   "They were not sent one by one, so that one requester cannot bury everyone else's requests. " +
-  'They wait in the inbox, where each shows with its arguments, and can be decided there or with the CLI.';
+  'Those still open wait in the inbox, where each shows with its arguments, to be decided there or with the CLI.';
 
 export function digestSlackMessage(d: Digest): SlackMessage {
   const summary = digestSummary(d);
@@ -46,7 +46,7 @@ export function digestMail(d: Digest, to: string): Mail {
   const summary = digestSummary(d);
   return {
     to,
-    subject: `[Countersign] ${d.count === 1 ? '1 more request' : `${d.count} more requests`} from ${d.requester.id} wait for a decision`,
+    subject: `[Countersign] Digest: ${d.count === 1 ? '1 more approval request' : `${d.count} more approval requests`} from ${d.requester.id}`,
     text: `${summary}\n\n${WHY}\n\nOpen the inbox: ${d.inboxUrl}\n`,
     html: `<p><b>${escapeHtml(summary)}</b></p><p>${escapeHtml(WHY)}</p><p><a href="${escapeHtml(d.inboxUrl)}">Open the inbox</a></p>`,
   };
