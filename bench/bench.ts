@@ -54,6 +54,16 @@ const PRINCIPALS_CONFIG = JSON.stringify({
     { id: 'bench-approver', name: 'Bench approver', tokens: [{ sha256: tokenSha256(APPROVER_TOKEN) }] },
   ],
 });
+/**
+ * The bench starts and decides thousands of runs a minute as one principal from one address, far past the defaults
+ * for real use. The limits stay on (each run start and decision is counted, as in production), set far higher.
+ */
+const BENCH_RATE_LIMITS = {
+  RATE_LIMIT_RUN_STARTS: '1000000/1m',
+  RATE_LIMIT_RUN_STARTS_ADDRESS: '1000000/1m',
+  RATE_LIMIT_DECISIONS: '1000000/1m',
+  RATE_LIMIT_DECISIONS_ADDRESS: '1000000/1m',
+};
 const APPROVALS_CONFIG = JSON.stringify({
   groups: [{ id: 'bench', members: ['bench-approver'] }],
   defaultGroup: 'bench',
@@ -116,6 +126,7 @@ async function main(): Promise<void> {
     AUDIT_SIGNING_SECRET: 'bench-audit-signing-secret-0123456789abcdef',
     PRINCIPALS_CONFIG,
     LOG_LEVEL: options.logLevel,
+    ...BENCH_RATE_LIMITS,
   });
   // The parked-run phase runs on a redis-server of its own when there is one (see support/private-redis.ts).
   let parkedRedisUrl = redisUrl;

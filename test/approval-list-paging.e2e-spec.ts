@@ -263,7 +263,7 @@ describe('answers 400 naming the field', () => {
   });
 });
 
-it('bounds what the inbox reads, and says how many are waiting in all', async () => {
+it('bounds what the inbox reads to the oldest and the newest, and says how many wait in between', async () => {
   const t = Date.now() - 60_000;
   await Promise.all(
     Array.from({ length: 502 }, (_, i) => storeAt(t + i, `bulk-${String(i).padStart(3, '0')}`)),
@@ -273,10 +273,15 @@ it('bounds what the inbox reads, and says how many are waiting in all', async ()
   });
   const html = await res.text();
   expect(res.status).toBe(200);
-  expect(html).toContain('Showing the oldest 500 of 502 pending requests');
+  expect(html).toContain('Showing the oldest 250 and the newest 250 of 502 pending requests');
   expect(html.match(/data-call-id=/g)).toHaveLength(500);
-  expect(html).toContain('data-call-id="bulk-499"');
-  expect(html).not.toContain('data-call-id="bulk-500"');
+  for (const shown of ['bulk-000', 'bulk-249', 'bulk-252', 'bulk-501'])
+    expect(html).toContain(`data-call-id="${shown}"`);
+  for (const hidden of ['bulk-250', 'bulk-251']) expect(html).not.toContain(`data-call-id="${hidden}"`);
+  // The gap is shown where it is: after the oldest, before the newest.
+  const gap = html.indexOf('2 more pending requests in between');
+  expect(gap).toBeGreaterThan(html.indexOf('data-call-id="bulk-249"'));
+  expect(gap).toBeLessThan(html.indexOf('data-call-id="bulk-252"'));
 });
 
 it('documents limit, cursor and the Link header in the OpenAPI document', async () => {

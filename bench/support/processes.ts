@@ -123,6 +123,8 @@ export interface ServiceEnv {
   /** The principal directory (inline JSON) both services read. */
   PRINCIPALS_CONFIG: string;
   LOG_LEVEL: string;
+  /** Explicit rate limits (RATE_LIMIT_*): the bench starts thousands of runs as one principal in seconds. */
+  [limit: `RATE_LIMIT_${string}`]: string;
 }
 
 export async function startWorker(

@@ -19,6 +19,7 @@ import { startAgentWorker, type RunningAgentWorker } from '../../apps/agent-work
 import type { InfraView } from '../../apps/agent-worker/src/infra/infra-store';
 import { TEST_AUDIT_SECRET, testAuditKeyring } from './audit';
 import { bearer, principalsConfig } from './principals';
+import { TEST_RATE_LIMITS } from './rate-limits';
 import {
   deletePrefixedKeys,
   redisEnv,
@@ -46,6 +47,7 @@ export function workerEnv(
     EXECUTION_HEARTBEAT_MS: '300',
     EXECUTION_STALE_MS: '3000',
     JOB_BACKOFF_MS: '50',
+    ...TEST_RATE_LIMITS,
     ...extra,
   };
 }

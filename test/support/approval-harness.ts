@@ -12,6 +12,7 @@ import {
 } from '@countersign/contracts';
 import { TEST_AUDIT_SECRET } from './audit';
 import { directoryEnv, type TestApprover } from './principals';
+import { TEST_RATE_LIMITS } from './rate-limits';
 import { redisEnv, TEST_REDIS_URL, waitFor, type TestPrefixes } from './redis';
 
 export function approvalRequest(over: Partial<ApprovalRequest> = {}): ApprovalRequest {
@@ -47,6 +48,7 @@ export function approvalServiceEnv(
     LINK_TOKEN_SECRET: 'link-secret-0123456789',
     AUDIT_SIGNING_SECRET: TEST_AUDIT_SECRET,
     ...directoryEnv(approvals),
+    ...TEST_RATE_LIMITS,
     ...extra,
   };
 }

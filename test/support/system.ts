@@ -19,6 +19,7 @@ import type {
 } from '@countersign/contracts';
 import { FakeSlackApi } from './fake-slack-api';
 import { directoryEnv, testToken, type TestApprover } from './principals';
+import { TEST_RATE_LIMITS } from './rate-limits';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor, type TestPrefixes } from './redis';
 import { SmtpCapture, type CapturedMail } from './smtp-capture';
 
@@ -103,6 +104,7 @@ export class TestSystem {
       AUDIT_SIGNING_SECRET: SYSTEM_SECRETS.AUDIT_SIGNING_SECRET,
       PRINCIPALS_CONFIG: directory.PRINCIPALS_CONFIG,
       LOG_LEVEL: 'silent',
+      ...TEST_RATE_LIMITS,
     };
     const local = { port: 0, host: '127.0.0.1' };
     this.approvals = await startApprovalService(

@@ -20,6 +20,9 @@ import {
   provideJobCatalog,
   QueueModule,
   RedisConnections,
+  RATE_LIMIT_STORAGE,
+  rateLimitGuards,
+  redisRateLimitStorage,
   REQUEST_AUTHENTICATOR,
   RunReaders,
   type Logger,
@@ -27,6 +30,7 @@ import {
 } from '@countersign/platform';
 import { AgentCatalog } from './agents/agent-catalog';
 import type { AgentsConfig } from './config/agents-config.schema';
+import { workerRateLimits } from './config/rate-limits';
 import type { AgentWorkerConfig } from './config/worker-config';
 import { InfraController } from './infra/infra.controller';
 import { InfraStore } from './infra/infra-store';
@@ -78,6 +82,7 @@ export class Lifecycle implements OnModuleInit, BeforeApplicationShutdown {
 export class AgentWorkerModule {
   static forRoot(settings: AgentWorkerSettings): DynamicModule {
     const { config, agents, principals, logger } = settings;
+    const rateLimits = rateLimitGuards(workerRateLimits(config, logger));
     return {
       module: AgentWorkerModule,
       imports: [QueueModule.forRoot(agentWorkerQueues(config, logger))],
@@ -92,9 +97,17 @@ export class AgentWorkerModule {
         { provide: SETTINGS, useValue: settings },
         { provide: WorkerMetrics, useValue: new WorkerMetrics() },
         { provide: METRICS_REGISTRY, useFactory: (m: WorkerMetrics) => m.registry, inject: [WorkerMetrics] },
-        // Every route names its caller (PrincipalGuard); the requester of a run is that principal.
+        // Every route names its caller (PrincipalGuard); the requester of a run is that principal. Run starts are
+        // rate-limited per source address before it, and per principal after it.
         { provide: REQUEST_AUTHENTICATOR, useValue: new BearerAuthenticator(new Authenticator(principals)) },
+        ...rateLimits.before,
         { provide: APP_GUARD, useClass: PrincipalGuard },
+        ...rateLimits.after,
+        {
+          provide: RATE_LIMIT_STORAGE,
+          useFactory: (c: RedisConnections) => redisRateLimitStorage(c.commands),
+          inject: [RedisConnections],
+        },
         {
           provide: AuditLog,
           useFactory: (c: RedisConnections) => {

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import {
+  applyTrustProxy,
   createLogger,
   loadJsonConfig,
   PinoNestLogger,
@@ -41,6 +42,7 @@ export async function startAgentWorker(
     abortOnError: false,
     forceCloseConnections: true,
   });
+  applyTrustProxy(app, config.TRUST_PROXY);
   const host = options.host ?? config.HOST;
   try {
     await app.listen(options.port ?? config.PORT, host);

@@ -9,6 +9,9 @@ import {
   provideJobCatalog,
   QueueModule,
   RedisConnections,
+  RATE_LIMIT_STORAGE,
+  rateLimitGuards,
+  redisRateLimitStorage,
   REQUEST_AUTHENTICATOR,
   RunReaders,
   type Logger,
@@ -24,6 +27,7 @@ import { ApproverDirectory } from './auth/approver-directory';
 import { SignInCodes } from './auth/sign-in-codes';
 import { UnauthenticatedRequests } from './auth/unauthenticated-requests';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from './config/approval-service.config';
+import { approvalRateLimits } from './config/rate-limits';
 import { AuditTrail } from './core/audit-trail';
 import { Metrics } from './core/metrics';
 import { ServiceAddress } from './core/service-address';
@@ -37,6 +41,7 @@ import { ExternalWebhooks } from './external/external-webhooks';
 import { HealthController } from './health/health.controller';
 import { InboxController } from './inbox/inbox.controller';
 import { LiveUpdates } from './live/live-updates';
+import { DigestStore } from './notifications/digest-store';
 import { NotificationScheduler } from './notifications/notification-scheduler';
 import { NotificationService } from './notifications/notification.service';
 import { ApprovalRequestProcessor } from './queues/approval-request.processor';
@@ -50,6 +55,7 @@ import { TimerSweep } from './timers/timer-sweep';
 @Module({})
 export class ApprovalServiceModule {
   static register(config: ApprovalServiceConfig, logger: Logger): DynamicModule {
+    const rateLimits = rateLimitGuards(approvalRateLimits(config.env, logger));
     return {
       module: ApprovalServiceModule,
       imports: [QueueModule.forRoot(approvalServiceQueues(config, logger))],
@@ -68,9 +74,17 @@ export class ApprovalServiceModule {
         { provide: APPROVAL_SERVICE_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
         // Every route names its caller (PrincipalGuard), by bearer credential or inbox session (ApproverAuth).
+        // Decisions and sign-ins are rate-limited per source address before it, and per principal after it.
         { provide: Authenticator, useValue: new Authenticator(config.principals) },
         { provide: REQUEST_AUTHENTICATOR, useExisting: ApproverAuth },
+        ...rateLimits.before,
         { provide: APP_GUARD, useClass: PrincipalGuard },
+        ...rateLimits.after,
+        {
+          provide: RATE_LIMIT_STORAGE,
+          inject: [RedisConnections],
+          useFactory: (redis: RedisConnections) => redisRateLimitStorage(redis.commands),
+        },
         { provide: METRICS_REGISTRY, useFactory: (m: Metrics) => m.registry, inject: [Metrics] },
         {
           provide: RunReaders,
@@ -120,6 +134,17 @@ export class ApprovalServiceModule {
           useFactory: (redis: RedisConnections) => new DueTimers(redis.commands, config.env.KEY_PREFIX),
         },
         TimerSweep,
+        {
+          provide: DigestStore,
+          inject: [RedisConnections],
+          useFactory: (redis: RedisConnections) =>
+            new DigestStore(
+              redis.commands,
+              config.env.KEY_PREFIX,
+              config.env.NOTIFY_DIGEST_WINDOW,
+              config.env.NOTIFY_DIGEST_AFTER,
+            ),
+        },
       ],
     };
   }

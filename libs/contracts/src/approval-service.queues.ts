@@ -17,6 +17,7 @@ export const ApprovalServiceJobName = {
   ShowOutcome: JobName.ShowOutcome,
   /** The decision of an external approval, POSTed (signed) to the webhook its client gave. */
   NotifyWebhook: JobName.NotifyWebhook,
+  NotifyDigest: JobName.NotifyDigest,
 } as const;
 export type ApprovalServiceJobName = (typeof ApprovalServiceJobName)[keyof typeof ApprovalServiceJobName];
 
@@ -32,6 +33,20 @@ export const ShowOutcomeJobSchema = CallRefSchema;
 /** `callId` is the external approval's ID. */
 export const NotifyWebhookJobSchema = CallRefSchema;
 
+/**
+ * One requester's digest for one target, due when the requester's window ends: how many of their requests in that
+ * window the target was not sent one by one (NOTIFY_DIGEST_AFTER). `target`: `slack:<channel>` or `email:<approver>`.
+ */
+export const NotifyDigestJobSchema = z.object({
+  requester: IdSchema,
+  windowStart: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  windowMs: z.number().int().min(1_000),
+  target: z
+    .string()
+    .max(200)
+    .regex(/^(slack|email):[^,]+$/, 'must be slack:<channel> or email:<approver>'),
+});
+
 const suffix = (attempt: number) => (attempt === 0 ? '' : `-r${attempt}`);
 
 /** Deterministic job IDs (no ':' — BullMQ forbids it in custom IDs). */
@@ -43,4 +58,7 @@ export const approvalServiceJobIds = {
     `email-${callId}${suffix(attempt)}-${approver}`,
   showOutcome: (callId: string, attempt: number) => `outcome-${callId}${suffix(attempt)}`,
   notifyWebhook: (callId: string, attempt: number) => `webhook-${callId}${suffix(attempt)}`,
+  /** One per requester, window and target (percent-encoded: no ':'). */
+  notifyDigest: (requester: string, windowStart: number, target: string) =>
+    `digest-${requester}-${windowStart}-${encodeURIComponent(target)}`,
 };

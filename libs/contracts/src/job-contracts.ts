@@ -4,6 +4,7 @@
 import type { z } from 'zod';
 import { ApprovalRequestSchema } from './approval-request.schema';
 import {
+  NotifyDigestJobSchema,
   NotifyEmailJobSchema,
   NotifySlackJobSchema,
   NotifyWebhookJobSchema,
@@ -26,6 +27,7 @@ export const JobContracts = {
   [JobName.NotifyEmail]: { queue: QueueName.ApprovalNotifications, schema: NotifyEmailJobSchema },
   [JobName.ShowOutcome]: { queue: QueueName.ApprovalNotifications, schema: ShowOutcomeJobSchema },
   [JobName.NotifyWebhook]: { queue: QueueName.ApprovalNotifications, schema: NotifyWebhookJobSchema },
+  [JobName.NotifyDigest]: { queue: QueueName.ApprovalNotifications, schema: NotifyDigestJobSchema },
 } as const satisfies Record<JobName, JobContract>;
 
 /** A job's payload as its consumer gets it (parsed, defaults filled in). */

@@ -21,6 +21,7 @@ export const JobName = {
   NotifyEmail: 'notify.email',
   ShowOutcome: 'notify.outcome',
   NotifyWebhook: 'notify.webhook',
+  NotifyDigest: 'notify.digest',
 } as const;
 
 export type QueueName = (typeof QueueName)[keyof typeof QueueName];

@@ -25,3 +25,4 @@ export * from './queues/queue-workers';
 export * from './queues/queue.module';
 export * from './queues/queues';
 export * from './queues/redis-connections';
+export * from './rate-limits';

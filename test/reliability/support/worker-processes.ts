@@ -125,7 +125,9 @@ export class WorkerProcess {
   }
 
   async infra(): Promise<InfraView> {
-    return (await (await fetch(`${this.url}/demo/infra`, { headers: bearer('alice') })).json()) as InfraView;
+    const res = await fetch(`${this.url}/demo/infra`, { headers: bearer('alice') });
+    if (!res.ok) throw new Error(`GET /demo/infra answered ${res.status}`);
+    return (await res.json()) as InfraView;
   }
 }
 

@@ -1,6 +1,6 @@
 // The agent worker's environment, validated once at start-up. Nothing else reads process.env.
 import { z } from 'zod';
-import { BaseEnvSchema, loadEnv } from '@countersign/platform';
+import { BaseEnvSchema, loadEnv, rateLimitSetting, TrustProxySchema } from '@countersign/platform';
 
 const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(3_600_000).default(fallback);
 
@@ -50,6 +50,16 @@ export const AgentWorkerEnvSchema = BaseEnvSchema.extend({
   OPENAI_BASE_URL: z.url().optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  /**
+   * POST /runs per principal and window (`<requests>/<window>`, or `off`): a person starts a handful of runs a
+   * minute; a machine client (CI, an agent framework) acting for many users gets more. Past it: 429 + Retry-After.
+   */
+  RATE_LIMIT_RUN_STARTS: rateLimitSetting('30/1m'),
+  RATE_LIMIT_RUN_STARTS_MACHINE: rateLimitSetting('600/1m'),
+  /** POST /runs per source address, credential or not (many people may share one address behind a NAT). */
+  RATE_LIMIT_RUN_STARTS_ADDRESS: rateLimitSetting('1200/1m'),
+  /** The proxies whose X-Forwarded-For names the client's address (hop count or addresses/subnets); unset: none. */
+  TRUST_PROXY: TrustProxySchema.optional(),
 }).refine((env) => env.EXECUTION_STALE_MS >= 3 * env.EXECUTION_HEARTBEAT_MS, {
   path: ['EXECUTION_STALE_MS'],
   message: 'must be at least 3 x EXECUTION_HEARTBEAT_MS, or a slow heartbeat is taken for a dead worker',

@@ -24,6 +24,8 @@ export function approvalKeys(keyPrefix: string) {
     usedToken: (tokenHash: string) => `${tag}:used:${tokenHash}`,
     /** Remembers a Slack request signature for the replay window. */
     seenSlackSignature: (signature: string) => `${tag}:slack-seen:${signature}`,
+    /** One requester's notification window (NOTIFY_DIGEST_WINDOW): counts, targets and digests (DigestStore). */
+    digestWindow: (requester: string, windowStart: number) => `${tag}:digest:${requester}:${windowStart}`,
     /** A one-time inbox sign-in code (by hash) → the principal it signs in. */
     signInCode: (codeHash: string) => `${tag}:sign-in:${codeHash}`,
     /** Pub/sub channel of changes, so every replica's inbox sees every change. */

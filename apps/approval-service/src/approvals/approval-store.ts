@@ -380,6 +380,16 @@ export class ApprovalStore {
     };
   }
 
+  /**
+   * The newest `count` entries of a list (by score: pending and notices by creation), oldest of them first. One read
+   * from the end, for the inbox: a flood that fills the list's start never hides the newest requests.
+   */
+  async newest(status: ApprovalStatus, count: number): Promise<StoredApproval[]> {
+    const callIds = await this.redis.zrange(this.setOf(status), -count, -1);
+    const hashes = await Promise.all(callIds.map((callId) => this.redis.hgetall(this.keys.call(callId))));
+    return hashes.map(parseStored).filter((a): a is StoredApproval => a !== undefined);
+  }
+
   /** How many entries a list holds (including settled calls whose hash aged out and that no page read yet). */
   count(status: ApprovalStatus): Promise<number> {
     return this.redis.zcard(this.setOf(status));

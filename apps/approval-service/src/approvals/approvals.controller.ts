@@ -24,8 +24,9 @@ import {
   type DecisionBody,
   type DecisionResult,
 } from '@countersign/contracts';
-import { CurrentPrincipal, type Principal, ZodValidationPipe } from '@countersign/platform';
+import { CurrentPrincipal, type Principal, RateLimited, ZodValidationPipe } from '@countersign/platform';
 import { ApproverDirectory } from '../auth/approver-directory';
+import { ApprovalRoute } from '../config/rate-limits';
 import { toView, type StoredApproval } from './approval-store';
 import { ApprovalsService } from './approvals.service';
 import { VoteRefusedFilter } from './vote-refused.filter';
@@ -73,6 +74,7 @@ export class ApprovalsController {
   /** 200 when this vote decided the call, 202 when it was counted towards a quorum. */
   @Post(':callId/decisions')
   @HttpCode(200)
+  @RateLimited(ApprovalRoute.Decision)
   async decide(
     @Param('callId', new ZodValidationPipe(IdSchema, 'callId')) callId: string,
     @Body(new ZodValidationPipe(DecisionBodySchema)) body: DecisionBody,

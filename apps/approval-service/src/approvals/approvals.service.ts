@@ -119,6 +119,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
       requester: request.requester,
       groups: route?.groups ?? [],
       channels: route?.channels ?? [],
+      phase: 'request' as const,
     };
     // Notifications are awaited: the message is only done with once they are queued (a redelivery queues them
     // again, deduplicated by job ID). Open inboxes already heard of the request: the store's script announced it.
@@ -260,6 +261,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
         requester: stored.request.requester,
         groups,
         channels: stored.channels,
+        phase: 'escalation',
       }),
       escalation.status === 'escalated' &&
         this.audit.append({
@@ -326,6 +328,11 @@ export class ApprovalsService implements BeforeApplicationShutdown {
   /** One page of the approval lists (see ApprovalStore.list). */
   list(options: ListOptions): Promise<ApprovalPage> {
     return this.store.list(options);
+  }
+
+  /** The newest entries of one list (see ApprovalStore.newest). */
+  newest(status: ApprovalStatus, count: number): Promise<StoredApproval[]> {
+    return this.store.newest(status, count);
   }
 
   count(status: ApprovalStatus): Promise<number> {

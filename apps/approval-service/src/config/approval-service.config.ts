@@ -8,6 +8,8 @@ import {
   loadJsonConfig,
   MIN_AUDIT_RETENTION_MS,
   PrincipalsConfigSchema,
+  rateLimitSetting,
+  TrustProxySchema,
   type PrincipalsConfig,
 } from '@countersign/platform';
 import { ApprovalsConfigSchema, type ApprovalsConfig } from './approvals-config.schema';
@@ -87,6 +89,31 @@ export const ApprovalServiceEnvSchema = BaseEnvSchema.extend({
       }
       return origins;
     }),
+  /**
+   * Decisions per principal and window (`<requests>/<window>`, or `off`): POST /approvals/:callId/decisions by the
+   * API, the CLI and the inbox. A person working through a queue decides a few a minute; a machine client more.
+   */
+  RATE_LIMIT_DECISIONS: rateLimitSetting('120/1m'),
+  RATE_LIMIT_DECISIONS_MACHINE: rateLimitSetting('600/1m'),
+  /** Decisions per source address, credential or not: the REST route and the email link's POST. */
+  RATE_LIMIT_DECISIONS_ADDRESS: rateLimitSetting('600/1m'),
+  /** Slack interactions per source address (Slack's own servers send everyone's clicks: keep it generous). */
+  RATE_LIMIT_SLACK_ADDRESS: rateLimitSetting('1200/1m'),
+  /** One-time sign-in links per principal (POST /inbox/sign-in-links). */
+  RATE_LIMIT_SIGN_IN: rateLimitSetting('10/1m'),
+  /** Sign-in attempts per source address (POST /inbox/session with a token or code, and sign-in links). */
+  RATE_LIMIT_SIGN_IN_ADDRESS: rateLimitSetting('30/1m'),
+  /** The proxies whose X-Forwarded-For names the client's address (hop count or addresses/subnets); unset: none. */
+  TRUST_PROXY: TrustProxySchema.optional(),
+  /**
+   * Past this many requests of one requester in one NOTIFY_DIGEST_WINDOW, further requests are not posted or emailed
+   * one by one: each Slack channel and approver gets one digest at the window's end (how many more wait, a link to
+   * the inbox). The requests are routed and decidable as usual. `off`: never digest.
+   */
+  NOTIFY_DIGEST_AFTER: z
+    .union([z.literal('off').transform(() => undefined), z.coerce.number().int().min(1).max(1_000_000)])
+    .default(20),
+  NOTIFY_DIGEST_WINDOW: DurationSchema.default(60_000).refine((ms) => ms >= 1_000, 'must be at least 1s'),
 }).superRefine((env, ctx) => {
   if (env.WEBHOOK_ALLOWED_ORIGINS.length > 0 && !env.WEBHOOK_SIGNING_SECRET) {
     ctx.addIssue({

@@ -2,7 +2,7 @@
 import { Body, Controller, Get, Inject, Param, Post, Res } from '@nestjs/common';
 import type { HttpResponse as Response } from '../http-types';
 import { EmailDecisionFormSchema, type EmailDecisionForm } from '@countersign/contracts';
-import { PublicRoute, ZodValidationPipe } from '@countersign/platform';
+import { PublicRoute, RateLimited, ZodValidationPipe } from '@countersign/platform';
 import { VoteRefusedError } from '../approvals/approval-errors';
 import type { StoredApproval } from '../approvals/approval-store';
 import { ApprovalsService } from '../approvals/approvals.service';
@@ -10,6 +10,7 @@ import { REFUSAL_STATUS } from '../approvals/vote-refused.filter';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { UnauthenticatedRequests } from '../auth/unauthenticated-requests';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
+import { ApprovalRoute } from '../config/rate-limits';
 import { escapeHtml, page, relativeAge, sendPage } from '../html';
 import { outcomeText } from '../slack/slack-blocks';
 import { verifyLinkToken } from './link-token';
@@ -52,6 +53,7 @@ export class EmailLinkController {
   }
 
   @Post(':token')
+  @RateLimited(ApprovalRoute.Decision)
   async decide(
     @Param('token') token: string,
     @Body(new ZodValidationPipe(EmailDecisionFormSchema, 'form')) form: EmailDecisionForm,

@@ -1,21 +1,33 @@
-// Producer of the notification queue: Slack posts, emails and outcome updates. (Expiry and escalation timers are
-// not jobs: they live in the approval state, see TimerSweep.) Every job has a deterministic ID, so notifying
+// Producer of the notification queue: Slack posts, emails, digests and outcome updates. (Expiry and escalation timers
+// are not jobs: they live in the approval state, see TimerSweep.) Every job has a deterministic ID, so notifying
 // again for a redelivered request or a retried escalation adds nothing twice.
-import { Injectable } from '@nestjs/common';
+//
+// Past NOTIFY_DIGEST_AFTER requests of one requester in a window, a request's posts and emails are not queued one
+// by one: its targets are counted in the requester's window (DigestStore) and get one digest each when the window
+// ends, so one requester cannot bury everyone else's requests in Slack and in the approvers' mailboxes. The requests
+// themselves are stored, routed, shown in the inbox and decidable as usual.
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
 import {
   ApprovalServiceJobName as Job,
   ApprovalServiceQueueName,
-  approvalServiceJobIds as ids,
   JobContracts,
+  approvalServiceJobIds as ids,
   parseContract,
   type ApprovalServiceJobName,
   type JobPayload,
 } from '@countersign/contracts';
 import type { Queue } from 'bullmq';
 import type { DecidedBy } from '@countersign/contracts';
+import type { Logger } from '@countersign/platform';
 import { ApproverDirectory } from '../auth/approver-directory';
+import { Metrics } from '../core/metrics';
+import { LOGGER } from '../core/tokens';
 import { SlackNotifier } from '../slack/slack-notifier';
+import { DigestStore, type DigestTarget, type NotifyPhase } from './digest-store';
+
+/** A digest goes out this long after its window ends, so a request that arrived at the very end is counted in it. */
+export const DIGEST_GRACE_MS = 1_000;
 
 type Notice = {
   [K in ApprovalServiceJobName]: { name: K; data: JobPayload<K>; jobId: string };
@@ -27,6 +39,8 @@ export interface NotifyTarget {
   requester: string;
   groups: string[];
   channels: string[];
+  /** When: the request arrived, or its escalation groups were added (each counts once towards the digest). */
+  phase: NotifyPhase;
 }
 
 @Injectable()
@@ -35,6 +49,9 @@ export class NotificationScheduler {
     @InjectQueue(ApprovalServiceQueueName.Notifications) private readonly notifications: Queue,
     private readonly directory: ApproverDirectory,
     private readonly slack: SlackNotifier,
+    private readonly metrics: Metrics,
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly digests: DigestStore,
   ) {}
 
   /**
@@ -70,7 +87,39 @@ export class NotificationScheduler {
         }
       }
     }
-    await this.addAll(jobs);
+    await this.admit(target, jobs);
+  }
+
+  /** Queues the jobs, or, past the requester's NOTIFY_DIGEST_AFTER in this window, the digests of their targets. */
+  private async admit(target: NotifyTarget, jobs: Notice[]): Promise<void> {
+    if (jobs.length === 0) return;
+    // NOTIFY_DIGEST_AFTER=off: every request is notified one by one.
+    if (!this.digests.enabled) return this.addAll(jobs);
+    const targets = jobs.map(targetOf);
+    const admission = await this.digests.admit({ ...target, targets });
+    if (admission.kind === 'gone') return;
+    if (admission.kind === 'direct') return this.addAll(jobs);
+    const { windowStart } = admission;
+    const { windowMs } = this.digests;
+    this.metrics.notifications.inc({ channel: 'digest', result: 'held' }, targets.length);
+    this.logger.info(
+      {
+        callId: target.callId,
+        requester: target.requester,
+        window: new Date(windowStart).toISOString(),
+        targets,
+      },
+      "notifications held for the requester's digest",
+    );
+    const delay = Math.max(0, windowStart + windowMs + DIGEST_GRACE_MS - Date.now());
+    await this.addAll(
+      targets.map((digestTarget) => ({
+        name: Job.NotifyDigest,
+        data: { requester: target.requester, windowStart, windowMs, target: digestTarget },
+        jobId: ids.notifyDigest(target.requester, windowStart, digestTarget),
+      })),
+      delay,
+    );
   }
 
   /**
@@ -95,14 +144,21 @@ export class NotificationScheduler {
     return decidedBy === 'expired' && channels.includes('email');
   }
 
-  private async addAll(jobs: Notice[]): Promise<void> {
+  private async addAll(jobs: Notice[], delay?: number): Promise<void> {
     if (jobs.length === 0) return;
     await this.notifications.addBulk(
       jobs.map((job) => ({
         name: job.name,
         data: parseContract(JobContracts[job.name].schema, job.data, job.name),
-        opts: { jobId: job.jobId },
+        opts: delay ? { jobId: job.jobId, delay } : { jobId: job.jobId },
       })),
     );
   }
+}
+
+/** Where a Slack or email job delivers. */
+function targetOf(job: Notice): DigestTarget {
+  if (job.name === Job.NotifySlack) return `slack:${job.data.channel}`;
+  if (job.name === Job.NotifyEmail) return `email:${job.data.approver}`;
+  throw new Error(`${job.name} is not a notification of approvers`);
 }

@@ -1,4 +1,4 @@
-// Delivers notifications (Slack messages, emails) and shows outcomes on the channels that showed a request.
+// Delivers notifications (Slack messages, emails, digests) and shows outcomes on the channels that showed a request.
 // Throwing makes BullMQ retry with backoff; the request itself stays decidable in the inbox and API meanwhile.
 // Every post and email goes through OnceOnlyDelivery, so a retry never repeats one (see there for the window
 // in which a delivery is in doubt and why that window is at-most-once); chat.update is repeated freely: it only
@@ -18,6 +18,8 @@ import { expiredMail, requestMail } from '../email/email-messages';
 import { signLinkToken } from '../email/link-token';
 import { outcomeMessage, requestMessage } from '../slack/slack-blocks';
 import { SlackNotifier } from '../slack/slack-notifier';
+import { digestMail, digestSlackMessage, type Digest } from './digest-messages';
+import { DigestStore, type DigestTarget } from './digest-store';
 import { OnceOnlyDelivery, type DeliveryOutcome } from './once-only-delivery';
 
 type Payload<K extends ApprovalServiceJobName> = JobPayload<K>;
@@ -45,6 +47,7 @@ export class NotificationService {
     private readonly audit: AuditTrail,
     private readonly metrics: Metrics,
     private readonly address: ServiceAddress,
+    private readonly digests: DigestStore,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.deliveries = new OnceOnlyDelivery(store, logger);
@@ -112,8 +115,53 @@ export class NotificationService {
     }
   }
 
+  /**
+   * The digest of one target (a Slack channel, an approver's email) for the requests of one requester in one window
+   * that it was not sent one by one: how many, and a link to the inbox. Sent once, like every post and email.
+   */
+  async notifyDigest(job: Payload<'notify.digest'>): Promise<void> {
+    const target = job.target as DigestTarget;
+    const [via, to] = [target.slice(0, target.indexOf(':')), target.slice(target.indexOf(':') + 1)];
+    const approver = via === 'email' ? this.directory.byId(to) : undefined;
+    if (via === 'slack' ? !this.slack.enabled : !approver?.email) return;
+    const ledger = this.digests.ledger(job.requester, job.windowStart, target);
+    const outcome = await this.deliveries.deliverVia(ledger, async ({ count }) => {
+      const digest: Digest = {
+        requester: { id: job.requester, name: this.directory.byId(job.requester)?.name },
+        count,
+        windowStart: job.windowStart,
+        windowMs: job.windowMs,
+        inboxUrl: `${this.address.publicUrl}/inbox`,
+      };
+      if (via === 'slack') {
+        const posted = await this.slack.post(to, digestSlackMessage(digest));
+        return { receipt: slackReceipt(posted) };
+      }
+      await this.email.send(digestMail(digest, approver!.email!), { requester: job.requester });
+      return { receipt: '' };
+    });
+    const channel = via === 'slack' ? 'slack' : 'email';
+    if (outcome.status === 'in_doubt') {
+      return this.failed({
+        channel,
+        target: to,
+        error: `in doubt: a try reserved the digest of ${job.requester} at ${new Date(outcome.reservedAt).toISOString()} and stopped before recording it (it may have gone out); not sent again`,
+      });
+    }
+    if (outcome.status !== 'delivered') return;
+    if (outcome.now) this.metrics.notifications.inc({ channel, result: 'digest_sent' });
+    await this.audit.append({
+      type: 'notification.sent',
+      detail: {
+        channel,
+        target: to,
+        digest: { requester: job.requester, window: new Date(job.windowStart).toISOString() },
+      },
+    });
+  }
+
   /** Called once retries are exhausted. */
-  async failed(job: { callId: string; channel: string; target: string; error: string }): Promise<void> {
+  async failed(job: { callId?: string; channel: string; target: string; error: string }): Promise<void> {
     this.metrics.notifications.inc({ channel: job.channel, result: 'failed' });
     this.logger.error(
       { callId: job.callId, channel: job.channel, target: job.target, error: job.error },

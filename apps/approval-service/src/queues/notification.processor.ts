@@ -1,4 +1,4 @@
-// Consumes the notification queue: Slack posts, emails and outcome updates, retried with backoff. A delivery
+// Consumes the notification queue: Slack posts, emails, digests, webhooks and outcome updates, retried with backoff. A delivery
 // that failed for good is recorded (metric, log, audit).
 import { Injectable } from '@nestjs/common';
 import type { Job } from 'bullmq';
@@ -22,12 +22,27 @@ export class NotificationProcessor {
       [Name.NotifyEmail]: { handle: (job) => this.notifications.notifyEmail(job), failedForGood },
       [Name.ShowOutcome]: { handle: (job) => this.notifications.showOutcome(job), failedForGood },
       [Name.NotifyWebhook]: { handle: (job) => this.webhooks.deliver(job), failedForGood },
+      [Name.NotifyDigest]: { handle: (job) => this.notifications.notifyDigest(job), failedForGood },
     };
   }
 
   private async failedForGood(job: Job, error: Error): Promise<void> {
-    const data = (job.data ?? {}) as { callId?: unknown; channel?: unknown; approver?: unknown };
+    const data = (job.data ?? {}) as {
+      callId?: unknown;
+      channel?: unknown;
+      approver?: unknown;
+      target?: unknown;
+    };
     const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+    if (job.name === Name.NotifyDigest) {
+      // A digest is about no one call; its target says where it went.
+      const target = text(data.target) ?? '';
+      return this.notifications.failed({
+        channel: target.startsWith('slack:') ? 'slack' : 'email',
+        target: target.slice(target.indexOf(':') + 1),
+        error: error.message,
+      });
+    }
     await this.notifications.failed({
       callId: text(data.callId) ?? String(job.id),
       channel: channelOf(job.name),

@@ -14,13 +14,14 @@ import {
 } from '@nestjs/common';
 import type { HttpRequest as Request } from '../http-types';
 import { z } from 'zod';
-import { PublicRoute, type Logger } from '@countersign/platform';
+import { PublicRoute, RateLimited, type Logger } from '@countersign/platform';
 import { VoteRefusedError } from '../approvals/approval-errors';
 import { ApprovalStore } from '../approvals/approval-store';
 import { ApprovalsService } from '../approvals/approvals.service';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { UnauthenticatedRequests } from '../auth/unauthenticated-requests';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
+import { ApprovalRoute } from '../config/rate-limits';
 import { LOGGER } from '../core/tokens';
 import { parseButtonValue, SlackAction } from './slack-blocks';
 import { SlackNotifier } from './slack-notifier';
@@ -48,6 +49,7 @@ export class SlackController {
 
   @Post('interactions')
   @HttpCode(200)
+  @RateLimited(ApprovalRoute.Slack)
   async interaction(
     @Req() req: Request,
     @Headers('x-slack-request-timestamp') timestamp: string | undefined,
