@@ -1,6 +1,7 @@
 // Unit specs live beside the code; end-to-end specs (real Redis, real HTTP) live in test/.
 const moduleNameMapper = {
   '^@countersign/(contracts|authorization|platform)$': '<rootDir>/libs/$1/src',
+  '^@countersign/tool-providers$': '<rootDir>/libs/tool-providers/src',
 };
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],

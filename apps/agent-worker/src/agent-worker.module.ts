@@ -23,7 +23,9 @@ import {
   type Logger,
   type PrincipalsConfig,
 } from '@countersign/platform';
+import { ToolProviders } from '@countersign/tool-providers';
 import { AgentCatalog } from './agents/agent-catalog';
+import { ToolProvidersLifecycle } from './agents/tool-providers.lifecycle';
 import type { AgentsConfig } from './config/agents-config.schema';
 import type { AgentWorkerConfig } from './config/worker-config';
 import { InfraController } from './infra/infra.controller';
@@ -46,6 +48,8 @@ export interface AgentWorkerSettings {
   agents: AgentsConfig;
   principals: PrincipalsConfig;
   logger: Logger;
+  /** The MCP servers and HTTP tools of AGENTS_CONFIG, built with the service's environment (its secrets). */
+  providers: ToolProviders;
 }
 
 export const SETTINGS = Symbol('AgentWorkerSettings');
@@ -86,7 +90,7 @@ export class Lifecycle implements OnApplicationBootstrap, BeforeApplicationShutd
 @Module({})
 export class AgentWorkerModule {
   static forRoot(settings: AgentWorkerSettings): DynamicModule {
-    const { config, agents, principals, logger } = settings;
+    const { config, agents, principals, logger, providers } = settings;
     return {
       module: AgentWorkerModule,
       // /demo/infra exists only while the simulated infrastructure does; /metrics moves to its own port when asked.
@@ -114,9 +118,11 @@ export class AgentWorkerModule {
           useFactory: (c: Connections) => new InfraStore(c.commands, config.KEY_PREFIX),
           inject: [Connections],
         },
+        { provide: ToolProviders, useValue: providers },
+        ToolProvidersLifecycle,
         {
           provide: AgentCatalog,
-          useFactory: (infra: InfraStore) => new AgentCatalog(agents, config, infra),
+          useFactory: (infra: InfraStore) => new AgentCatalog(agents, config, infra, providers, logger),
           inject: [InfraStore],
         },
         {
