@@ -3,61 +3,17 @@
 // over streamable HTTP (test/support/test-mcp-server.ts). What ran is counted at the server or read on disk.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { ChatMessage, RunView } from '@countersign/contracts';
 import type { RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
 import { WorkerHarness } from './support/agent-worker-harness';
+import { FS_SERVER, mcpAgentsConfig, writeConfig } from './support/mcp-config';
 import { waitFor } from './support/redis';
 import { TestMcpServer } from './support/test-mcp-server';
 
 jest.setTimeout(60_000);
 
 const NOTES_TOKEN = 'notes-token-3b1f0c9a7d';
-export const FS_SERVER = join(
-  dirname(require.resolve('@modelcontextprotocol/server-filesystem/package.json')),
-  'dist/index.js',
-);
-
-/** An agents config with the two servers; `dir` is the filesystem server's only allowed directory. */
-export function mcpAgentsConfig(dir: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    mcpServers: {
-      fs: {
-        transport: 'stdio',
-        command: process.execPath,
-        args: [FS_SERVER, dir],
-        env: { FS_TOKEN: { $secret: 'MCP_FS_TOKEN' } },
-        // The server marks list_directory read-only and write_file destructive: hints only ever raise a tier.
-        tiers: { '*': 'confirm', 'read_*': 'auto', list_allowed_directories: 'auto' },
-        restart: { initialDelayMs: 100, maxDelayMs: 1000 },
-      },
-      notes: {
-        transport: 'http',
-        url: { $env: 'NOTES_MCP_URL' },
-        headers: { Authorization: { $secret: 'NOTES_MCP_TOKEN', prefix: 'Bearer ' } },
-        // write_note is raised to confirm by its destructiveHint.
-        tiers: { '*': 'auto' },
-        toolTimeoutMs: { slow: 400 },
-        maxResultBytes: 1024,
-        restart: { initialDelayMs: 100, maxDelayMs: 500 },
-      },
-    },
-    agents: {
-      mcp: {
-        tools: [{ server: 'fs' }, { server: 'notes' }],
-        roles: { operator: { allow: ['tool:*'] } },
-        users: { alice: ['operator'] },
-      },
-    },
-    ...extra,
-  };
-}
-
-export function writeConfig(config: unknown): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'cs-mcp-agents-')), 'agents.json');
-  writeFileSync(file, JSON.stringify(config));
-  return file;
-}
 
 const toolMessages = (view: RunView) =>
   view.messages.filter((m): m is Extract<ChatMessage, { role: 'tool' }> => m.role === 'tool');

@@ -30,7 +30,14 @@ export class TestMcpServer {
   private endpoint?: McpHttpEndpoint;
   private port = 0;
 
-  constructor(private readonly token?: string) {
+  /**
+   * @param token the bearer token it accepts (any, when undefined)
+   * @param echoRejected answer a wrong credential with a 401 that repeats it (a careless server's error page)
+   */
+  constructor(
+    private readonly token?: string,
+    private readonly echoRejected = false,
+  ) {
     this.define({
       name: 'lookup',
       description: 'Looks a key up (read-only).',
@@ -117,6 +124,11 @@ export class TestMcpServer {
     this.http = createServer((req, res) => {
       if (!req.url?.startsWith('/mcp')) {
         res.writeHead(404).end();
+        return;
+      }
+      if (this.echoRejected && this.token && req.headers.authorization !== `Bearer ${this.token}`) {
+        this.authorizations.push(req.headers.authorization ?? '');
+        res.writeHead(401, { 'content-type': 'text/plain' }).end(`rejected ${req.headers.authorization}`);
         return;
       }
       void endpoint.handle(req, res);
