@@ -263,3 +263,53 @@ function serverPid(dir: string): number {
   if (pids.length !== 1) throw new Error(`expected one filesystem server for ${dir}, found ${pids.length}`);
   return Number(pids[0]);
 }
+
+describe('MCP tool names', () => {
+  const h = new WorkerHarness('mcp-names');
+  const notes = new TestMcpServer();
+  afterAll(async () => {
+    await h.cleanup();
+    await notes.stop();
+  });
+
+  it('offers a name two servers claim from neither (no call may depend on which server answered first)', async () => {
+    await notes.start();
+    const server = (prefix: string) => ({
+      transport: 'http',
+      url: notes.url,
+      prefix,
+      tiers: { '*': 'auto' },
+    });
+    const config = {
+      mcpServers: { left: server('shared_'), right: server('shared_'), own: server('own_') },
+      agents: {
+        mcp: {
+          tools: [{ server: 'left' }, { server: 'right' }, { server: 'own', only: ['look*'] }],
+          roles: { operator: { allow: ['tool:*'] } },
+          users: { alice: ['operator'] },
+        },
+      },
+    };
+    const worker = await h.startWorker({ AGENTS_CONFIG: writeConfig(config) });
+    const runId = await h.startRun(worker.url, {
+      agent: 'mcp',
+      script: [
+        {
+          toolCalls: [
+            { name: 'shared_lookup', args: { key: 'a' } },
+            { name: 'own_lookup', args: { key: 'b' } },
+            { name: 'own_big', args: { bytes: 1 } },
+          ],
+        },
+        { text: 'done' },
+      ],
+    });
+    const view = await h.waitForStatus(worker.url, runId, 'completed');
+    expect(toolMessages(view).map((m) => m.content)).toEqual([
+      expect.stringMatching(/^Unknown tool "shared_lookup"/),
+      'found b',
+      expect.stringMatching(/^Unknown tool "own_big"/),
+    ]);
+    expect(notes.calls.map((c) => c.args)).toEqual([{ key: 'b' }]);
+  });
+});
