@@ -2,6 +2,7 @@
 const moduleNameMapper = {
   '^@countersign/(contracts|authorization|platform)$': '<rootDir>/libs/$1/src',
   '^@countersign/tool-providers$': '<rootDir>/libs/tool-providers/src',
+  '^@countersign/demo-infra$': '<rootDir>/libs/demo-infra/src',
 };
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],

@@ -3,8 +3,7 @@
 // same Redis with the same concurrency (maxConcurrentTools, 4) in the same two batches.
 import { Redis } from 'ioredis';
 import { mapWithConcurrency } from '@countersign/authorization';
-import { opsTools } from '../../apps/agent-worker/src/agents/ops-tools';
-import { InfraStore } from '../../apps/agent-worker/src/infra/infra-store';
+import { InfraStore, opsTools } from '@countersign/demo-infra';
 import type { Child } from '../support/processes';
 import { sendJson } from '../support/http';
 import { median, Progress, wallNow } from '../support/measure';

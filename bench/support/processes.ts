@@ -137,7 +137,7 @@ export async function startWorker(
       ...env,
       PORT: String(port),
       HOST: '127.0.0.1',
-      AGENTS_CONFIG: 'config/agents.json',
+      AGENTS_CONFIG: 'test/support/agents.json',
       WORKER_CONCURRENCY: String(options.concurrency),
     },
     ['./bench/support/worker-probe.ts'],

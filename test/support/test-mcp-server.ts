@@ -3,7 +3,12 @@
 // port, and has tools that are slow, large, failing, or that echo the credential they were sent.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { McpHttpEndpoint, type ServedCall, type ServedTool } from '@countersign/tool-providers';
+import {
+  type CallerRefusal,
+  McpHttpEndpoint,
+  type ServedCall,
+  type ServedTool,
+} from '@countersign/tool-providers';
 
 export interface ReceivedCall {
   tool: string;
@@ -172,10 +177,10 @@ export class TestMcpServer {
     };
   }
 
-  private authenticate(req: IncomingMessage): string | undefined {
+  private authenticate(req: IncomingMessage): string | CallerRefusal {
     const header = req.headers.authorization ?? '';
     this.authorizations.push(header);
-    if (!this.token) return 'anyone';
-    return header === `Bearer ${this.token}` ? 'countersign' : undefined;
+    if (!this.token || header === `Bearer ${this.token}`) return this.token ? 'countersign' : 'anyone';
+    return { status: 401, message: 'wrong token' };
   }
 }

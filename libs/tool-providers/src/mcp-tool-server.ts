@@ -72,11 +72,19 @@ export interface McpHttpEndpointOptions {
   version: string;
   /** The tools now (asked on every listing). */
   tools: () => readonly ServedTool[];
-  /** The caller's ID, or undefined to answer 401. Without it, every request is let in as "anonymous". */
-  authenticate?: (req: IncomingMessage) => Promise<string | undefined>;
+  /**
+   * The caller's ID, or a refusal (401: no valid credential, 403: a principal that may not call). Without it, every
+   * request is let in as "anonymous".
+   */
+  authenticate?: (req: IncomingMessage) => Promise<string | CallerRefusal>;
   logger?: ProviderLogger;
   /** Sessions beyond this are refused (503) until one ends. @defaultValue 1000 */
   maxSessions?: number;
+}
+
+export interface CallerRefusal {
+  status: 401 | 403;
+  message: string;
 }
 
 interface Session {
@@ -97,8 +105,11 @@ export class McpHttpEndpoint {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
       const caller = this.options.authenticate ? await this.options.authenticate(req) : 'anonymous';
-      if (!caller)
-        return answer(res, 401, 'a valid bearer token is required', { 'www-authenticate': 'Bearer' });
+      if (typeof caller !== 'string') {
+        const challenge: Record<string, string> =
+          caller.status === 401 ? { 'www-authenticate': 'Bearer' } : {};
+        return answer(res, caller.status, caller.message, challenge);
+      }
       const id = req.headers['mcp-session-id'];
       const body = req.method === 'POST' ? await readJson(req) : undefined;
       let session = typeof id === 'string' ? this.sessions.get(id) : undefined;

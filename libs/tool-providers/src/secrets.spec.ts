@@ -1,7 +1,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MissingSecretError, MissingSettingError, SecretSource, SecretRefSchema } from './secrets';
+import {
+  MissingSecretError,
+  MissingSettingError,
+  referencedVariables,
+  SecretSource,
+  SecretRefSchema,
+} from './secrets';
 
 describe('SecretSource', () => {
   it('reads a secret from the environment map, with its prefix', () => {
@@ -49,5 +55,13 @@ describe('SecretSource', () => {
   it('accepts only environment-variable names as references', () => {
     expect(SecretRefSchema.safeParse({ $secret: 'lower-case' }).success).toBe(false);
     expect(SecretRefSchema.safeParse({ $secret: 'OK_NAME', extra: 1 }).success).toBe(false);
+  });
+
+  it('lists the variables a config refers to', () => {
+    const config = {
+      mcpServers: { a: { url: { $env: 'A_URL' }, headers: { x: { $secret: 'A_TOKEN' } } } },
+      httpTools: { t: { headers: { y: { $secret: 'T_KEY', prefix: 'Key ' } }, url: 'http://x' } },
+    };
+    expect(referencedVariables(config)).toEqual(['A_TOKEN', 'A_TOKEN_FILE', 'A_URL', 'T_KEY', 'T_KEY_FILE']);
   });
 });

@@ -119,3 +119,18 @@ export class SecretSource {
     return out;
   }
 }
+
+/** Environment variables a config's references read (`$secret` → NAME and NAME_FILE, `$env` → NAME), sorted. */
+export function referencedVariables(config: unknown): string[] {
+  const names = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(visit);
+    if (!value || typeof value !== 'object') return;
+    const record = value as Record<string, unknown>;
+    if (typeof record.$secret === 'string') names.add(record.$secret).add(`${record.$secret}_FILE`);
+    if (typeof record.$env === 'string') names.add(record.$env);
+    Object.values(record).forEach(visit);
+  };
+  visit(config);
+  return [...names].sort();
+}

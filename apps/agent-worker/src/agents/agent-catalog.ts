@@ -9,6 +9,7 @@ import {
   type ToolDefinition,
 } from '@countersign/authorization';
 import type { Tier } from '@countersign/contracts';
+import { type InfraStore, opsTools } from '@countersign/demo-infra';
 import { ConfigError, createLogger, type Logger } from '@countersign/platform';
 import {
   type ProviderTool,
@@ -19,11 +20,9 @@ import {
 } from '@countersign/tool-providers';
 import type { AgentConfig, AgentsConfig } from '../config/agents-config.schema';
 import type { AgentWorkerConfig } from '../config/worker-config';
-import type { InfraStore } from '../infra/infra-store';
 import type { ChatModel } from '../models/chat-model';
 import { OpenAiModel } from '../models/openai-model';
 import { ScriptedModel } from '../models/scripted-model';
-import { opsTools } from './ops-tools';
 
 export interface AgentRuntime {
   name: string;
