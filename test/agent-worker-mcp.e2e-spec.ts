@@ -237,6 +237,15 @@ describe('MCP servers as tool providers', () => {
     expect(back.status).toBe('completed');
   });
 
+  it('calls again, once, on a new session when the server restarted and forgot the old one (it ran nothing)', async () => {
+    await notes.stop();
+    await notes.start();
+    const before = notes.count('lookup');
+    const view = await runTurn([{ name: 'notes__lookup', args: { key: 'after-restart' } }]);
+    expect(toolMessages(view)[0].content).toBe('found after-restart');
+    expect(notes.count('lookup')).toBe(before + 1);
+  });
+
   it('restarts a stdio server that died', async () => {
     const pid = serverPid(dir);
     process.kill(pid, 'SIGKILL');
@@ -311,5 +320,9 @@ describe('MCP tool names', () => {
       expect.stringMatching(/^Unknown tool "own_big"/),
     ]);
     expect(notes.calls.map((c) => c.args)).toEqual([{ key: 'b' }]);
+    // One session per server while the worker runs; a worker that stops ends them (the server would keep them).
+    expect(notes.sessions).toBe(3);
+    await worker.close();
+    expect(notes.sessions).toBe(0);
   });
 });

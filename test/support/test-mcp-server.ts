@@ -110,6 +110,11 @@ export class TestMcpServer {
     return `http://127.0.0.1:${this.port}/mcp`;
   }
 
+  /** Open MCP sessions (clients that connected and did not end theirs). */
+  get sessions(): number {
+    return this.endpoint?.sessionCount ?? 0;
+  }
+
   count(tool: string): number {
     return this.calls.filter((c) => c.tool === tool).length;
   }

@@ -4,7 +4,10 @@
 // as anything but a ProviderCallError whose message is written for the model.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
@@ -53,6 +56,8 @@ export interface CallOptions {
 export class McpConnection {
   private state: ConnectionState = 'idle';
   private client?: Client;
+  /** The HTTP transport of `client`, to end its session when closing. */
+  private session?: StreamableHTTPClientTransport;
   private tools: readonly AdvertisedTool[] = [];
   private readonly listeners = new Set<(tools: readonly AdvertisedTool[]) => void>();
   private connecting?: Promise<void>;
@@ -125,6 +130,29 @@ export class McpConnection {
 
   /** Calls `tool` once. Throws ProviderCallError (written for the model) when there is no result. */
   async callTool(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<McpToolResult> {
+    const started = Date.now();
+    try {
+      return await this.callOnce(tool, args, options.timeoutMs, options.meta);
+    } catch (error) {
+      if (!(error instanceof SessionForgottenError)) throw error;
+      // The server answered 404 to our session (it restarted): it did not take the request, so sending it again on a
+      // new session cannot run the tool twice. Once, within the call's own timeout.
+      const left = options.timeoutMs - (Date.now() - started);
+      if (left <= 0) throw error.failure;
+      await this.reconnectNow();
+      return this.callOnce(tool, args, left, options.meta).catch((again: unknown) => {
+        throw again instanceof SessionForgottenError ? again.failure : again;
+      });
+    }
+  }
+
+  private async callOnce(
+    tool: string,
+    args: Record<string, unknown>,
+    timeoutMs: number,
+    meta: Record<string, unknown> | undefined,
+  ): Promise<McpToolResult> {
+    const options = { timeoutMs, meta };
     const client = await this.readyClient(options.timeoutMs);
     const controller = new AbortController();
     this.inFlight.add(controller);
@@ -135,7 +163,10 @@ export class McpConnection {
         signal: controller.signal,
       })) as McpToolResult;
     } catch (error) {
-      throw this.callFailure(client, error, options.timeoutMs, controller.signal.aborted);
+      const failure = this.callFailure(client, error, options.timeoutMs, controller.signal.aborted);
+      if (error instanceof StreamableHTTPError && error.code === 404)
+        throw new SessionForgottenError(failure);
+      throw failure;
     } finally {
       this.inFlight.delete(controller);
     }
@@ -148,7 +179,10 @@ export class McpConnection {
     clearTimeout(this.retryTimer);
     for (const controller of this.inFlight) controller.abort(new Error('the worker is stopping'));
     const client = this.client;
+    const session = this.session;
     this.client = undefined;
+    // An HTTP server keeps a session until told: end ours, so restarts of this worker do not pile them up there.
+    await session?.terminateSession().catch(() => undefined);
     await client?.close().catch(() => undefined);
   }
 
@@ -199,6 +233,16 @@ export class McpConnection {
     );
   }
 
+  /** Connects at once instead of after the backoff delay (a retry of a call is waiting on it). */
+  private async reconnectNow(): Promise<void> {
+    if (this.state === 'waiting') {
+      clearTimeout(this.retryTimer);
+      await this.connect();
+    } else if (this.state === 'connecting') {
+      await this.connecting;
+    }
+  }
+
   private connect(): Promise<void> {
     this.state = 'connecting';
     this.connecting = this.openClient().then(
@@ -224,6 +268,7 @@ export class McpConnection {
   private async openClient(): Promise<Client> {
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     const transport = this.transport();
+    const session = transport instanceof StreamableHTTPClientTransport ? transport : undefined;
     client.onclose = () => this.lost(client, new Error('the connection closed'));
     client.onerror = (error) =>
       this.logger.debug({ server: this.server, err: this.text(error) }, 'MCP client transport error');
@@ -235,6 +280,7 @@ export class McpConnection {
     try {
       await client.connect(transport, { timeout });
       await this.listInto(client);
+      this.session = session;
       return client;
     } catch (error) {
       client.onclose = undefined;
@@ -336,6 +382,14 @@ export class McpConnection {
   /** An error's text as it may be shown: secrets removed. */
   private text(error: unknown): string {
     return this.secrets.scrub(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** A call the server refused with 404 for an unknown session: certainly not run; `failure` is what to report. */
+class SessionForgottenError extends Error {
+  constructor(readonly failure: ProviderCallError) {
+    super(failure.message);
+    this.name = this.constructor.name;
   }
 }
 

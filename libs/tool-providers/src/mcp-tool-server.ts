@@ -78,8 +78,10 @@ export interface McpHttpEndpointOptions {
    */
   authenticate?: (req: IncomingMessage) => Promise<string | CallerRefusal>;
   logger?: ProviderLogger;
-  /** Sessions beyond this are refused (503) until one ends. @defaultValue 1000 */
+  /** Past this many sessions, the one idle longest is ended (its client gets 404 and starts another). @defaultValue 1000 */
   maxSessions?: number;
+  /** A session without a request for this long is ended when the next one opens. @defaultValue 1 hour */
+  sessionIdleMs?: number;
 }
 
 export interface CallerRefusal {
@@ -91,6 +93,7 @@ interface Session {
   transport: StreamableHTTPServerTransport;
   server: Server;
   caller: string;
+  lastSeen: number;
 }
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -118,10 +121,10 @@ export class McpHttpEndpoint {
       if (!session) {
         if (id !== undefined) return answer(res, 404, 'unknown session');
         if (!isInitializeRequest(body)) return answer(res, 400, 'start a session with an initialize request');
-        if (this.sessions.size >= (this.options.maxSessions ?? 1000))
-          return answer(res, 503, 'too many sessions');
+        await this.endStaleSessions();
         session = await this.open(caller);
       }
+      session.lastSeen = Date.now();
       await session.transport.handleRequest(req, res, body);
     } catch (error) {
       this.options.logger?.warn({ err: (error as Error).message }, 'MCP endpoint: request failed');
@@ -147,6 +150,18 @@ export class McpHttpEndpoint {
     return this.sessions.size;
   }
 
+  /** Clients that went away without ending their session (a crashed worker) must not fill the map for ever. */
+  private async endStaleSessions(): Promise<void> {
+    const idleBefore = Date.now() - (this.options.sessionIdleMs ?? 3_600_000);
+    const byAge = [...this.sessions.entries()].sort((a, b) => a[1].lastSeen - b[1].lastSeen);
+    const excess = byAge.length + 1 - (this.options.maxSessions ?? 1000);
+    const stale = byAge.filter(([, s], i) => i < excess || s.lastSeen < idleBefore);
+    for (const [id, s] of stale) {
+      this.sessions.delete(id);
+      await s.server.close().catch(() => undefined);
+    }
+  }
+
   private async open(caller: string): Promise<Session> {
     const server = new Server(
       { name: this.options.name, version: this.options.version },
@@ -155,6 +170,7 @@ export class McpHttpEndpoint {
     const session: Session = {
       server,
       caller,
+      lastSeen: Date.now(),
       transport: new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (sessionId) => void this.sessions.set(sessionId, session),
