@@ -2,19 +2,19 @@
 // the worker runs as its own process at LOG_LEVEL=debug; after runs that use every secret (a server that echoes the
 // credential it got, one whose error page repeats a rejected one, a stdio server given one in its environment),
 // every key of the test prefix and every log line are searched for each secret's value.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { WorkerHarness, workerEnv } from './support/agent-worker-harness';
+import { WorkerHarness } from './support/agent-worker-harness';
 import { mcpAgentsConfig, writeConfig } from './support/mcp-config';
 import { bearer } from './support/principals';
 import { TestMcpServer } from './support/test-mcp-server';
+import { spawnWorker, stopProcess } from './support/worker-process';
 
 jest.setTimeout(90_000);
 
-const REPO = join(__dirname, '..');
 const SECRETS = {
   NOTES_MCP_TOKEN: 'notes-secret-7Qe2vL9x',
   GATE_MCP_TOKEN: 'gate-secret-Zk41mPq0',
@@ -43,6 +43,7 @@ describe('tool provider secrets', () => {
     worker = await spawnWorker(h, {
       AGENTS_CONFIG: writeConfig(config),
       NOTES_MCP_URL: notes.url,
+      LOG_LEVEL: 'debug',
       ...SECRETS,
     });
   });
@@ -137,47 +138,4 @@ async function everythingStored(redis: Redis, prefix: string): Promise<string> {
   } while (cursor !== '0');
   if (parts.length === 0) throw new Error(`no keys under ${prefix}: the scan would prove nothing`);
   return parts.join('\n');
-}
-
-/** main.ts as its own process (its logs are what a deployment would collect). */
-async function spawnWorker(
-  h: WorkerHarness,
-  extra: Record<string, string>,
-): Promise<{ url: string; process: ChildProcess; output: () => string }> {
-  const env = {
-    ...process.env,
-    ...workerEnv(h.prefixes, extra),
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'debug',
-  };
-  const proc = spawn(
-    process.execPath,
-    [
-      '-r',
-      'ts-node/register/transpile-only',
-      '-r',
-      'tsconfig-paths/register',
-      'apps/agent-worker/src/main.ts',
-    ],
-    { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  proc.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    proc.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
-      if (match) resolve(match[1]);
-    });
-    proc.once('exit', (code) => reject(new Error(`worker exited with ${code}: ${output}`)));
-  });
-  return { url, process: proc, output: () => output };
-}
-
-async function stopProcess(proc: ChildProcess | undefined): Promise<void> {
-  if (!proc || proc.exitCode !== null) return;
-  const exited = new Promise((resolve) => proc.once('exit', resolve));
-  proc.kill('SIGTERM');
-  await exited;
 }

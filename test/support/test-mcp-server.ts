@@ -74,7 +74,7 @@ export class TestMcpServer {
       annotations: { readOnlyHint: true },
       call: (args, request) =>
         new Promise<string>((resolve, reject) => {
-          const timer = setTimeout(() => resolve('done'), Number(args.ms));
+          const timer = setTimeout(() => resolve('done'), Number(args.ms)).unref();
           request.signal.addEventListener('abort', () => {
             clearTimeout(timer);
             this.cancelled++;

@@ -7,7 +7,7 @@ import type { ProviderLogger } from './mcp-connection';
 import { McpToolProvider, type ProviderTool } from './mcp-tool-provider';
 import { matchesAny } from './name-patterns';
 import type { McpServerConfig, ToolProvidersConfig } from './provider-config.schema';
-import type { ConfigValue, SecretSource } from './secrets';
+import type { ConfigValue, PlainValue, SecretSource } from './secrets';
 
 /** Which of one server's tools a consumer (an agent) takes: all, or those whose own names match `only`. */
 export interface ServerSelection {
@@ -29,8 +29,10 @@ export class ToolProviders {
     config: ToolProvidersConfig,
     private readonly deps: { secrets: SecretSource; logger: ProviderLogger },
   ) {
-    for (const [name, server] of Object.entries(config.mcpServers))
+    for (const [name, server] of Object.entries(config.mcpServers)) {
+      if (server.transport === 'http') checkUrl(`mcpServers.${name}.url`, server.url, deps.secrets);
       this.servers.set(name, new McpToolProvider(name, server, deps));
+    }
     for (const [name, tool] of Object.entries(config.httpTools)) {
       try {
         this.http.set(name, httpTool(name, tool, deps));
@@ -112,4 +114,22 @@ function* secretRefs(config: ToolProvidersConfig): Iterable<ConfigValue> {
   for (const server of Object.values(config.mcpServers) as McpServerConfig[])
     yield* Object.values(server.transport === 'stdio' ? server.env : server.headers);
   for (const tool of Object.values(config.httpTools)) yield* Object.values(tool.headers);
+}
+
+/** A server's URL must be readable and an http(s) URL at start, not at its first connection attempt. */
+function checkUrl(where: string, url: PlainValue, secrets: SecretSource): void {
+  let value: string;
+  try {
+    value = secrets.plain(url);
+  } catch (error) {
+    throw new InvalidToolConfigError(`${where}: ${(error as Error).message}`);
+  }
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(value);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:'))
+    throw new InvalidToolConfigError(`${where}: "${value}" is not an http(s) URL`);
 }

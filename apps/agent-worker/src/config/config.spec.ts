@@ -113,6 +113,17 @@ describe('agents config', () => {
       expect(ops.registry.get('open_ticket')).toMatchObject({ tier: 'confirm', jsonSchema: ticket.args });
     });
 
+    it('refuses an MCP server whose URL is missing from the environment or is not http(s)', () => {
+      const fromEnv = { ...server, url: { $env: 'TICKETS_MCP_URL' } };
+      expect(() => catalogWith(withProviders({ mcpServers: { tickets: fromEnv } }, {}))).toThrow(
+        /mcpServers\.tickets\.url: TICKETS_MCP_URL is not set/,
+      );
+      const ftp = { ...server, url: 'ftp://tickets.internal/mcp' };
+      expect(() => catalogWith(withProviders({ mcpServers: { tickets: ftp } }, {}))).toThrow(
+        /mcpServers\.tickets\.url: "ftp:\/\/tickets\.internal\/mcp" is not an http\(s\) URL/,
+      );
+    });
+
     it('refuses an HTTP tool whose URL placeholder is not a required argument', () => {
       const bad = { ...ticket, url: 'http://tickets.internal/{team}/tickets' };
       expect(() => catalogWith(withProviders({ httpTools: { open_ticket: bad } }, {}))).toThrow(
