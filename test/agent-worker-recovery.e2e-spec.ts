@@ -20,7 +20,7 @@ const REPO = join(__dirname, '..');
 
 /** The repo's agents config with the `ops` agent's simulated infrastructure changed. */
 function agentsConfigWith(infra: { restartMs?: number; maxReplicas?: number }): string {
-  const config = JSON.parse(readFileSync(join(REPO, 'config/agents.json'), 'utf8'));
+  const config = JSON.parse(readFileSync(join(REPO, 'test/support/agents.json'), 'utf8'));
   config.agents.ops.infra = { ...config.agents.ops.infra, ...infra };
   const file = join(mkdtempSync(join(tmpdir(), 'cs-agents-')), 'agents.json');
   writeFileSync(file, JSON.stringify(config));

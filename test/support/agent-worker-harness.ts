@@ -39,7 +39,8 @@ export function workerEnv(
     ...redisEnv(prefixes),
     DECISION_SIGNING_SECRET: TEST_SECRET,
     AUDIT_SIGNING_SECRET: TEST_AUDIT_SECRET,
-    AGENTS_CONFIG: 'config/agents.json',
+    // The worker's built-in ops tools, in-process (config/agents.json reaches them through the ops MCP server).
+    AGENTS_CONFIG: 'test/support/agents.json',
     PRINCIPALS_CONFIG: principalsConfig(),
     STALLED_INTERVAL_MS: '500',
     LOCK_DURATION_MS: '1000',

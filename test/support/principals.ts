@@ -9,7 +9,7 @@ export const testToken = (id: string) => `${id}-test-token-0123456789`;
 type Entry = Partial<Principal> & { id: string; name: string; token?: string };
 
 /**
- * alice and bob are operators of the `ops` agent (config/agents.json), mallory a viewer; bob, carol and dave are the
+ * alice and bob are operators of the `ops` agent (test/support/agents.json), mallory a viewer; bob, carol and dave are the
  * usual approvers. `ops-bot` is a machine client that may start runs for alice; `auditor` reads every run and the
  * whole audit; `scraper` reads /metrics; `agent-bot` (which may act for alice) and `other-bot` submit calls to the
  * approvals API.

@@ -126,7 +126,7 @@ export class TestSystem {
         await startAgentWorker(
           {
             ...shared,
-            AGENTS_CONFIG: 'config/agents.json',
+            AGENTS_CONFIG: 'test/support/agents.json',
             STALLED_INTERVAL_MS: '500',
             LOCK_DURATION_MS: '2000',
             JOB_BACKOFF_MS: '50',

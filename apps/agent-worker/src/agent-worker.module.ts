@@ -28,7 +28,9 @@ import {
   type Logger,
   type PrincipalsConfig,
 } from '@countersign/platform';
+import { ToolProviders } from '@countersign/tool-providers';
 import { AgentCatalog } from './agents/agent-catalog';
+import { ToolProvidersLifecycle } from './agents/tool-providers.lifecycle';
 import type { AgentsConfig } from './config/agents-config.schema';
 import { workerRateLimits } from './config/rate-limits';
 import type { AgentWorkerConfig } from './config/worker-config';
@@ -51,6 +53,8 @@ export interface AgentWorkerSettings {
   agents: AgentsConfig;
   principals: PrincipalsConfig;
   logger: Logger;
+  /** The MCP servers and HTTP tools of AGENTS_CONFIG, built with the service's environment (its secrets). */
+  providers: ToolProviders;
 }
 
 export const SETTINGS = Symbol('AgentWorkerSettings');
@@ -81,7 +85,7 @@ export class Lifecycle implements OnModuleInit, BeforeApplicationShutdown {
 @Module({})
 export class AgentWorkerModule {
   static forRoot(settings: AgentWorkerSettings): DynamicModule {
-    const { config, agents, principals, logger } = settings;
+    const { config, agents, principals, logger, providers } = settings;
     const rateLimits = rateLimitGuards(workerRateLimits(config, logger));
     return {
       module: AgentWorkerModule,
@@ -122,9 +126,11 @@ export class AgentWorkerModule {
           useFactory: (c: RedisConnections) => new InfraStore(c.commands, config.KEY_PREFIX),
           inject: [RedisConnections],
         },
+        { provide: ToolProviders, useValue: providers },
+        ToolProvidersLifecycle,
         {
           provide: AgentCatalog,
-          useFactory: (infra: InfraStore) => new AgentCatalog(agents, config, infra),
+          useFactory: (infra: InfraStore) => new AgentCatalog(agents, config, infra, providers, logger),
           inject: [InfraStore],
         },
         {

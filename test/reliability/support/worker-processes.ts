@@ -13,7 +13,7 @@ const LOG_DIR = mkdtempSync(join(tmpdir(), 'cs-reliability-logs-'));
 
 /** The repo's agents config with the `ops` agent's simulated infrastructure changed (e.g. slow restarts). */
 export function agentsConfigWith(infra: { restartMs?: number }): string {
-  const config = JSON.parse(readFileSync(join(REPO, 'config/agents.json'), 'utf8'));
+  const config = JSON.parse(readFileSync(join(REPO, 'test/support/agents.json'), 'utf8'));
   config.agents.ops.infra = { ...config.agents.ops.infra, ...infra };
   const file = join(mkdtempSync(join(tmpdir(), 'cs-agents-')), 'agents.json');
   writeFileSync(file, JSON.stringify(config));

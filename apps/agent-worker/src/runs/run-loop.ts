@@ -324,6 +324,8 @@ export class RunLoop {
     const { body } = call;
     const ctx = callerOf(run);
     const toolCall = { id: body.id, name: body.name, args: body.args };
+    // A provider's tool may have changed while the call waited, without a notification reaching us: look again.
+    await agent.refreshTool?.(body.name);
     const tool = agent.registry.get(body.name);
 
     if (tool && tool.definitionHash !== body.defHash) {

@@ -1,8 +1,9 @@
-// The built-in ops tools. Their tiers are part of their definition: reads are `auto`, changes
-// `confirm`, destruction `manual_only` (never run by the agent).
+// The demo's ops tools over the simulated infrastructure: built into the agent worker (the tests and benchmarks use
+// them in-process) and served over MCP by apps/ops-mcp-server (what the demo and the shipped config use). Their tiers
+// here are what the worker applies to the built-in ones: reads `auto`, changes `confirm`, destruction `manual_only`.
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '@countersign/authorization';
-import type { InfraStore } from '../infra/infra-store';
+import type { InfraStore } from './infra-store';
 
 export interface OpsToolOptions {
   restartMs: number;
