@@ -220,7 +220,7 @@ it('reads at most `limit` entries per page; requests of other groups are left ou
 it('removes from its list an entry whose hash aged out, and skips it', async () => {
   await submit(3);
   const ids = await inRedis(store().keys.pending);
-  await redis.del(store().keys.call(ids[1]));
+  await redis.del(store().keys.request(`rq-${ids[1]}`));
   const result = await walk('/approvals?status=pending&limit=2');
   expect(result.pages).toEqual([[ids[0]], [ids[2]]]);
   expect(await inRedis(store().keys.pending)).toEqual([ids[0], ids[2]]);
@@ -244,7 +244,7 @@ describe('answers 400 naming the field', () => {
     // A cursor of another list would skip entries of this one.
     [
       'a cursor of another list than the status asked for',
-      'status=pending&cursor=' + encodeApprovalCursor({ status: 'decided', score: '12', callId: 'c' }),
+      'status=pending&cursor=' + encodeApprovalCursor({ status: 'decided', score: '12', requestId: 'c' }),
       'cursor',
     ],
   ])('%s', async (_, query, field) => {
@@ -257,7 +257,7 @@ describe('answers 400 naming the field', () => {
   it('but takes any well-formed cursor as a position (it grants nothing)', async () => {
     await storeAt(1_000, 'call-1');
     await storeAt(2_000, 'call-2');
-    const after = encodeApprovalCursor({ status: 'pending', score: '1000', callId: 'call-1' });
+    const after = encodeApprovalCursor({ status: 'pending', score: '1000', requestId: 'rq-call-1' });
     const res = await get(`/approvals?status=pending&cursor=${after}`);
     expect([res.status, res.json.map((v: ApprovalView) => v.request.callId)]).toEqual([200, ['call-2']]);
   });

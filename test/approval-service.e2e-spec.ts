@@ -165,12 +165,12 @@ async function submitAndShow(over: Partial<ApprovalRequest> = {}) {
 
 const store = () => service.app.get(ApprovalStore);
 const dueTimers = () => service.app.get(DueTimers);
-const expireTimer = (callId: string, attempt = 0) => ({ kind: 'expire' as const, callId, attempt });
+const expireTimer = (requestId: string, attempt = 0) => ({ kind: 'expire' as const, requestId, attempt });
 
-async function noTimersLeft(callId: string, attempt = 0): Promise<boolean> {
+async function noTimersLeft(requestId: string, attempt = 0): Promise<boolean> {
   const [expire, escalate] = await Promise.all([
-    dueTimers().dueAt(expireTimer(callId, attempt)),
-    dueTimers().dueAt({ kind: 'escalate', callId, attempt }),
+    dueTimers().dueAt(expireTimer(requestId, attempt)),
+    dueTimers().dueAt({ kind: 'escalate', requestId, attempt }),
   ]);
   return expire === undefined && escalate === undefined;
 }
@@ -434,10 +434,10 @@ describe('approval service', () => {
       internalQueues.notifications.getJob(approvalServiceJobIds.showOutcome(r.callId, 0));
     // The timers go last, with the mark that the decision is published, once the outcome notice (if any) is queued.
     await waitFor(
-      async () => (await noTimersLeft(inboxOnly.callId)) && (await noTimersLeft(onSlack.callId)),
+      async () => (await noTimersLeft(inboxOnly.requestId)) && (await noTimersLeft(onSlack.requestId)),
       'timers removed',
     );
-    expect((await store().get(onSlack.callId))?.published).toBe(true);
+    expect((await store().get(onSlack.requestId))?.published).toBe(true);
     expect(await outcomeNotice(inboxOnly)).toBeUndefined();
     expect(await outcomeNotice(onSlack)).toBeDefined();
     await waitFor(
@@ -503,7 +503,7 @@ describe('approval service', () => {
       const request = await submitAndShow({ args: { service: 'orphaned-decision' } });
       // The vote settles the request in Redis; nothing publishes it, as if the replica died right after.
       const voted = await store().recordVote({
-        callId: request.callId,
+        requestId: request.requestId,
         approver: 'carol',
         approverGroups: ['ops'],
         decision: 'approve',
@@ -511,14 +511,14 @@ describe('approval service', () => {
       });
       expect(voted.status).toBe('decided');
       expect(await queues.decision(request.callId)).toBeUndefined();
-      expect(await dueTimers().dueAt(expireTimer(request.callId))).toBeDefined();
+      expect(await dueTimers().dueAt(expireTimer(request.requestId))).toBeDefined();
 
       // Once the lease runs out, a sweep publishes the recorded decision, and then nothing is left to check.
       const decision = await queues.waitForDecision(request.callId);
       expect(decision).toMatchObject({ decision: 'approve', decidedBy: 'person', approvers: ['carol'] });
       expect(verifyPayloadSignature(decision, DECISION_SIGNING_SECRET)).toBe(true);
-      await waitFor(() => noTimersLeft(request.callId), 'publish check removed');
-      expect((await store().get(request.callId))?.published).toBe(true);
+      await waitFor(() => noTimersLeft(request.requestId), 'publish check removed');
+      expect((await store().get(request.requestId))?.published).toBe(true);
       expect(await auditOf(request.callId, 'decision.published')).toHaveLength(1);
     });
 
@@ -532,10 +532,13 @@ describe('approval service', () => {
         );
         const decisions = await Promise.all(requests.map((r) => queues.waitForDecision(r.callId)));
         expect(decisions.every((d) => d.decidedBy === 'expired' && d.reason === 'expired')).toBe(true);
-        for (const { callId } of requests) {
-          await waitFor(() => noTimersLeft(callId), `timers of ${callId} removed`);
+        for (const { callId, requestId } of requests) {
+          await waitFor(() => noTimersLeft(requestId), `timers of ${callId} removed`);
           expect(await auditOf(callId, 'decision.recorded')).toEqual([
-            expect.objectContaining({ actor: 'expiry', detail: { decision: 'deny', decidedBy: 'expired' } }),
+            expect.objectContaining({
+              actor: 'expiry',
+              detail: { decision: 'deny', decidedBy: 'expired', requestId },
+            }),
           ]);
         }
         const jobs = await queues.decisions.getJobs(['waiting', 'active', 'completed', 'failed', 'delayed']);
@@ -549,22 +552,22 @@ describe('approval service', () => {
     it('retries, once the lease runs out, a timer claimed by a sweep that never finished', async () => {
       const request = await queues.submit(approvalRequest({ toolName: 'longer_lived', args: { n: 1 } }));
       const dueAt = await waitFor(
-        () => dueTimers().dueAt(expireTimer(request.callId)),
+        () => dueTimers().dueAt(expireTimer(request.requestId)),
         'expiry timer stored',
       );
 
       // Another replica claims the timer when it is due (4 s from now: no sweep of the service can have taken
       // it yet) and dies without finishing it.
       const claim = await dueTimers().claim(dueAt, 1_000, 100);
-      expect(claim.timers.map((t) => t.timer)).toContainEqual(expireTimer(request.callId));
+      expect(claim.timers.map((t) => t.timer)).toContainEqual(expireTimer(request.requestId));
       expect(claim.claimedScore).toBe(dueAt + 1_000);
-      expect(await dueTimers().dueAt(expireTimer(request.callId))).toBe(claim.claimedScore);
+      expect(await dueTimers().dueAt(expireTimer(request.requestId))).toBe(claim.claimedScore);
 
       // The service's sweep takes it over when the lease runs out, not before, and expires the request once.
       const decision = await queues.waitForDecision(request.callId, 20_000);
       expect(decision).toMatchObject({ decision: 'deny', decidedBy: 'expired', reason: 'expired' });
       expect(Date.parse(decision.decidedAt)).toBeGreaterThanOrEqual(claim.claimedScore);
-      await waitFor(() => noTimersLeft(request.callId), 'timer removed');
+      await waitFor(() => noTimersLeft(request.requestId), 'timer removed');
       expect(await auditOf(request.callId, 'decision.recorded')).toHaveLength(1);
     });
   });

@@ -75,6 +75,7 @@ async function parkedTarget(service: string) {
   const genuine = (over: Partial<SignedDecision> = {}) =>
     withSignature(
       {
+        requestId: call.requestId!,
         callId: call.callId,
         runId,
         decision: 'approve' as const,
@@ -128,6 +129,11 @@ describe('hostile input', () => {
       [
         'genuine, replayed for another call ID',
         { ...a.genuine(), callId: b.call.callId, runId: b.runId },
+        /invalid signature/,
+      ],
+      [
+        'genuine, replayed for another request',
+        { ...a.genuine(), requestId: b.call.requestId, callId: b.call.callId, runId: b.runId },
         /invalid signature/,
       ],
       [
@@ -381,7 +387,13 @@ describe('hostile input', () => {
     const alice = { ...json, ...system.bearer('alice') };
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
     const token = signLinkToken(
-      { callId: t.call.callId, attempt: 0, approver: 'bob', expiresAt: Date.now() + 60_000 },
+      {
+        requestId: t.call.requestId!,
+        callId: t.call.callId,
+        attempt: 0,
+        approver: 'bob',
+        expiresAt: Date.now() + 60_000,
+      },
       SYSTEM_SECRETS.LINK_TOKEN_SECRET,
     );
     const W = system.workerUrl;
@@ -644,7 +656,13 @@ describe('hostile input', () => {
     const retarget = (change: Record<string, unknown>) =>
       `${Buffer.from(JSON.stringify({ ...claims, ...change })).toString('base64url')}.${mac}`;
     const expired = signLinkToken(
-      { callId: t.call.callId, attempt: 0, approver: 'bob', expiresAt: Date.now() - 1_000 },
+      {
+        requestId: t.call.requestId!,
+        callId: t.call.callId,
+        attempt: 0,
+        approver: 'bob',
+        expiresAt: Date.now() - 1_000,
+      },
       SYSTEM_SECRETS.LINK_TOKEN_SECRET,
     );
     const decide = async (tok: string, decision = 'approve') => {
@@ -658,6 +676,7 @@ describe('hostile input', () => {
     const cases: [string, string, number, string][] = [
       ['tampered approver', retarget({ p: 'carol' }), 400, 'link_bad_signature'],
       ['tampered call ID', retarget({ c: 'hostile-other' }), 400, 'link_bad_signature'],
+      ['tampered request ID', retarget({ r: 'r-hostile-other' }), 400, 'link_bad_signature'],
       ['tampered expiry', retarget({ exp: Date.now() + 10 * 86_400_000 }), 400, 'link_bad_signature'],
       ['truncated signature', token.slice(0, -4), 400, 'link_bad_signature'],
       ['expired', expired, 410, 'link_expired'],

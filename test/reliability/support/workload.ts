@@ -126,9 +126,13 @@ async function dumpLost(deployment: Deployment, lost: PlannedRun[]): Promise<voi
     for (const field of Object.keys(calls)) delete meta[field];
     const jobs = await Promise.all(
       run.calls.map(async (c) => {
-        const job = await deployment.decisions.getJob(jobIds.decision(c.callId));
+        // The decision job of the request the call waits for (its body's `rq`), if any.
+        const body = calls[`c:${c.callId}`];
+        const requestId = body ? (JSON.parse(body) as { rq?: string }).rq : undefined;
+        const job = requestId ? await deployment.decisions.getJob(jobIds.decision(requestId)) : undefined;
         return {
           callId: c.callId,
+          requestId,
           decisionJob: job ? await job.getState() : 'none',
           failed: job?.failedReason,
         };

@@ -16,6 +16,7 @@ import type { ChatModel, ModelReply, ModelRequest, ModelToolCall } from '../mode
 import type { WorkerMetrics } from '../observability/worker-metrics';
 import type { ApprovalRequestsProducer } from '../queues/producers';
 import type { RunEvents } from './run-events';
+import type { UnpublishedRequest } from './run-keys';
 import { RunLoop } from './run-loop';
 import { CallState, type FrontierCall, type Lease, type RunRecord } from './run-state';
 import type { NewRun, RunStore } from './run-store';
@@ -24,8 +25,8 @@ import { OwnershipLostError } from './run-store.errors';
 const lease: Lease = { jobId: 'job-1', token: 'token-1' };
 const job: StartRunJob = { runId: 'run-1', agent: 'ops', userId: 'alice', input: 'go', scopes: [] };
 
-/** An auto, confirm or manual tool whose handler counts its runs. */
-function countingTool(name: string, tier: Tier) {
+/** An auto, confirm or manual tool whose handler counts its runs; with `fails`, each run throws after it counted. */
+function countingTool(name: string, tier: Tier, fails?: string) {
   const ran: string[] = [];
   const definition = defineTool({
     name,
@@ -34,6 +35,7 @@ function countingTool(name: string, tier: Tier) {
     tier,
     handler: (args, ctx) => {
       ran.push(ctx.callId);
+      if (fails) throw new Error(fails);
       return `${name} ${args.service}`;
     },
   });
@@ -45,6 +47,8 @@ class FakeRunStore {
   ownerChecks: { executionsSoFar: number }[] = [];
   lost = false;
   parked?: { messages: ChatMessage[]; frontier: FrontierCall[] };
+  /** Park steps in order: what the unpublished index was told, and the park itself. */
+  steps: string[] = [];
   finished?: { status: string; messages?: ChatMessage[]; result?: string; error?: string };
 
   constructor(private readonly executions: () => number) {}
@@ -59,7 +63,16 @@ class FakeRunStore {
   }
 
   async parkRun(_runId: string, _lease: Lease, messages: ChatMessage[], frontier: FrontierCall[]) {
+    this.steps.push('park');
     this.parked = { messages, frontier };
+  }
+
+  async markUnpublished(requests: UnpublishedRequest[]) {
+    this.steps.push(...requests.map((r) => `unpublished ${r.callId} ${r.requestId}`));
+  }
+
+  async markPublished(requests: UnpublishedRequest[]) {
+    this.steps.push(...requests.map((r) => `published ${r.callId} ${r.requestId}`));
   }
 
   async finishRun(_runId: string, _lease: Lease, end: NonNullable<FakeRunStore['finished']>) {
@@ -91,6 +104,7 @@ function setup(options: { turns: ModelToolCall[][]; plugins?: ToolPlugin[]; maxC
     read_logs: countingTool('read_logs', 'auto'),
     restart_service: countingTool('restart_service', 'confirm'),
     drop_database: countingTool('drop_database', 'manual_only'),
+    flaky_probe: countingTool('flaky_probe', 'auto', 'probe crashed half-way'),
   };
   const registry = new ToolRegistry(Object.values(tools).map((t) => t.definition));
   const pipeline = new ToolCallPipeline({
@@ -243,6 +257,42 @@ describe('RunLoop, a fresh turn', () => {
       ['tool_confirmation', 'c2'],
       ['status', ''],
     ]);
+  });
+
+  it('notes a waiting call as unpublished before the run parks, and as published only once its request is out', async () => {
+    const { sut, store, requests } = setup({ turns: [[restart('c1'), restart('c2', 'db')]] });
+    await sut.start(job, lease);
+
+    const [c1, c2] = requests.map((r) => r.requestId);
+    expect(store.steps).toEqual([
+      `unpublished c1 ${c1}`,
+      `unpublished c2 ${c2}`,
+      'park',
+      `published c1 ${c1}`,
+      `published c2 ${c2}`,
+    ]);
+    expect(store.parked?.frontier.map((c) => c.body.rq)).toEqual([c1, c2]);
+    expect(new Set([c1, c2]).size).toBe(2);
+  });
+
+  it('audits an execution that failed, with the error, and tells the model', async () => {
+    const { sut, tools, audit, model } = setup({
+      turns: [[{ id: 'c1', name: 'flaky_probe', args: { service: 'api' } }]],
+    });
+    await sut.start(job, lease);
+
+    expect(tools.flaky_probe.ran).toEqual(['c1']);
+    expect(audit).toEqual([
+      expect.objectContaining({
+        type: 'tool.failed',
+        callId: 'c1',
+        detail: { toolName: 'flaky_probe', error: 'probe crashed half-way' },
+      }),
+    ]);
+    expect(model.requests[1].messages.at(-1)).toMatchObject({
+      role: 'tool',
+      content: 'Tool "flaky_probe" failed: probe crashed half-way',
+    });
   });
 
   it('audits a refusal by a guard and tells the model', async () => {

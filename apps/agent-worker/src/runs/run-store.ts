@@ -1,7 +1,15 @@
 // All Redis I/O of runs: every transition is one Lua script over the run's hash (one key, one slot).
 import type { ChatMessage, RunEvent } from '@countersign/contracts';
 import { encodeScriptArgs, LuaScript, type RedisClient } from '@countersign/platform';
-import { callFields, runEventFields, runEventsChannel, runKey } from './run-keys';
+import {
+  callFields,
+  runEventFields,
+  runEventsChannel,
+  runKey,
+  unpublishedMember,
+  unpublishedRequestsKey,
+  type UnpublishedRequest,
+} from './run-keys';
 import {
   ErrorCode,
   OwnershipLostError,
@@ -36,6 +44,7 @@ const SCRIPTS = {
 // The encoded argument of each script that takes one (ARGV[1], a JSON object): the names its header lists.
 type ApplyDecisionArgs = {
   callId: string;
+  requestId: string;
   attempt: number;
   fingerprint: string;
   decisionJson: string;
@@ -87,11 +96,13 @@ export type ExecutingCallSettlement =
 export type ApplyDecisionResult =
   | { kind: 'resume'; run: RunRecord }
   | { kind: 'takeover'; run: RunRecord }
+  | { kind: 'republish'; run: RunRecord }
   | { kind: 'recorded' }
   | { kind: 'duplicate'; state: string }
   | { kind: 'run_not_found' }
   | { kind: 'call_not_in_frontier' }
   | { kind: 'stale_attempt'; pendingAttempt: number }
+  | { kind: 'request_mismatch'; pendingRequestId: string }
   | { kind: 'fingerprint_mismatch'; parked: ParkedCallBody };
 
 /** Fields a new run is created with. */
@@ -150,17 +161,18 @@ export class RunStore {
 
   async applyDecision(
     runId: string,
-    callId: string,
-    attempt: number,
+    request: { callId: string; requestId: string; attempt: number },
     decision: StoredDecision,
     lease: Lease,
   ): Promise<ApplyDecisionResult> {
+    const { callId, requestId, attempt } = request;
     const [code, detail, hash] = (await SCRIPTS.applyDecision.run(
       this.redis,
       [this.key(runId)],
       [
         encodeScriptArgs<ApplyDecisionArgs>({
           callId,
+          requestId,
           attempt,
           fingerprint: decision.fingerprint,
           decisionJson: JSON.stringify(decision),
@@ -174,6 +186,8 @@ export class RunStore {
         return { kind: 'resume', run: toRunRecord(runId, pairs(hash)) };
       case 3:
         return { kind: 'takeover', run: toRunRecord(runId, pairs(hash)) };
+      case 4:
+        return { kind: 'republish', run: toRunRecord(runId, pairs(hash)) };
       case 1:
         return { kind: 'recorded' };
       case 0:
@@ -186,6 +200,8 @@ export class RunStore {
         return { kind: 'stale_attempt', pendingAttempt: Number(detail) };
       case -4:
         return { kind: 'fingerprint_mismatch', parked: decodeBody(callId, detail) };
+      case -8:
+        return { kind: 'request_mismatch', pendingRequestId: detail };
       default:
         throw new UnexpectedScriptReplyError('apply-decision', [code, detail]);
     }
@@ -408,6 +424,46 @@ export class RunStore {
     const hash = await this.redis.hgetall(this.key(runId));
     if (!hash.status) return undefined;
     return toRunRecord(runId, hash);
+  }
+
+  /**
+   * Notes that these calls' requests are not on the queue yet, before the run parks on them: if the parking job dies
+   * (or its publish fails) before markPublished, the request sweep finds them here (see RequestSweep). A plain ZADD of
+   * its own, not part of the park script: the index is one key for every run, and a script may touch one slot only.
+   */
+  async markUnpublished(requests: UnpublishedRequest[], now = Date.now()): Promise<void> {
+    if (requests.length === 0) return;
+    const entries = requests.flatMap((request) => [now, unpublishedMember(request)]);
+    await this.redis.zadd(unpublishedRequestsKey(this.keyPrefix), 'NX', ...entries);
+  }
+
+  /** The requests are on the queue: the sweep has nothing left to do for them (nothing stays at rest). */
+  async markPublished(requests: UnpublishedRequest[]): Promise<void> {
+    if (requests.length === 0) return;
+    await this.redis.zrem(unpublishedRequestsKey(this.keyPrefix), ...requests.map(unpublishedMember));
+  }
+
+  /** Up to `limit` unpublished requests noted before `before` (ms), oldest first, skipping the first `offset`. */
+  async unpublishedBefore(before: number, limit: number, offset = 0): Promise<string[]> {
+    return this.redis.zrangebyscore(
+      unpublishedRequestsKey(this.keyPrefix),
+      '-inf',
+      before,
+      'LIMIT',
+      offset,
+      limit,
+    );
+  }
+
+  /** How many requests were noted before `before` (ms) and are still not confirmed on the queue. */
+  countUnpublishedBefore(before: number): Promise<number> {
+    return this.redis.zcount(unpublishedRequestsKey(this.keyPrefix), '-inf', before);
+  }
+
+  /** Drops index entries by their member text (ones the sweep found stale or unreadable). */
+  async dropUnpublished(members: string[]): Promise<void> {
+    if (members.length === 0) return;
+    await this.redis.zrem(unpublishedRequestsKey(this.keyPrefix), ...members);
   }
 
   /**

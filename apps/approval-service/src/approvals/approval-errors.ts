@@ -41,11 +41,11 @@ export class VoteRefusedError extends Error {
 }
 
 /** Turns a script's negative reply into the error an approver is shown. */
-export function voteRefusal(reply: (string | number)[], callId: string): VoteRefusedError {
+export function voteRefusal(reply: (string | number)[], id: string): VoteRefusedError {
   const code = Number(reply[0]) as ErrorCode;
   switch (code) {
     case ErrorCode.NotFound:
-      return new VoteRefusedError(code, `no approval request ${callId}`);
+      return new VoteRefusedError(code, `no approval request ${id}`);
     case ErrorCode.AlreadyDecided: {
       const decidedBy = String(reply[1]);
       const approvers = String(reply[2] ?? '');

@@ -1,6 +1,8 @@
-// The approvals REST API: list and read requests, and decide as an authenticated approver.
+// The approvals REST API: list and read requests, and decide as an authenticated approver. A path names a request
+// by its request ID, or by its call ID when that names one request (ApprovalsService.resolve).
 import {
   Body,
+  ConflictException,
   Controller,
   Get,
   HttpCode,
@@ -27,7 +29,7 @@ import {
 import { CurrentPrincipal, type Principal, ZodValidationPipe } from '@countersign/platform';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { toView, type StoredApproval } from './approval-store';
-import { ApprovalsService } from './approvals.service';
+import { ApprovalsService, type Resolution } from './approvals.service';
 import { VoteRefusedFilter } from './vote-refused.filter';
 
 @Controller('approvals')
@@ -59,41 +61,47 @@ export class ApprovalsController {
     return page.approvals.filter((a) => this.visibleTo(a, approver)).map(toView);
   }
 
-  @Get(':callId')
+  /** `id`: a request ID, or a call ID that names one request. */
+  @Get(':id')
   async get(
-    @Param('callId', new ZodValidationPipe(IdSchema, 'callId')) callId: string,
+    @Param('id', new ZodValidationPipe(IdSchema, 'id')) id: string,
     @CurrentPrincipal() approver: Principal,
   ): Promise<ApprovalView> {
-    const approval = await this.approvals.get(callId);
+    const approval = named(id, await this.approvals.resolve(id, (a) => this.visibleTo(a, approver)));
     if (!approval || !this.visibleTo(approval, approver))
-      throw new NotFoundException(`no approval request ${callId}`);
+      throw new NotFoundException(`no approval request ${id}`);
     return toView(approval);
   }
 
-  /** 200 when this vote decided the call, 202 when it was counted towards a quorum. */
-  @Post(':callId/decisions')
+  /** 200 when this vote decided the request, 202 when it was counted towards a quorum. */
+  @Post(':id/decisions')
   @HttpCode(200)
   async decide(
-    @Param('callId', new ZodValidationPipe(IdSchema, 'callId')) callId: string,
+    @Param('id', new ZodValidationPipe(IdSchema, 'id')) id: string,
     @Body(new ZodValidationPipe(DecisionBodySchema)) body: DecisionBody,
     @CurrentPrincipal() approver: Principal,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DecisionResult> {
+    const approval = named(id, await this.approvals.resolve(id, (a) => this.visibleTo(a, approver)));
+    // Unknown: the vote is refused as for any unknown request (404, counted).
+    const requestId = approval?.request.requestId ?? id;
     const result = await this.approvals.vote({
-      callId,
+      requestId,
       approver: approver.id,
       approverGroups: this.directory.groupsOf(approver.id),
       decision: body.decision,
       reason: body.reason,
       channel: channelOf(req),
     });
+    const { callId } = result;
     if (result.status === 'vote_recorded') {
       res.status(202);
-      return { callId, status: 'vote_recorded', approvals: result.approvals, quorum: result.quorum };
+      return { callId, requestId, status: 'vote_recorded', approvals: result.approvals, quorum: result.quorum };
     }
     return {
       callId,
+      requestId,
       status: 'decided',
       decision: result.outcome.decision,
       approvers: result.outcome.approvers,
@@ -104,6 +112,16 @@ export class ApprovalsController {
     const mine = this.directory.groupsOf(approver.id);
     return approval.groups.some((g) => mine.includes(g));
   }
+}
+
+/** The request of a resolution; 409 naming the choices when a call ID names requests of several runs. */
+function named(id: string, resolution: Resolution): StoredApproval | undefined {
+  if (resolution.status === 'found') return resolution.approval;
+  if (resolution.status === 'not_found') return undefined;
+  const choices = resolution.requestIds.length > 0 ? `: ${resolution.requestIds.join(', ')}` : '';
+  throw new ConflictException(
+    `call ID ${id} is used by requests of several runs; name the request by its request ID${choices}`,
+  );
 }
 
 /** Which channel a REST vote came through, for the audit: the inbox page (cookie), the CLI, or the API. */

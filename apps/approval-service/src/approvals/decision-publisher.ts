@@ -32,6 +32,7 @@ export class DecisionPublisher {
     const decision = parseContract(
       DecisionSchema,
       {
+        requestId: request.requestId,
         callId: request.callId,
         runId: request.runId,
         decision: outcome.decision,
@@ -49,12 +50,10 @@ export class DecisionPublisher {
     return parseContract(SignedDecisionSchema, withSignature(decision, this.secret), 'signed decision');
   }
 
-  /** Idempotent: the job ID is derived from the call ID and attempt. */
+  /** Idempotent: the job ID is derived from the request ID. */
   async publish(request: ApprovalRequest, outcome: Outcome): Promise<SignedDecision> {
     const signed = this.sign(request, outcome);
-    await this.decisions.add(JobName.Decision, signed, {
-      jobId: jobIds.decision(request.callId, request.attempt),
-    });
+    await this.decisions.add(JobName.Decision, signed, { jobId: jobIds.decision(request.requestId) });
     return signed;
   }
 }

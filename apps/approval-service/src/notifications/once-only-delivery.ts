@@ -1,4 +1,4 @@
-// Makes each Slack post and email of a call attempt at most once, however often its job is retried: reserve
+// Makes each Slack post and email of a request at most once, however often its job is retried: reserve
 // (ApprovalStore.claimDelivery), deliver, record (recordDelivery, with what later steps need). A retry that finds
 // the record skips the delivery and only redoes the bookkeeping after it.
 //
@@ -60,19 +60,19 @@ export class OnceOnlyDelivery {
   }
 
   private async record(claim: Extract<DeliveryClaim, { status: 'claimed' }>, record: DeliveryRecord) {
-    const { callId, key } = claim.ref;
+    const { requestId, key } = claim.ref;
     for (let tries = 1; ; tries++) {
       try {
         if (!(await this.store.recordDelivery(claim, record)))
           this.logger.warn(
-            { callId, delivery: key },
+            { requestId, delivery: key },
             'delivered, but the request attempt is gone: not recorded',
           );
         return;
       } catch (error) {
         if (tries >= RECORD_TRIES) throw error;
         this.logger.warn(
-          { callId, delivery: key, err: error, tries },
+          { requestId, delivery: key, err: error, tries },
           'could not record a delivery; trying again',
         );
         await new Promise((resolve) => setTimeout(resolve, this.recordRetryMs * 2 ** (tries - 1)));

@@ -87,14 +87,14 @@ export class SlackController {
         reason: 'unknown_slack_user',
         channel: 'slack',
         actor: `slack:${interaction.user.id}`,
-        callId: target.callId,
+        detail: { requestId: target.requestId },
       });
       await this.tell(interaction, 'You are not a Countersign approver, so your click was not counted.');
       return { ok: false, error: 'unknown Slack user' };
     }
     try {
       const result = await this.approvals.vote({
-        callId: target.callId,
+        requestId: target.requestId,
         attempt: target.attempt,
         approver: approver.id,
         approverGroups: this.directory.groupsOf(approver.id),
