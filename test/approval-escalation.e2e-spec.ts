@@ -205,7 +205,7 @@ describe('escalation', () => {
       async () => (await auditTypes(callId)).find((e) => e.type === 'request.escalated'),
       'request.escalated audited',
     );
-    expect(escalated.detail).toEqual({ groups: ['leads'] });
+    expect(escalated.detail).toEqual({ groups: ['leads'], requestId });
 
     // The escalation timer is done; a retried run of it (its first run failed after the script ran) notifies
     // again, idempotently, but the escalation is audited once.

@@ -94,12 +94,13 @@ afterAll(async () => {
 
 // ---- helpers -------------------------------------------------------------------------------------------
 
-function slackBody(callId: string, userId: string, action: 'approve' | 'deny', attempt = 0): string {
+/** A click on a button of the request's Slack message: its value names the request and attempt. */
+function slackBody(requestId: string, userId: string, action: 'approve' | 'deny', attempt = 0): string {
   const payload = {
     type: 'block_actions',
     user: { id: userId },
     channel: { id: 'C-ops' },
-    actions: [{ action_id: `countersign_${action}`, value: `${callId}|${attempt}` }],
+    actions: [{ action_id: `countersign_${action}`, value: `${requestId}|${attempt}` }],
   };
   return new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
 }
@@ -194,8 +195,8 @@ describe('approval service', () => {
       message.body.blocks as { type: string; elements?: { action_id: string; value: string }[] }[]
     ).find((b) => b.type === 'actions');
     expect(actions?.elements?.map((e) => [e.action_id, e.value])).toEqual([
-      ['countersign_approve', `${request.callId}|0`],
-      ['countersign_deny', `${request.callId}|0`],
+      ['countersign_approve', `${request.requestId}|0`],
+      ['countersign_deny', `${request.requestId}|0`],
     ]);
     expect(JSON.stringify(message.body.blocks)).toContain('&lt;b&gt;hi&lt;/b&gt;');
 
@@ -218,7 +219,7 @@ describe('approval service', () => {
     await posted(request.callId);
     const message = slack.replyTo(request.callId)!;
 
-    const reply = await postSlack(slackBody(request.callId, 'U_BOB', 'approve'));
+    const reply = await postSlack(slackBody(request.requestId, 'U_BOB', 'approve'));
     expect(reply).toEqual({ status: 200, json: { ok: true, status: 'decided' } });
 
     const decision = await queues.waitForDecision(request.callId);
@@ -235,7 +236,7 @@ describe('approval service', () => {
     expect(verifyPayloadSignature(decision, DECISION_SIGNING_SECRET)).toBe(true);
     expect(verifyPayloadSignature({ ...decision, decision: 'deny' }, DECISION_SIGNING_SECRET)).toBe(false);
     // The workers' retries of the decision job, as configured (DECISION_ATTEMPTS, DECISION_BACKOFF).
-    expect((await queues.decisions.getJob(jobIds.decision(request.callId)))?.opts).toMatchObject({
+    expect((await queues.decisions.getJob(jobIds.decision(request.requestId)))?.opts).toMatchObject({
       attempts: 7,
       backoff: { type: 'exponential', delay: 250 },
     });
@@ -257,14 +258,14 @@ describe('approval service', () => {
     it.each([
       [
         'a bad signature',
-        () => postSlack(slackBody(request.callId, 'U_BOB', 'approve'), { secret: 'not-the-secret' }),
+        () => postSlack(slackBody(request.requestId, 'U_BOB', 'approve'), { secret: 'not-the-secret' }),
         401,
         'bad_signature',
       ],
       [
         'a stale timestamp',
         () =>
-          postSlack(slackBody(request.callId, 'U_BOB', 'approve'), {
+          postSlack(slackBody(request.requestId, 'U_BOB', 'approve'), {
             timestamp: Math.floor(Date.now() / 1000) - 301,
           }),
         401,
@@ -286,13 +287,13 @@ describe('approval service', () => {
         'you are not an approver for this request',
       ],
     ])('a click by %s', async (_who, userId, reason, error) => {
-      const reply = await postSlack(slackBody(request.callId, userId, 'approve'));
+      const reply = await postSlack(slackBody(request.requestId, userId, 'approve'));
       expect(reply).toEqual({ status: 200, json: { ok: false, error } });
       expect(await rejectionsFor(request.callId)).toContain(reason);
     });
 
     it('a replayed Slack request', async () => {
-      const body = slackBody(request.callId, 'U_REPLAYER', 'deny');
+      const body = slackBody(request.requestId, 'U_REPLAYER', 'deny');
       const timestamp = Math.floor(Date.now() / 1000);
       expect((await postSlack(body, { timestamp })).status).toBe(200);
       expect((await postSlack(body, { timestamp })).status).toBe(401);
@@ -431,7 +432,7 @@ describe('approval service', () => {
     await Promise.all([queues.waitForDecision(inboxOnly.callId), queues.waitForDecision(onSlack.callId)]);
 
     const outcomeNotice = (r: ApprovalRequest) =>
-      internalQueues.notifications.getJob(approvalServiceJobIds.showOutcome(r.callId, 0));
+      internalQueues.notifications.getJob(approvalServiceJobIds.showOutcome(r.requestId, 0));
     // The timers go last, with the mark that the decision is published, once the outcome notice (if any) is queued.
     await waitFor(
       async () => (await noTimersLeft(inboxOnly.requestId)) && (await noTimersLeft(onSlack.requestId)),
@@ -482,8 +483,8 @@ describe('approval service', () => {
       expect(first).toEqual({
         claimedScore: 3_500,
         timers: [
-          { member: member('a'), timer: { kind: 'expire', callId: 'a', attempt: 0 } },
-          { member: member('b'), timer: { kind: 'expire', callId: 'b', attempt: 0 } },
+          { member: member('a'), timer: { kind: 'expire', requestId: 'a', attempt: 0 } },
+          { member: member('b'), timer: { kind: 'expire', requestId: 'b', attempt: 0 } },
         ],
       });
       // Under the lease, another sweep gets only what is left.
@@ -631,7 +632,7 @@ describe('approval service', () => {
         slack.find('chat.update', 'Approved by bob').some((c) => JSON.stringify(c.body).includes('cache')),
       'Slack shows the inbox decision',
     );
-    const late = await postSlack(slackBody(request.callId, 'U_CAROL', 'deny'));
+    const late = await postSlack(slackBody(request.requestId, 'U_CAROL', 'deny'));
     expect(late.json).toEqual({ ok: false, error: 'already decided by bob' });
     await waitFor(
       () => slack.find('chat.postEphemeral', 'already decided by bob').length > 0,
@@ -704,7 +705,7 @@ describe('approval service', () => {
     const forged = approvalRequest();
     await queues.submit({ ...forged, fingerprint: 'f'.repeat(64) });
     const rejected = await waitFor(
-      async () => (await queues.requests.getJob(forged.callId))?.failedReason,
+      async () => (await queues.requests.getJob(forged.requestId))?.failedReason,
       'forged fingerprint rejected',
     );
     expect(rejected).toContain('fingerprint');
@@ -766,7 +767,7 @@ describe('approval service', () => {
     expect(Object.keys(doc.paths)).toEqual(
       expect.arrayContaining([
         '/approvals',
-        '/approvals/{callId}/decisions',
+        '/approvals/{id}/decisions',
         '/slack/interactions',
         '/audit/verify',
       ]),

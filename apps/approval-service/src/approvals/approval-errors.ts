@@ -71,3 +71,16 @@ export function voteRefusal(reply: (string | number)[], id: string): VoteRefused
       throw new Error(`unexpected reply from record-vote: ${JSON.stringify(reply)}`);
   }
 }
+
+/** A call ID in a path that names requests of several runs: the caller must name the request by its request ID. */
+export class AmbiguousCallIdError extends Error {
+  constructor(
+    readonly callId: string,
+    /** The requests the caller may see, to choose from. */
+    readonly requestIds: string[],
+  ) {
+    const choices = requestIds.length > 0 ? `: ${requestIds.join(', ')}` : '';
+    super(`call ID ${callId} is used by requests of several runs; name the request by its request ID${choices}`);
+    this.name = this.constructor.name;
+  }
+}

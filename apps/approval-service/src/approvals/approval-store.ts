@@ -336,10 +336,13 @@ export class ApprovalStore {
     }
   }
 
-  /** The groups a request is routed to now (escalation included); [] for an unknown request. One HGET. */
-  async groupsOf(requestId: string): Promise<string[]> {
-    const groups = await this.redis.hget(this.keys.request(requestId), 'groups');
-    return groups ? groups.split(',') : [];
+  /**
+   * The call ID of a request and the groups it is routed to now (escalation included); '' and [] for an unknown
+   * request. One HMGET.
+   */
+  async routeOf(requestId: string): Promise<{ callId: string; groups: string[] }> {
+    const [callId, groups] = await this.redis.hmget(this.keys.request(requestId), 'callId', 'groups');
+    return { callId: callId ?? '', groups: groups ? groups.split(',') : [] };
   }
 
   /** Adds the escalation groups stored with the request, if it is still pending. */

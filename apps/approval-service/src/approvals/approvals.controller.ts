@@ -28,6 +28,7 @@ import {
 } from '@countersign/contracts';
 import { CurrentPrincipal, type Principal, ZodValidationPipe } from '@countersign/platform';
 import { ApproverDirectory } from '../auth/approver-directory';
+import { AmbiguousCallIdError } from './approval-errors';
 import { toView, type StoredApproval } from './approval-store';
 import { ApprovalsService, type Resolution } from './approvals.service';
 import { VoteRefusedFilter } from './vote-refused.filter';
@@ -83,17 +84,19 @@ export class ApprovalsController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DecisionResult> {
-    const approval = named(id, await this.approvals.resolve(id, (a) => this.visibleTo(a, approver)));
-    // Unknown: the vote is refused as for any unknown request (404, counted).
-    const requestId = approval?.request.requestId ?? id;
-    const result = await this.approvals.vote({
-      requestId,
+    const vote = {
       approver: approver.id,
       approverGroups: this.directory.groupsOf(approver.id),
       decision: body.decision,
       reason: body.reason,
       channel: channelOf(req),
-    });
+    };
+    const { requestId, result } = await this.approvals
+      .voteOn(id, vote, (a) => this.visibleTo(a, approver))
+      .catch((error: unknown) => {
+        if (error instanceof AmbiguousCallIdError) throw new ConflictException(error.message);
+        throw error;
+      });
     const { callId } = result;
     if (result.status === 'vote_recorded') {
       res.status(202);
@@ -118,10 +121,7 @@ export class ApprovalsController {
 function named(id: string, resolution: Resolution): StoredApproval | undefined {
   if (resolution.status === 'found') return resolution.approval;
   if (resolution.status === 'not_found') return undefined;
-  const choices = resolution.requestIds.length > 0 ? `: ${resolution.requestIds.join(', ')}` : '';
-  throw new ConflictException(
-    `call ID ${id} is used by requests of several runs; name the request by its request ID${choices}`,
-  );
+  throw new ConflictException(new AmbiguousCallIdError(id, resolution.requestIds).message);
 }
 
 /** Which channel a REST vote came through, for the audit: the inbox page (cookie), the CLI, or the API. */

@@ -12,7 +12,7 @@ import { LOGGER } from '../core/tokens';
 import { LiveUpdates } from '../live/live-updates';
 import { NotificationScheduler } from '../notifications/notification-scheduler';
 import { routeRequest } from '../routing/route-request';
-import { ErrorCode, VoteRefusedError } from './approval-errors';
+import { AmbiguousCallIdError, ErrorCode, VoteRefusedError } from './approval-errors';
 import {
   ApprovalStore,
   type ApprovalPage,
@@ -167,15 +167,16 @@ export class ApprovalsService implements BeforeApplicationShutdown {
    * Records one approver's vote; publishes the decision when it settles the request.
    * Throws VoteRefusedError (audited) when the approver may not vote or the request is already settled.
    */
-  async vote(input: VoteInput): Promise<VoteResult> {
+  async vote(input: VoteInput, { uncountedIfUnknown = false } = {}): Promise<VoteResult> {
     const { requestId } = input;
     let result: VoteResult;
     try {
       result = await this.store.recordVote(input);
     } catch (error) {
       // An unknown request is a probe or a race with intake, not a refused decision: counted, not audited.
-      if (error instanceof VoteRefusedError && error.code === ErrorCode.NotFound)
-        this.metrics.votesRejected.inc({ reason: error.reason });
+      if (error instanceof VoteRefusedError && error.code === ErrorCode.NotFound) {
+        if (!uncountedIfUnknown) this.metrics.votesRejected.inc({ reason: error.reason });
+      }
       else if (error instanceof VoteRefusedError) {
         const refused = (await this.store.get(requestId))?.request;
         await this.reject({
@@ -321,6 +322,28 @@ export class ApprovalsService implements BeforeApplicationShutdown {
 
   get(requestId: string): Promise<StoredApproval | undefined> {
     return this.store.get(requestId);
+  }
+
+  /**
+   * A vote on the request a path names (see resolve): as a request ID first, so the usual case costs no read before
+   * the vote; only an unknown request ID is then looked up as a call ID. Throws AmbiguousCallIdError when the call ID
+   * names requests of several runs, and VoteRefusedError like vote().
+   */
+  async voteOn(
+    id: string,
+    input: Omit<VoteInput, 'requestId'>,
+    visible: (approval: StoredApproval) => boolean,
+  ): Promise<{ requestId: string; result: VoteResult }> {
+    try {
+      return { requestId: id, result: await this.vote({ ...input, requestId: id }, { uncountedIfUnknown: true }) };
+    } catch (error) {
+      if (!(error instanceof VoteRefusedError && error.code === ErrorCode.NotFound)) throw error;
+    }
+    const resolution = await this.resolve(id, visible);
+    if (resolution.status === 'ambiguous') throw new AmbiguousCallIdError(id, resolution.requestIds);
+    // Unknown either way: refused (and counted) as any unknown request.
+    const requestId = resolution.status === 'found' ? resolution.approval.request.requestId : id;
+    return { requestId, result: await this.vote({ ...input, requestId }) };
   }
 
   /**

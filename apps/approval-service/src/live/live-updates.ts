@@ -12,8 +12,12 @@ export interface ApprovalChange {
   status: string;
 }
 
-/** A change as open inboxes get it: with the groups the request is routed to, so each inbox keeps only its own. */
+/**
+ * A change as open inboxes get it: with the groups the request is routed to, so each inbox keeps only its own, and
+ * its call ID (what live clients knew requests by before requests had IDs).
+ */
 export interface RoutedChange extends ApprovalChange {
+  callId: string;
   groups: string[];
 }
 
@@ -43,8 +47,9 @@ export class LiveUpdates implements OnModuleInit, OnModuleDestroy {
         return;
       }
       // One lookup per change, whatever the number of open inboxes; each inbox then filters by its own groups.
-      this.store.groupsOf(change.requestId).then(
-        (groups) => this.events.emit('change', { ...change, groups } satisfies RoutedChange),
+      this.store.routeOf(change.requestId).then(
+        ({ callId, groups }) =>
+          this.events.emit('change', { ...change, callId, groups } satisfies RoutedChange),
         (error: unknown) =>
           this.logger.warn({ err: error, requestId: change.requestId }, 'live update not sent'),
       );

@@ -83,10 +83,13 @@ export class SlackController {
 
     const approver = this.directory.bySlackUser(interaction.user.id);
     if (!approver) {
+      const clicked = (await this.approvals.get(target.requestId))?.request;
       await this.approvals.reject({
         reason: 'unknown_slack_user',
         channel: 'slack',
         actor: `slack:${interaction.user.id}`,
+        callId: clicked?.callId,
+        runId: clicked?.runId,
         detail: { requestId: target.requestId },
       });
       await this.tell(interaction, 'You are not a Countersign approver, so your click was not counted.');
