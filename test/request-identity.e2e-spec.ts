@@ -214,17 +214,22 @@ describe('a request the job that parked the run failed to publish', () => {
 
   it('is counted as a parked call without a request, and published by the request sweep, when no retry is left', async () => {
     const system = await TestSystem.start('republish-sweep', {
-      workerEnv: {
-        COUNTERSIGN_TEST_FAULTS: 'decision-park-then-fail-publish',
-        JOB_ATTEMPTS: '1',
-        REQUEST_SWEEP_MS: '60000',
-      },
+      workerEnv: { COUNTERSIGN_TEST_FAULTS: 'decision-park-then-fail-publish', REQUEST_SWEEP_MS: '60000' },
+      // The attempts a worker gets at a decision are the approval service's to set: one here.
+      approvalEnv: { DECISION_ATTEMPTS: '1' },
     });
     try {
       await addServices(system, 'sweep-a', 'sweep-b');
       const runId = await system.startRun(turns({ service: 'sweep-a' }, { service: 'sweep-b' }));
       expect((await approve(system, (await pendingOf(system, runId)).request.requestId)).status).toBe(200);
       // The decision job parked the run on the second call, failed to publish and failed for good.
+      const decisions = decisionsQueue(system);
+      const failed = await waitFor(
+        async () =>
+          (await decisions.getJobs(['failed'])).find((j) => /injected fault/.test(j.failedReason ?? '')),
+        'the decision job to fail for good',
+      ).finally(() => closeQueue(decisions));
+      expect(failed.attemptsMade).toBe(1);
       const parked = await waitFor(async () => {
         const view = await system.run(runId);
         return view.status === 'awaiting_confirmation' && view.pending[0]?.toolName === 'restart_service'

@@ -63,6 +63,8 @@ export interface Expectation {
   verdict: (call: PlannedCall) => Verdict;
   /** How many approved attempts of the call were interrupted (a worker died while it executed). */
   interrupted?: (call: PlannedCall) => number;
+  /** Model turns of a completed run (its tool-call turns and the final text). @defaultValue 2 */
+  modelTurns?: number;
 }
 
 /**
@@ -92,8 +94,9 @@ export async function checkRuns(
     const messages = state.messages
       ? (JSON.parse(state.messages) as { role: string; toolCallId?: string; content: string | null }[])
       : [];
-    if (state.status === 'completed' && messages.filter((m) => m.role === 'assistant').length !== 2)
-      tally.wronglyExecuted(`${run.runId}: the model did not get exactly one follow-up turn`);
+    const turns = expect.modelTurns ?? 2;
+    if (state.status === 'completed' && messages.filter((m) => m.role === 'assistant').length !== turns)
+      tally.wronglyExecuted(`${run.runId}: the model did not get exactly one follow-up turn per park`);
     for (const call of run.calls) {
       const ran = restarts.get(call.service) ?? 0;
       const verdict = expect.verdict(call);
