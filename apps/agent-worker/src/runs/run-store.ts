@@ -1,5 +1,5 @@
 // All Redis I/O of runs: every transition is one Lua script over the run's hash (one key, one slot).
-import type { ChatMessage, RunEvent } from '@countersign/contracts';
+import { type ChatMessage, jobIds, type RunEvent } from '@countersign/contracts';
 import { encodeScriptArgs, LuaScript, type RedisClient } from '@countersign/platform';
 import {
   callFields,
@@ -64,7 +64,7 @@ type SettleExecutingCallArgs = { owner: string; callId: string; staleAfterMs: nu
 type ParkRunArgs = {
   owner: string;
   messagesJson: string;
-  jobId: string;
+  parkedBy: string;
   scriptJson: string;
   frontier: string[];
 };
@@ -336,7 +336,8 @@ export class RunStore {
         encodeScriptArgs<ParkRunArgs>({
           owner: ownerOf(lease),
           messagesJson: JSON.stringify(messages),
-          jobId: lease.jobId,
+          // The run's own start job is '' (its ID follows from the run's): one value fewer in every parked run.
+          parkedBy: lease.jobId === jobIds.startRun(runId) ? '' : lease.jobId,
           scriptJson: script ? JSON.stringify(unplayed(script, messages)) : '',
           frontier: frontier.flatMap((call) => frontierFields(call)),
         }),
@@ -533,22 +534,35 @@ function frontierFields(call: FrontierCall): string[] {
 }
 
 /**
- * A parked call as stored: without its ID (the field name is the ID) and without the first request's attempt (0)
- * and reason (confirmation_required), which the Lua scripts and decodeBody read as defaults.
+ * A parked call as stored: without its ID (the field name is the ID) and without what most parked calls share, which
+ * the Lua scripts and decodeBody read as defaults: the first request's attempt (0) and reason (confirmation_required),
+ * the tier of a call that waits (confirm) and the first position in its turn (0). A parked run is at rest by the
+ * 100,000s: these keep its hash in a smaller allocation.
  */
 export function encodeBody(body: ParkedCallBody): string {
-  const { id: _id, attempt, reason, ...rest } = body;
+  const { id: _id, attempt, reason, tier, i, ...rest } = body;
   return JSON.stringify({
     ...rest,
+    ...(tier !== 'confirm' ? { tier } : {}),
+    ...(i !== 0 ? { i } : {}),
     ...(attempt !== 0 ? { attempt } : {}),
     ...(reason !== 'confirmation_required' ? { reason } : {}),
   });
 }
 
+type StoredBody = Omit<ParkedCallBody, 'id' | 'attempt' | 'reason' | 'tier' | 'i'> &
+  Partial<Pick<ParkedCallBody, 'attempt' | 'reason' | 'tier' | 'i'>>;
+
 export function decodeBody(id: string, json: string): ParkedCallBody {
-  const stored = JSON.parse(json) as Omit<ParkedCallBody, 'id' | 'attempt' | 'reason'> &
-    Partial<Pick<ParkedCallBody, 'attempt' | 'reason'>>;
-  return { ...stored, attempt: stored.attempt ?? 0, reason: stored.reason ?? 'confirmation_required', id };
+  const stored = JSON.parse(json) as StoredBody;
+  return {
+    ...stored,
+    tier: stored.tier ?? 'confirm',
+    i: stored.i ?? 0,
+    attempt: stored.attempt ?? 0,
+    reason: stored.reason ?? 'confirmation_required',
+    id,
+  };
 }
 
 function parseFrontier(hash: Record<string, string>): FrontierCall[] {
