@@ -186,7 +186,12 @@ describe('run store scripts', () => {
   it.each([
     ['an unknown call', req('nope'), FP, 'call_not_in_frontier'],
     ['another attempt', req('c1', 1), FP, 'stale_attempt'],
-    ['another request of the same call ID (an earlier turn, another run)', req('c1', 0, 'rq-other'), FP, 'request_mismatch'],
+    [
+      'another request of the same call ID (an earlier turn, another run)',
+      req('c1', 0, 'rq-other'),
+      FP,
+      'request_mismatch',
+    ],
     ['another fingerprint', req('c1'), 'c'.repeat(64), 'fingerprint_mismatch'],
   ])('leaves the call pending for %s', async (_what, request, fingerprint, kind) => {
     const runId = `r3-${kind}`;

@@ -269,7 +269,7 @@ describe('escalation', () => {
   });
 
   it('posts once to a Slack channel that several of its groups share, also after an escalation', async () => {
-    const { callId, requestId } = await queues.submit(
+    const { callId } = await queues.submit(
       approvalRequest({ toolName: 'rotate_keys', args: { keyring: 'prod', ticket: 'ESC-4' } }),
     );
     await postedTo(callId, '#ops');
@@ -297,7 +297,8 @@ describe('escalation', () => {
     const redis = new Redis(TEST_REDIS_URL);
     try {
       await waitFor(
-        async () => (await redis.hdel(approvalKeys(prefixes.keyPrefix).request(requestId), 'emailed:frank')) === 1,
+        async () =>
+          (await redis.hdel(approvalKeys(prefixes.keyPrefix).request(requestId), 'emailed:frank')) === 1,
         "frank's email recorded",
       );
     } finally {

@@ -271,7 +271,10 @@ export class TestSystem {
           .at(-1),
       `Slack message for ${callId}`,
     );
-    const blocks = posted.body.blocks as { type: string; elements?: { action_id: string; value: string }[] }[];
+    const blocks = posted.body.blocks as {
+      type: string;
+      elements?: { action_id: string; value: string }[];
+    }[];
     const button = blocks
       .find((b) => b.type === 'actions')
       ?.elements?.find((e) => e.action_id === `countersign_${action}`);

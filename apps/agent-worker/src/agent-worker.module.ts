@@ -136,7 +136,17 @@ export class AgentWorkerModule {
               staleAfterMs: config.EXECUTION_STALE_MS,
             };
             const faults = new TestFaults(config.COUNTERSIGN_TEST_FAULTS);
-            return new RunLoop({ store, catalog, approvals, events, audit, metrics, logger, execution, faults });
+            return new RunLoop({
+              store,
+              catalog,
+              approvals,
+              events,
+              audit,
+              metrics,
+              logger,
+              execution,
+              faults,
+            });
           },
           inject: [RunStore, AgentCatalog, ApprovalRequestsProducer, RunEvents, AuditLog, WorkerMetrics],
         },

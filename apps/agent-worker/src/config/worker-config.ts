@@ -59,7 +59,12 @@ export const AgentWorkerEnvSchema = BaseEnvSchema.extend({
   COUNTERSIGN_TEST_FAULTS: z
     .string()
     .default('')
-    .transform((list) => list.split(',').map((name) => name.trim()).filter(Boolean))
+    .transform((list) =>
+      list
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.enum(TEST_FAULTS))),
   /** Seeds the simulated infrastructure of the `ops` agent (and serves GET /demo/infra) when set. */
   SEED_DEMO_INFRA: z.stringbool().default(true),

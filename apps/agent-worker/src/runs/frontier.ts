@@ -1,7 +1,12 @@
 // Helpers between pipeline outcomes, parked calls, approval requests and model messages.
 import { createHash } from 'node:crypto';
 import type { ToolCallOutcome } from '@countersign/authorization';
-import { type ApprovalRequest, type ChatMessage, newRequestId, type PendingCall } from '@countersign/contracts';
+import {
+  type ApprovalRequest,
+  type ChatMessage,
+  newRequestId,
+  type PendingCall,
+} from '@countersign/contracts';
 import type { ModelToolCall } from '../models/chat-model';
 import { CallState, type FrontierCall, type ParkedCallBody } from './run-state';
 

@@ -72,7 +72,7 @@ export class RequestSweep implements OnApplicationBootstrap, OnModuleDestroy {
   async sweep(now = Date.now()): Promise<SweepPass> {
     const pass: SweepPass = { published: 0, kept: 0, dropped: 0 };
     const before = now - this.deps.intervalMs;
-    for (let looked = 0; looked < MAX_PER_PASS; ) {
+    for (let looked = 0; looked < MAX_PER_PASS;) {
       // Kept entries stay where they are, so the next page starts after them.
       const members = await this.deps.store.unpublishedBefore(before, BATCH, pass.kept);
       if (members.length === 0) break;

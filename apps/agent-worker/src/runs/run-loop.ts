@@ -362,7 +362,7 @@ export class RunLoop {
     lease: Lease,
     call: FrontierCall,
   ): Promise<FrontierCall> {
-    const { store, audit, logger } = this.deps;
+    const { store, logger } = this.deps;
     const { body } = call;
     const ctx = callerOf(run);
     const toolCall = { id: body.id, name: body.name, args: body.args };

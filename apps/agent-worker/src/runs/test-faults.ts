@@ -29,7 +29,8 @@ export class TestFaults {
 
   /** The requests of a park are about to be published. */
   beforePublish(byDecision: boolean): void {
-    if (!byDecision || this.publishFailed || !this.enabled.includes('decision-park-then-fail-publish')) return;
+    if (!byDecision || this.publishFailed || !this.enabled.includes('decision-park-then-fail-publish'))
+      return;
     this.publishFailed = true;
     throw new InjectedFaultError('decision-park-then-fail-publish');
   }

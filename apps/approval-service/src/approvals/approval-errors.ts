@@ -80,7 +80,9 @@ export class AmbiguousCallIdError extends Error {
     readonly requestIds: string[],
   ) {
     const choices = requestIds.length > 0 ? `: ${requestIds.join(', ')}` : '';
-    super(`call ID ${callId} is used by requests of several runs; name the request by its request ID${choices}`);
+    super(
+      `call ID ${callId} is used by requests of several runs; name the request by its request ID${choices}`,
+    );
     this.name = this.constructor.name;
   }
 }

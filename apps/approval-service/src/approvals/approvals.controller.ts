@@ -100,7 +100,13 @@ export class ApprovalsController {
     const { callId } = result;
     if (result.status === 'vote_recorded') {
       res.status(202);
-      return { callId, requestId, status: 'vote_recorded', approvals: result.approvals, quorum: result.quorum };
+      return {
+        callId,
+        requestId,
+        status: 'vote_recorded',
+        approvals: result.approvals,
+        quorum: result.quorum,
+      };
     }
     return {
       callId,

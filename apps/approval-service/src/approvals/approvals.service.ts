@@ -176,8 +176,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
       // An unknown request is a probe or a race with intake, not a refused decision: counted, not audited.
       if (error instanceof VoteRefusedError && error.code === ErrorCode.NotFound) {
         if (!uncountedIfUnknown) this.metrics.votesRejected.inc({ reason: error.reason });
-      }
-      else if (error instanceof VoteRefusedError) {
+      } else if (error instanceof VoteRefusedError) {
         const refused = (await this.store.get(requestId))?.request;
         await this.reject({
           reason: error.reason,
@@ -335,7 +334,10 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     visible: (approval: StoredApproval) => boolean,
   ): Promise<{ requestId: string; result: VoteResult }> {
     try {
-      return { requestId: id, result: await this.vote({ ...input, requestId: id }, { uncountedIfUnknown: true }) };
+      return {
+        requestId: id,
+        result: await this.vote({ ...input, requestId: id }, { uncountedIfUnknown: true }),
+      };
     } catch (error) {
       if (!(error instanceof VoteRefusedError && error.code === ErrorCode.NotFound)) throw error;
     }

@@ -25,7 +25,8 @@ const requestOrCallId = {
   name: 'id',
   in: 'path',
   required: true,
-  description: 'a request ID, or a call ID that names one request (409 when it names requests of several runs)',
+  description:
+    'a request ID, or a call ID that names one request (409 when it names requests of several runs)',
   schema: { type: 'string' },
 };
 const token = { name: 'token', in: 'path', required: true, schema: { type: 'string' } };

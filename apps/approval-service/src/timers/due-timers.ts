@@ -91,7 +91,10 @@ export class DueTimers {
         batch.forEach((requestId, j) => {
           const [attempt, expiresAt] = fields[j];
           if (attempt === null || expiresAt === null) return;
-          entries.push(Number(expiresAt), timerMember({ kind: 'expire', requestId, attempt: Number(attempt) }));
+          entries.push(
+            Number(expiresAt),
+            timerMember({ kind: 'expire', requestId, attempt: Number(attempt) }),
+          );
         });
         if (entries.length) adopted += await this.redis.zadd(this.keys.timers, 'NX', ...entries);
       }

@@ -113,7 +113,11 @@ async function runAgent(agent: string, input: string, options: RunOptions): Prom
  * The request a confirmation is about: the run's pending call of that ID says it (events leave it out). Undefined
  * once the run has moved on; the call ID then names the request, as far as the approval service can tell.
  */
-async function requestIdOf(worker: WorkerClient, runId: string, call: PendingCall): Promise<string | undefined> {
+async function requestIdOf(
+  worker: WorkerClient,
+  runId: string,
+  call: PendingCall,
+): Promise<string | undefined> {
   const view = await worker.run(runId);
   return view.pending.find((p) => p.callId === call.callId)?.requestId;
 }
