@@ -12,6 +12,7 @@ import {
   ApprovalServiceQueueName,
   type AuditEntry,
   JobName,
+  jobIds,
   QueueName,
   type SignedDecision,
 } from '@countersign/contracts';
@@ -219,7 +220,7 @@ describe('hostile input', () => {
         .status,
     ).toBe(200);
     await system.waitForStatus(t.runId, 'completed');
-    const published = (await queues[QueueName.ApprovalDecisions].getJob(`decision-${t.call.callId}`))!
+    const published = (await queues[QueueName.ApprovalDecisions].getJob(jobIds.decision(t.call.requestId!)))!
       .data as SignedDecision;
     for (let i = 0; i < 3; i++) {
       const reason = await settle(
@@ -338,6 +339,7 @@ describe('hostile input', () => {
       QueueName.ApprovalRequests,
       JobName.RequestApproval,
       {
+        requestId: 'r-lying-request',
         callId: 'lying-request',
         runId: 'lying-run',
         agent: 'ops',
