@@ -2,6 +2,7 @@
 // metrics): what a fresh turn runs, records and tells the model. Redis behaviour is in test/agent-worker*.e2e-spec.ts.
 import { z } from 'zod';
 import {
+  type ConfirmationHandler,
   defineTool,
   type ToolDefinition,
   type ToolPlugin,
@@ -99,7 +100,12 @@ function counter() {
   return { incs, inc: (labels: Record<string, unknown> = {}) => void incs.push(labels) };
 }
 
-function setup(options: { turns: ModelToolCall[][]; plugins?: ToolPlugin[]; maxConcurrentTools?: number }) {
+function setup(options: {
+  turns: ModelToolCall[][];
+  plugins?: ToolPlugin[];
+  maxConcurrentTools?: number;
+  confirmationHandler?: ConfirmationHandler;
+}) {
   const tools = {
     read_logs: countingTool('read_logs', 'auto'),
     restart_service: countingTool('restart_service', 'confirm'),
@@ -111,6 +117,7 @@ function setup(options: { turns: ModelToolCall[][]; plugins?: ToolPlugin[]; maxC
     registry,
     plugins: options.plugins,
     maxConcurrentTools: options.maxConcurrentTools,
+    confirmationHandler: options.confirmationHandler,
   });
   const model = new FakeModel(options.turns);
   const config = AgentConfigSchema.parse({ tools: Object.keys(tools), roles: {}, users: {} });
@@ -293,6 +300,27 @@ describe('RunLoop, a fresh turn', () => {
       role: 'tool',
       content: 'Tool "flaky_probe" failed: probe crashed half-way',
     });
+  });
+
+  it('audits a call a policy approved as started before its tool runs, then as executed', async () => {
+    const { sut, tools, audit } = setup({
+      turns: [[restart('c1')]],
+      confirmationHandler: () => ({ decision: 'approve' }),
+    });
+    const auditedBeforeRun: string[] = [];
+    const handler = tools.restart_service.definition.handler;
+    tools.restart_service.definition.handler = (args, ctx) => {
+      auditedBeforeRun.push(...audit.map((e) => e.type));
+      return handler(args, ctx);
+    };
+    await sut.start(job, lease);
+
+    expect(tools.restart_service.ran).toEqual(['c1']);
+    expect(auditedBeforeRun).toEqual(['tool.started']);
+    expect(audit.map((e) => [e.type, e.callId, e.actor])).toEqual([
+      ['tool.started', 'c1', 'policy'],
+      ['tool.executed', 'c1', 'policy'],
+    ]);
   });
 
   it('audits a refusal by a guard and tells the model', async () => {

@@ -216,11 +216,12 @@ export class RunLoop {
     calls: ModelToolCall[],
     turn: number,
   ): Promise<ToolCallOutcome[]> {
-    const started = new Set<string>();
+    /** Calls handed to their tool, and who approved them. */
+    const started = new Map<string, string>();
     const outcomes = await agent.pipeline.evaluateTurn(calls, callerOf(run), {
       beforeExecute: async (ready) => {
         await this.deps.store.assertOwner(run.runId, lease);
-        ready.forEach((call) => started.add(call.callId));
+        ready.forEach((call) => started.set(call.callId, call.approvedBy));
         // Auto calls are read-only: their ending is audited, not their start.
         const approved = ready.filter((call) => call.approvedBy !== 'auto');
         await Promise.all(
@@ -231,20 +232,23 @@ export class RunLoop {
       },
     });
     const writes = calls.map((call, i) =>
-      this.recordOutcome(run, agent, call, outcomes[i], turn, started.has(call.id)),
+      this.recordOutcome(run, agent, call, outcomes[i], turn, started.get(call.id)),
     );
     await Promise.all(writes);
     return outcomes;
   }
 
-  /** `ran`: the call was handed to its tool (a failure is then an execution that failed, audited as one). */
+  /**
+   * `ranAs`: who approved the call when it was handed to its tool (auto, policy); an error is then an execution that
+   * failed, audited as one.
+   */
   private async recordOutcome(
     run: RunRecord,
     agent: AgentRuntime,
     call: ModelToolCall,
     outcome: ToolCallOutcome,
     turn: number,
-    ran: boolean,
+    ranAs: string | undefined,
   ): Promise<void> {
     const { audit, metrics, logger } = this.deps;
     const where = { runId: run.runId, callId: call.id, tool: call.name };
@@ -252,8 +256,8 @@ export class RunLoop {
     logger.info({ ...where, outcome: outcome.kind }, 'tool call evaluated');
     if (outcome.kind === 'executed') {
       await this.auditExecution(run, call, outcome.approvedBy, 'executed');
-    } else if (outcome.kind === 'error' && ran) {
-      await this.auditExecution(run, call, 'auto', 'failed', { error: outcome.message });
+    } else if (outcome.kind === 'error' && ranAs) {
+      await this.auditExecution(run, call, ranAs, 'failed', { error: outcome.message });
     } else if (outcome.kind === 'denied') {
       await audit.append({
         type: 'tool.denied',
