@@ -167,6 +167,8 @@ describe('a request of its own for every parked call', () => {
     expect(ambiguous.json.message).toContain(a.request.requestId);
     expect(ambiguous.json.message).toContain(b.request.requestId);
     expect((await approve(system, 'shared')).status).toBe(409);
+    // Someone routed neither learns nothing about them.
+    expect((await system.api('GET', '/approvals/shared', 'dave')).status).toBe(404);
 
     expect((await approve(system, a.request.requestId)).status).toBe(200);
     await system.waitForStatus(runA, 'completed');

@@ -353,7 +353,8 @@ export class ApprovalsService implements BeforeApplicationShutdown {
    * only when that is unambiguous: the requests carrying it all come from one run (its re-asks, or a later turn that
    * reused the ID: the newest is the one its run waits for), or exactly one of them is still open. Requests the caller
    * may not see (`visible`) are left out first; when none is visible, the one request the call ID names is still
-   * returned, so a vote on it is refused (and audited) like any other vote of a non-member.
+   * returned, so a vote on it is refused (and audited) like any other vote of a non-member, and a call ID that names
+   * none of them is unknown to such a caller (no ambiguity is revealed).
    */
   async resolve(id: string, visible: (approval: StoredApproval) => boolean): Promise<Resolution> {
     const byRequestId = await this.store.get(id);
@@ -362,7 +363,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     const seen = carrying.filter(visible);
     const named = namedBy(seen.length > 0 ? seen : carrying);
     if (named) return { status: 'found', approval: named };
-    if (carrying.length === 0) return { status: 'not_found' };
+    if (seen.length === 0) return { status: 'not_found' };
     return { status: 'ambiguous', requestIds: seen.map((a) => a.request.requestId) };
   }
 
