@@ -249,7 +249,9 @@ describe('HTTP tools', () => {
     expect(again).toMatchObject({ reason: 'definition_changed' });
     expect(api.count('POST', '/projects/moved')).toBe(0);
     expect(api.count('POST', '/v2/projects/moved')).toBe(0);
-    await h.publishDecision(h.decision(runId, call, 'approve', { attempt: 1 }));
+    await h.publishDecision(
+      h.decision(runId, { ...call, requestId: again!.requestId }, 'approve', { attempt: 1 }),
+    );
     await h.waitForStatus(url, runId, 'completed');
     expect(api.count('POST', '/v2/projects/moved')).toBe(1);
   });

@@ -61,7 +61,10 @@ describe('an approved MCP call whose worker dies', () => {
 
     // Denied this time: the server never hears of it again, and the run ends.
     await h.publishDecision(
-      h.decision(runId, call, 'deny', { attempt: 1, reason: 'it may have run already' }),
+      h.decision(runId, { ...call, requestId: again!.requestId }, 'deny', {
+        attempt: 1,
+        reason: 'it may have run already',
+      }),
     );
     await h.waitForStatus(rescuer.url, runId, 'completed');
     expect(notes.count('slow')).toBe(1);

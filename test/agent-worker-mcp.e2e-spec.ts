@@ -176,7 +176,9 @@ describe('MCP servers as tool providers', () => {
     expect(again!.toolDefinitionHash).not.toBe((await h.approvalRequest(call.callId))!.toolDefinitionHash);
     expect(notes.count('write_note')).toBe(before);
 
-    await h.publishDecision(h.decision(runId, call, 'approve', { attempt: 1 }));
+    await h.publishDecision(
+      h.decision(runId, { ...call, requestId: again!.requestId }, 'approve', { attempt: 1 }),
+    );
     await h.waitForStatus(url, runId, 'completed');
     expect(notes.count('write_note')).toBe(before + 1);
   });

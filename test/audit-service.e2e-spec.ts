@@ -81,12 +81,12 @@ async function get<T = unknown>(path: string, as: string) {
   };
 }
 
-function slackBody(callId: string, userId: string): string {
+function slackBody(requestId: string, userId: string): string {
   const payload = {
     type: 'block_actions',
     user: { id: userId },
     channel: { id: 'C-ops' },
-    actions: [{ action_id: 'countersign_approve', value: `${callId}|0` }],
+    actions: [{ action_id: 'countersign_approve', value: `${requestId}|0` }],
   };
   return new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
 }
@@ -191,7 +191,7 @@ describe('unauthenticated traffic (finding 5)', () => {
       async () => (await get(`/approvals/${request.callId}`, 'bob')).status === 200,
       'request stored',
     );
-    const body = slackBody(request.callId, 'U_STRANGER');
+    const body = slackBody(request.requestId, 'U_STRANGER');
     const timestamp = String(Math.floor(Date.now() / 1000));
     const res = await postSlack(body, timestamp, slackSignature(SLACK_SIGNING_SECRET, timestamp, body));
     expect(res.status).toBe(200);

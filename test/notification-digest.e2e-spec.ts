@@ -34,7 +34,7 @@ describe('DigestStore', () => {
   /** A stored call attempt (all admission reads of it is its attempt). */
   async function call(attempt = 0): Promise<string> {
     const callId = `call-${++n}`;
-    await redis.hset(keys.call(callId), 'attempt', String(attempt));
+    await redis.hset(keys.request(callId), 'attempt', String(attempt));
     return callId;
   }
   const admit = (
@@ -42,7 +42,7 @@ describe('DigestStore', () => {
     requester: string,
     now: number,
     phase: 'request' | 'escalation' = 'request',
-  ) => sut.admit({ callId, attempt: 0, requester, phase, targets }, now);
+  ) => sut.admit({ requestId: callId, attempt: 0, requester, phase, targets }, now);
 
   it('notifies the first requests of a requester in a window one by one and holds the rest for the digest', async () => {
     const answers = [];
@@ -115,7 +115,7 @@ describe('DigestStore', () => {
     for (let i = 0; i < 4; i++)
       answers.push(
         await off.admit(
-          { callId: await call(), attempt: 0, requester: 'hal', phase: 'request', targets },
+          { requestId: await call(), attempt: 0, requester: 'hal', phase: 'request', targets },
           T0,
         ),
       );
@@ -189,14 +189,14 @@ describe('the approval service with a digest', () => {
     for (const request of [...flood, newcomer]) await queues.submit(request);
     const receiver = service.app.get(ApprovalsService);
     await waitFor(async () => {
-      const stored = await Promise.all([...flood, newcomer].map((r) => receiver.get(r.callId)));
+      const stored = await Promise.all([...flood, newcomer].map((r) => receiver.get(r.requestId)));
       return stored.every((a) => a?.status === 'pending');
     }, 'every request stored');
     // A redelivery of every request of the flood changes nothing: no post, no email, no second count.
     for (const request of flood) await receiver.receive(request);
 
     const floodIds = new Set(flood.map((r) => r.callId));
-    const held = (await Promise.all(flood.map((r) => isHeld(r.callId)))).filter(Boolean).length;
+    const held = (await Promise.all(flood.map((r) => isHeld(r.requestId)))).filter(Boolean).length;
     expect(held).toBe(flood.length - AFTER);
 
     // The newcomer's own request is posted and emailed at once, whatever alice sends.
@@ -237,7 +237,7 @@ describe('the approval service with a digest', () => {
 
     // The held requests are requests like any other: listed, and decided.
     const heldId = (
-      await Promise.all(flood.map(async (r) => ((await isHeld(r.callId)) ? r.callId : '')))
+      await Promise.all(flood.map(async (r) => ((await isHeld(r.requestId)) ? r.requestId : '')))
     ).find(Boolean)!;
     const listed = await fetch(`${service.url}/approvals?status=pending&limit=500`, {
       headers: { Authorization: `Bearer ${approvers[0].apiToken}` },
@@ -264,17 +264,17 @@ describe('the approval service with a digest', () => {
     expect(digestPosts()).toHaveLength(1);
   });
 
-  async function heldWindow(callId: string): Promise<string | null> {
+  async function heldWindow(requestId: string): Promise<string | null> {
     const redis = new Redis(TEST_REDIS_URL);
     try {
-      const field = await redis.hget(approvalKeys(prefixes.keyPrefix).call(callId), 'notify:0:request');
+      const field = await redis.hget(approvalKeys(prefixes.keyPrefix).request(requestId), 'notify:0:request');
       return field === 'direct' ? null : field;
     } finally {
       redis.disconnect();
     }
   }
 
-  async function isHeld(callId: string): Promise<boolean> {
-    return (await heldWindow(callId)) !== null;
+  async function isHeld(requestId: string): Promise<boolean> {
+    return (await heldWindow(requestId)) !== null;
   }
 });

@@ -187,6 +187,7 @@ describe('queue module', () => {
     expect(workers.isRunning()).toBe(true);
 
     const job = await queue.add(Name.NotifyEmail, {
+      requestId: 'rq-1',
       callId: 'call-1',
       attempt: 0,
       approver: 'bob',
@@ -194,7 +195,10 @@ describe('queue module', () => {
     });
     expect(await settled(queue, job.id!)).toBe('completed');
     expect(handled).toEqual([
-      { name: Name.NotifyEmail, payload: { callId: 'call-1', attempt: 0, approver: 'bob' } },
+      {
+        name: Name.NotifyEmail,
+        payload: { requestId: 'rq-1', callId: 'call-1', attempt: 0, approver: 'bob' },
+      },
     ]);
     // Retries come from the producer's settings; retention is the workers' option, not stored in the job.
     const stored = (await queue.getJob(job.id!))!;
@@ -230,7 +234,7 @@ describe('queue module', () => {
   ])('fails %s for good, saying so', async (_, name, reason) => {
     const { catalog, handled } = recordingCatalog();
     const { queue } = await start(catalog);
-    const job = await queue.add(name, { callId: 'call-3', attempt: 0 });
+    const job = await queue.add(name, { requestId: 'rq-3', callId: 'call-3', attempt: 0 });
     expect(await settled(queue, job.id!)).toBe('failed');
     expect((await queue.getJob(job.id!))!.failedReason).toBe(reason);
     expect(handled).toEqual([]);
@@ -243,7 +247,7 @@ describe('queue module', () => {
       throw new Error(`Slack is down (${throws})`);
     });
     const { queue } = await start(catalog, { concurrency: 4 }, { attempts: 3, backoffMs: 10 });
-    const job = await queue.add(Name.ShowOutcome, { callId: 'call-4', attempt: 0 });
+    const job = await queue.add(Name.ShowOutcome, { requestId: 'rq-4', callId: 'call-4', attempt: 0 });
     expect(await settled(queue, job.id!)).toBe('failed');
     expect(handled).toHaveLength(3);
     await waitFor(() => failedForGood.length > 0, 'failedForGood');
@@ -257,7 +261,7 @@ describe('queue module', () => {
       if (++calls < 3) throw new Error('not yet');
     });
     const { queue } = await start(catalog, { concurrency: 4 }, { attempts: 3, backoffMs: 10 });
-    const job = await queue.add(Name.ShowOutcome, { callId: 'call-5', attempt: 0 });
+    const job = await queue.add(Name.ShowOutcome, { requestId: 'rq-5', callId: 'call-5', attempt: 0 });
     expect(await settled(queue, job.id!)).toBe('completed');
     expect(calls).toBe(3);
     expect(failedForGood).toEqual([]);
@@ -284,7 +288,7 @@ describe('queue module', () => {
       await queue.addBulk(
         Array.from({ length: 5 }, (_, i) => ({
           name: Name.ShowOutcome,
-          data: { callId: `call-${i}`, attempt: 0 },
+          data: { requestId: `rq-${i}`, callId: `call-${i}`, attempt: 0 },
         })),
       );
     }
@@ -319,7 +323,11 @@ describe('queue module', () => {
     const { connections } = started;
     const finishedKey = `${started.queue.opts.prefix}:finished`;
     Object.assign(at, { connections, finishedKey });
-    const job = await started.queue.add(Name.ShowOutcome, { callId: 'call-6', attempt: 0 });
+    const job = await started.queue.add(Name.ShowOutcome, {
+      requestId: 'rq-6',
+      callId: 'call-6',
+      attempt: 0,
+    });
     await startedJob.opened;
 
     let closed = false;
@@ -329,7 +337,11 @@ describe('queue module', () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(closed).toBe(false); // waits for the job in flight
       expect(connections.commands.status).toBe('ready');
-      addedWhileClosing = await started.queue.add(Name.ShowOutcome, { callId: 'call-7', attempt: 0 });
+      addedWhileClosing = await started.queue.add(Name.ShowOutcome, {
+        requestId: 'rq-7',
+        callId: 'call-7',
+        attempt: 0,
+      });
     } finally {
       release.open();
     }

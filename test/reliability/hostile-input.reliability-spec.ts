@@ -13,6 +13,7 @@ import {
   ApprovalServiceQueueName,
   type AuditEntry,
   JobName,
+  jobIds,
   QueueName,
   type SignedDecision,
 } from '@countersign/contracts';
@@ -76,6 +77,7 @@ async function parkedTarget(service: string) {
   const genuine = (over: Partial<SignedDecision> = {}) =>
     withSignature(
       {
+        requestId: call.requestId!,
         callId: call.callId,
         runId,
         decision: 'approve' as const,
@@ -145,6 +147,11 @@ describe('hostile input', () => {
       [
         'genuine, replayed for another call ID',
         { ...a.genuine(), callId: b.call.callId, runId: b.runId },
+        /invalid signature/,
+      ],
+      [
+        'genuine, replayed for another request',
+        { ...a.genuine(), requestId: b.call.requestId, callId: b.call.callId, runId: b.runId },
         /invalid signature/,
       ],
       [
@@ -230,7 +237,7 @@ describe('hostile input', () => {
         .status,
     ).toBe(200);
     await system.waitForStatus(t.runId, 'completed');
-    const published = (await queues[QueueName.ApprovalDecisions].getJob(`decision-${t.call.callId}`))!
+    const published = (await queues[QueueName.ApprovalDecisions].getJob(jobIds.decision(t.call.requestId!)))!
       .data as SignedDecision;
     for (let i = 0; i < 3; i++) {
       const reason = await settle(
@@ -349,6 +356,7 @@ describe('hostile input', () => {
       QueueName.ApprovalRequests,
       JobName.RequestApproval,
       {
+        requestId: 'r-lying-request',
         callId: 'lying-request',
         runId: 'lying-run',
         agent: 'ops',
@@ -398,7 +406,13 @@ describe('hostile input', () => {
     const alice = { ...json, ...system.bearer('alice') };
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
     const token = signLinkToken(
-      { callId: t.call.callId, attempt: 0, approver: 'bob', expiresAt: Date.now() + 60_000 },
+      {
+        requestId: t.call.requestId!,
+        callId: t.call.callId,
+        attempt: 0,
+        approver: 'bob',
+        expiresAt: Date.now() + 60_000,
+      },
       SYSTEM_SECRETS.LINK_TOKEN_SECRET,
     );
     const W = system.workerUrl;
@@ -661,7 +675,13 @@ describe('hostile input', () => {
     const retarget = (change: Record<string, unknown>) =>
       `${Buffer.from(JSON.stringify({ ...claims, ...change })).toString('base64url')}.${mac}`;
     const expired = signLinkToken(
-      { callId: t.call.callId, attempt: 0, approver: 'bob', expiresAt: Date.now() - 1_000 },
+      {
+        requestId: t.call.requestId!,
+        callId: t.call.callId,
+        attempt: 0,
+        approver: 'bob',
+        expiresAt: Date.now() - 1_000,
+      },
       SYSTEM_SECRETS.LINK_TOKEN_SECRET,
     );
     const decide = async (tok: string, decision = 'approve') => {
@@ -675,6 +695,7 @@ describe('hostile input', () => {
     const cases: [string, string, number, string][] = [
       ['tampered approver', retarget({ p: 'carol' }), 400, 'link_bad_signature'],
       ['tampered call ID', retarget({ c: 'hostile-other' }), 400, 'link_bad_signature'],
+      ['tampered request ID', retarget({ r: 'r-hostile-other' }), 400, 'link_bad_signature'],
       ['tampered expiry', retarget({ exp: Date.now() + 10 * 86_400_000 }), 400, 'link_bad_signature'],
       ['truncated signature', token.slice(0, -4), 400, 'link_bad_signature'],
       ['expired', expired, 410, 'link_expired'],

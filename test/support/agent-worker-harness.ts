@@ -135,16 +135,21 @@ export class WorkerHarness {
     return (await this.infra(url)).services.find((s) => s.name === service)!.restarts;
   }
 
-  /** What the approval service would publish: the fingerprint of what the approver was shown, signed. */
+  /**
+   * What the approval service would publish: the fingerprint of what the approver was shown, signed, for the request
+   * the call waits for (`call.requestId`, as GET /runs/:runId shows it).
+   */
   decision(
     runId: string,
-    call: Pick<PendingCall, 'callId' | 'toolName' | 'args'>,
+    call: Pick<PendingCall, 'callId' | 'requestId' | 'toolName' | 'args'>,
     value: 'approve' | 'deny',
     overrides: Partial<Decision> = {},
     secret = TEST_SECRET,
   ): Decision & { signature: string } {
     const shown = overrides.shown ?? { toolName: call.toolName, args: call.args };
+    if (!call.requestId && !overrides.requestId) throw new Error(`call ${call.callId} has no request ID`);
     const decision: Decision = {
+      requestId: call.requestId!,
       callId: call.callId,
       runId,
       decision: value,
@@ -171,11 +176,19 @@ export class WorkerHarness {
     }, `decision job ${job.id} to settle`);
   }
 
+  /** The newest request published for the call (of the given attempt), parsed as the approval service does. */
   async approvalRequest(callId: string, attempt = 0): Promise<ApprovalRequest | undefined> {
-    const id = attempt === 0 ? callId : `${callId}-r${attempt}`;
-    const data = (await this.requests.getJob(id))?.data as unknown;
+    return (await this.approvalRequests(callId)).filter((r) => r.attempt === attempt).at(-1);
+  }
+
+  /** Every request published for a call ID, oldest first (the queue keeps them: nothing consumes it here). */
+  async approvalRequests(callId: string): Promise<ApprovalRequest[]> {
+    const jobs = await this.requests.getJobs(['wait', 'delayed', 'active', 'completed', 'failed']);
     // Parsed as the approval service does: the worker leaves fields at their default out of the job.
-    return data === undefined ? undefined : ApprovalRequestSchema.parse(data);
+    return jobs
+      .filter((job) => (job.data as { callId?: unknown } | undefined)?.callId === callId)
+      .sort((a, b) => a.timestamp - b.timestamp)
+      .map((job) => ApprovalRequestSchema.parse(job.data));
   }
 
   async auditTypes(runId: string): Promise<string[]> {

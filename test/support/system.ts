@@ -265,18 +265,33 @@ export class TestSystem {
 
   // ---- channels -----------------------------------------------------------------------------------
 
-  /** Clicks Approve/Deny in Slack as `approver`: a block_actions interaction signed like Slack signs it. */
-  async slackClick(callId: string, approver: SystemApprover, action: 'approve' | 'deny', attempt = 0) {
+  /**
+   * Clicks Approve/Deny in Slack as `approver` on the newest message about the call: a block_actions interaction
+   * signed like Slack signs it, with the value its button carries (the request and attempt it was posted for).
+   */
+  async slackClick(callId: string, approver: SystemApprover, action: 'approve' | 'deny') {
     const posted = await waitFor(
-      () => this.slack.find('chat.postMessage', callId).find((c) => c.reply?.ok),
+      () =>
+        this.slack
+          .find('chat.postMessage', callId)
+          .filter((c) => c.reply?.ok)
+          .at(-1),
       `Slack message for ${callId}`,
     );
+    const blocks = posted.body.blocks as {
+      type: string;
+      elements?: { action_id: string; value: string }[];
+    }[];
+    const button = blocks
+      .find((b) => b.type === 'actions')
+      ?.elements?.find((e) => e.action_id === `countersign_${action}`);
+    if (!button) throw new Error(`the Slack message for ${callId} has no ${action} button`);
     const payload = {
       type: 'block_actions',
       user: { id: SYSTEM_APPROVERS[approver].slackUserId },
       channel: { id: posted.reply?.channel },
       message: { ts: posted.reply?.ts },
-      actions: [{ action_id: `countersign_${action}`, value: `${callId}|${attempt}` }],
+      actions: [{ action_id: button.action_id, value: button.value }],
     };
     const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
     const timestamp = String(Math.floor(Date.now() / 1000));

@@ -42,11 +42,13 @@ import { agentWorkerJobs, agentWorkerQueues } from './queues/agent-worker-jobs';
 import { DecisionsProcessor, RunsProcessor } from './queues/processors';
 import { ApprovalRequestsProducer, RunsProducer } from './queues/producers';
 import { Decisions } from './runs/decisions';
+import { RequestSweep } from './runs/request-sweep';
 import { RunEvents } from './runs/run-events';
 import { RunLoop } from './runs/run-loop';
 import { RunStore } from './runs/run-store';
 import { RunsController } from './runs/runs.controller';
 import { RunsService } from './runs/runs.service';
+import { TestFaults } from './runs/test-faults';
 
 export interface AgentWorkerSettings {
   config: AgentWorkerConfig;
@@ -157,7 +159,18 @@ export class AgentWorkerModule {
               heartbeatMs: config.EXECUTION_HEARTBEAT_MS,
               staleAfterMs: config.EXECUTION_STALE_MS,
             };
-            return new RunLoop({ store, catalog, approvals, events, audit, metrics, logger, execution });
+            const faults = new TestFaults(config.COUNTERSIGN_TEST_FAULTS);
+            return new RunLoop({
+              store,
+              catalog,
+              approvals,
+              events,
+              audit,
+              metrics,
+              logger,
+              execution,
+              faults,
+            });
           },
           inject: [RunStore, AgentCatalog, ApprovalRequestsProducer, RunEvents, AuditLog, WorkerMetrics],
         },
@@ -176,6 +189,13 @@ export class AgentWorkerModule {
               ].filter((secret): secret is string => secret !== undefined),
             }),
           inject: [RunStore, RunLoop, AuditLog, WorkerMetrics],
+        },
+        {
+          // Starts once the app has booted and stops before the queues close (it publishes on them).
+          provide: RequestSweep,
+          useFactory: (store: RunStore, runLoop: RunLoop, metrics: WorkerMetrics) =>
+            new RequestSweep({ store, runLoop, metrics, logger, intervalMs: config.REQUEST_SWEEP_MS }),
+          inject: [RunStore, RunLoop, WorkerMetrics],
         },
         {
           provide: RunsProcessor,

@@ -19,6 +19,13 @@ export const ApprovalRequestReasonSchema = z.enum([
 export type ApprovalRequestReason = z.infer<typeof ApprovalRequestReasonSchema>;
 
 export const ApprovalRequestSchema = z.object({
+  /**
+   * This request's own identity: new each time a call is parked or asked again, so two runs that use one call ID,
+   * or a later turn that reuses one, never share a request. The signed decision carries it back, and a worker applies
+   * a decision only to the parked call that waits for this request ID. The approval service keys its state by it.
+   */
+  requestId: IdSchema,
+  /** The model's ID of the call (chosen by the model or the script; unique only within one turn). */
   callId: IdSchema,
   runId: IdSchema,
   agent: IdSchema,

@@ -21,17 +21,22 @@ export const ApprovalServiceJobName = {
 } as const;
 export type ApprovalServiceJobName = (typeof ApprovalServiceJobName)[keyof typeof ApprovalServiceJobName];
 
-const CallRefSchema = z.object({ callId: IdSchema, attempt: z.number().int().min(0).max(100) });
+/** One request (its state is keyed by request ID); the call ID is there for logs and the audit. */
+const RequestRefSchema = z.object({
+  requestId: IdSchema,
+  callId: IdSchema,
+  attempt: z.number().int().min(0).max(100),
+});
 
-export const NotifySlackJobSchema = CallRefSchema.extend({
+export const NotifySlackJobSchema = RequestRefSchema.extend({
   group: IdSchema,
   channel: z.string().min(1).max(80),
 });
-export const NotifyEmailJobSchema = CallRefSchema.extend({ approver: IdSchema });
+export const NotifyEmailJobSchema = RequestRefSchema.extend({ approver: IdSchema });
 /** Tell every channel that showed the request how it ended (Slack messages updated, an email on expiry). */
-export const ShowOutcomeJobSchema = CallRefSchema;
-/** `callId` is the external approval's ID. */
-export const NotifyWebhookJobSchema = CallRefSchema;
+export const ShowOutcomeJobSchema = RequestRefSchema;
+/** `requestId` and `callId` are the external approval's ID. */
+export const NotifyWebhookJobSchema = RequestRefSchema;
 
 /**
  * One requester's digest for one target, due when the requester's window ends: how many of their requests in that
@@ -49,15 +54,15 @@ export const NotifyDigestJobSchema = z.object({
 
 const suffix = (attempt: number) => (attempt === 0 ? '' : `-r${attempt}`);
 
-/** Deterministic job IDs (no ':' — BullMQ forbids it in custom IDs). */
+/** Deterministic job IDs, per request (no ':' — BullMQ forbids it in custom IDs). */
 export const approvalServiceJobIds = {
   /** One per channel, whichever of the request's groups posts there (percent-encoded: distinct channels, distinct IDs). */
-  notifySlack: (callId: string, attempt: number, channel: string) =>
-    `slack-${callId}${suffix(attempt)}-${encodeURIComponent(channel)}`,
-  notifyEmail: (callId: string, attempt: number, approver: string) =>
-    `email-${callId}${suffix(attempt)}-${approver}`,
-  showOutcome: (callId: string, attempt: number) => `outcome-${callId}${suffix(attempt)}`,
-  notifyWebhook: (callId: string, attempt: number) => `webhook-${callId}${suffix(attempt)}`,
+  notifySlack: (requestId: string, attempt: number, channel: string) =>
+    `slack-${requestId}${suffix(attempt)}-${encodeURIComponent(channel)}`,
+  notifyEmail: (requestId: string, attempt: number, approver: string) =>
+    `email-${requestId}${suffix(attempt)}-${approver}`,
+  showOutcome: (requestId: string, attempt: number) => `outcome-${requestId}${suffix(attempt)}`,
+  notifyWebhook: (requestId: string, attempt: number) => `webhook-${requestId}${suffix(attempt)}`,
   /** One per requester, window and target (percent-encoded: no ':'). */
   notifyDigest: (requester: string, windowStart: number, target: string) =>
     `digest-${requester}-${windowStart}-${encodeURIComponent(target)}`,

@@ -19,14 +19,14 @@ export const APPROVAL_LIST_ORDER = [
 export const APPROVAL_PAGE_LIMIT = { default: 100, max: 500 } as const;
 
 /**
- * Where a page of `GET /approvals` ended: the list, and the score and call ID of the last entry it read. Each list
- * is a sorted set ordered by (score, call ID), so the next page starts strictly after this pair.
+ * Where a page of `GET /approvals` ended: the list, and the score and request ID of the last entry it read. Each list
+ * is a sorted set of request IDs ordered by (score, request ID), so the next page starts strictly after this pair.
  */
 export const ApprovalCursorSchema = z.object({
   status: ApprovalStatusSchema,
   /** The score as Redis prints it (ms since the epoch for every list this service writes). */
   score: z.string().regex(/^-?\d+(\.\d+)?(e[+-]?\d+)?$/i),
-  callId: IdSchema,
+  requestId: IdSchema,
 });
 export type ApprovalCursor = z.infer<typeof ApprovalCursorSchema>;
 
@@ -35,7 +35,7 @@ export type ApprovalCursor = z.infer<typeof ApprovalCursorSchema>;
  * checked against the caller's groups), so it is encoded, not signed.
  */
 export function encodeApprovalCursor(cursor: ApprovalCursor): string {
-  return Buffer.from(`${cursor.status}:${cursor.score}:${cursor.callId}`).toString('base64url');
+  return Buffer.from(`${cursor.status}:${cursor.score}:${cursor.requestId}`).toString('base64url');
 }
 
 const CURSOR_PROBLEM = 'is not a cursor of this list (use the Link header of the previous page)';
@@ -46,8 +46,8 @@ const CursorParamSchema = z
   .transform((text, ctx) => {
     // Node's base64url decoder skips characters it does not know, so check the alphabet first.
     const decoded = /^[A-Za-z0-9_-]+$/.test(text) ? Buffer.from(text, 'base64url').toString() : '';
-    const [status, score, callId, ...rest] = decoded.split(':'); // call IDs never contain ':'
-    const cursor = ApprovalCursorSchema.safeParse({ status, score, callId });
+    const [status, score, requestId, ...rest] = decoded.split(':'); // IDs never contain ':'
+    const cursor = ApprovalCursorSchema.safeParse({ status, score, requestId });
     if (rest.length === 0 && cursor.success) return cursor.data;
     ctx.addIssue({ code: 'custom', message: CURSOR_PROBLEM });
     return z.NEVER;
@@ -117,7 +117,9 @@ export const AuditEventType = [
   'run.started',
   'run.parked',
   'run.resumed',
+  'tool.started',
   'tool.executed',
+  'tool.failed',
   'tool.denied',
   'tool.interrupted',
   'tool.claimed', // an approved external call was claimed by its client, which may now run it
@@ -176,9 +178,11 @@ export const AuditVerificationSchema = z.object({
 });
 export type AuditVerification = z.infer<typeof AuditVerificationSchema>;
 
-/** `POST /approvals/:callId/decisions` answer: decided now, or a vote counted towards a quorum. */
+/** `POST /approvals/:id/decisions` answer: decided now, or a vote counted towards a quorum. */
 export const DecisionResultSchema = z.object({
   callId: IdSchema,
+  /** The request the vote was counted on (the path may have named it by its call ID). */
+  requestId: IdSchema,
   status: z.enum(['decided', 'vote_recorded']),
   /** Set when decided. */
   decision: DecisionValueSchema.optional(),

@@ -10,3 +10,4 @@ export * from './approval-service.queues';
 export * from './run-readers';
 export * from './token-hash';
 export * from './job-contracts';
+export * from './request-id';

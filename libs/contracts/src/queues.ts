@@ -30,7 +30,7 @@ export type JobName = (typeof JobName)[keyof typeof JobName];
 /** Deterministic job IDs: a retried publish never duplicates a message. BullMQ forbids ':' in custom IDs. */
 export const jobIds = {
   startRun: (runId: string) => `run-${runId}`,
-  approvalRequest: (callId: string, attempt = 0) => (attempt === 0 ? callId : `${callId}-r${attempt}`),
-  decision: (callId: string, attempt = 0) =>
-    attempt === 0 ? `decision-${callId}` : `decision-${callId}-r${attempt}`,
+  /** By request ID: a new request (a re-ask, a reused call ID) is a new job, a republished one is the same job. */
+  approvalRequest: (requestId: string) => requestId,
+  decision: (requestId: string) => `decision-${requestId}`,
 };

@@ -131,8 +131,8 @@ export class Deployment {
     }
   }
 
-  async approvalRequest(callId: string, attempt = 0): Promise<ApprovalRequest | undefined> {
-    return (await this.requests.getJob(jobIds.approvalRequest(callId, attempt)))?.data as
+  async approvalRequest(requestId: string): Promise<ApprovalRequest | undefined> {
+    return (await this.requests.getJob(jobIds.approvalRequest(requestId)))?.data as
       ApprovalRequest | undefined;
   }
 

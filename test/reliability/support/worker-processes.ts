@@ -119,9 +119,18 @@ export class WorkerProcess {
     return how;
   }
 
-  async restart(): Promise<void> {
+  /** kill -9 if still running, then start again; `change` overrides environment variables from then on. */
+  async restart(change: Record<string, string> = {}): Promise<void> {
     await this.kill();
+    Object.assign(this.env, change);
     await this.launch();
+  }
+
+  /** Resolves when the process has exited (at once if it is not running). */
+  async exited(): Promise<void> {
+    const proc = this.proc;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    await new Promise((resolve) => proc.once('exit', resolve));
   }
 
   async infra(): Promise<InfraView> {

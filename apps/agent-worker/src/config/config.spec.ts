@@ -20,6 +20,20 @@ describe('worker config', () => {
     expect(() => loadWorkerConfig({})).toThrow(/AUDIT_SIGNING_SECRET/);
     expect(() => loadWorkerConfig({ ...base, WORKER_CONCURRENCY: 'many' })).toThrow(/WORKER_CONCURRENCY/);
     expect(() => loadWorkerConfig({ ...base, SEED_DEMO_INFRA: 'perhaps' })).toThrow(/SEED_DEMO_INFRA/);
+    expect(() => loadWorkerConfig({ ...base, REQUEST_SWEEP_MS: '0' })).toThrow(/REQUEST_SWEEP_MS/);
+  });
+
+  it('takes test faults only by their names, and none unless asked', () => {
+    expect(loadWorkerConfig(base).COUNTERSIGN_TEST_FAULTS).toEqual([]);
+    expect(
+      loadWorkerConfig({
+        ...base,
+        COUNTERSIGN_TEST_FAULTS: 'decision-park-then-kill, decision-park-then-fail-publish',
+      }).COUNTERSIGN_TEST_FAULTS,
+    ).toEqual(['decision-park-then-kill', 'decision-park-then-fail-publish']);
+    expect(() => loadWorkerConfig({ ...base, COUNTERSIGN_TEST_FAULTS: 'crash-sometimes' })).toThrow(
+      /COUNTERSIGN_TEST_FAULTS/,
+    );
   });
 
   it('refuses a staleness window so short that a slow heartbeat would be taken for a dead worker', () => {
@@ -37,6 +51,7 @@ describe('worker config', () => {
       MAX_STALLED_COUNT: 3,
       EXECUTION_HEARTBEAT_MS: 1_000,
       EXECUTION_STALE_MS: 10_000,
+      REQUEST_SWEEP_MS: 5_000,
     });
   });
 });

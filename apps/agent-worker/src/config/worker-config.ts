@@ -1,6 +1,7 @@
 // The agent worker's environment, validated once at start-up. Nothing else reads process.env.
 import { z } from 'zod';
 import { BaseEnvSchema, loadEnv, rateLimitSetting, TrustProxySchema } from '@countersign/platform';
+import { TEST_FAULTS } from '../runs/test-faults';
 
 const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(3_600_000).default(fallback);
 
@@ -44,6 +45,27 @@ export const AgentWorkerEnvSchema = BaseEnvSchema.extend({
    * can take the new secret first and the approval services after, with no decision refused in between.
    */
   DECISION_SIGNING_PREVIOUS_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  /**
+   * How often each replica looks for parked calls whose approval request was never confirmed on the queue (the job
+   * that parked the run died or failed between the park and the publish), and publishes them; a call is looked at
+   * once it has waited this long for its publish.
+   */
+  REQUEST_SWEEP_MS: milliseconds(5_000),
+  /**
+   * TEST ONLY: faults injected between a park and its publish (comma-separated: decision-park-then-kill,
+   * decision-park-then-fail-publish; see runs/test-faults.ts). The reliability tests set it; never set it in a
+   * deployment.
+   */
+  COUNTERSIGN_TEST_FAULTS: z
+    .string()
+    .default('')
+    .transform((list) =>
+      list
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.enum(TEST_FAULTS))),
   /** Seeds the simulated infrastructure of the `ops` agent (and serves GET /demo/infra) when set. */
   SEED_DEMO_INFRA: z.stringbool().default(true),
   /** Defaults for agents whose model provider is `openai` (the agents config may override them). */

@@ -1,5 +1,5 @@
 // Typed producers: each message is parsed against its contract before it is added, with a
-// deterministic job ID so a retried publish never duplicates it.
+// deterministic job ID so a retried publish never duplicates it (a request's job ID is its request ID).
 import { Injectable } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
@@ -21,7 +21,7 @@ export class ApprovalRequestsProducer {
   async requestApproval(request: ApprovalRequest): Promise<void> {
     const message = parseContract(ApprovalRequestSchema, request, JobName.RequestApproval);
     await this.queue.add(JobName.RequestApproval, withoutDefaults(message), {
-      jobId: jobIds.approvalRequest(message.callId, message.attempt),
+      jobId: jobIds.approvalRequest(message.requestId),
     });
   }
 }

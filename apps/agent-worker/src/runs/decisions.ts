@@ -41,15 +41,16 @@ export class Decisions {
     { receiptAudited = false }: { receiptAudited?: boolean } = {},
   ): Promise<ApplyDecisionResult['kind']> {
     const { store, audit, metrics, logger, runLoop } = this.deps;
-    const where = { runId: decision.runId, callId: decision.callId };
+    const where = { runId: decision.runId, callId: decision.callId, requestId: decision.requestId };
 
     if (!this.deps.signingSecrets.some((secret) => verifyPayloadSignature(raw, secret))) {
       metrics.decisions.inc({ result: 'rejected' });
       await audit.append({
         type: 'decision.rejected',
-        ...where,
+        runId: decision.runId,
+        callId: decision.callId,
         actor: 'agent-worker',
-        detail: { reason: 'missing or invalid signature' },
+        detail: { reason: 'missing or invalid signature', requestId: decision.requestId },
       });
       logger.warn(where, 'decision rejected: bad signature');
       throw new ForgedDecisionError(decision.callId);
@@ -59,18 +60,18 @@ export class Decisions {
       ? undefined
       : audit.append({
           type: 'decision.received',
-          ...where,
+          runId: decision.runId,
+          callId: decision.callId,
           actor: decision.approvers.join(',') || decision.decidedBy,
-          detail: { decision: decision.decision, decidedBy: decision.decidedBy, attempt: decision.attempt },
+          detail: {
+            decision: decision.decision,
+            decidedBy: decision.decidedBy,
+            attempt: decision.attempt,
+            requestId: decision.requestId,
+          },
         });
     receipt?.catch(() => undefined);
-    const result = await store.applyDecision(
-      decision.runId,
-      decision.callId,
-      decision.attempt,
-      toStored(decision),
-      lease,
-    );
+    const result = await store.applyDecision(decision.runId, decision, toStored(decision), lease);
     await receipt;
     metrics.decisions.inc({ result: result.kind });
     logger.info({ ...where, result: result.kind, decision: decision.decision }, 'decision applied');
@@ -78,6 +79,10 @@ export class Decisions {
       case 'resume':
       case 'takeover':
         await runLoop.resume(result.run, lease, enqueuedAt);
+        break;
+      case 'republish':
+        // This job resumed the run and parked it again before: its requests may never have gone out.
+        await runLoop.republish(result.run);
         break;
       case 'recorded':
       case 'duplicate':
@@ -90,6 +95,13 @@ export class Decisions {
         await this.ignored(decision, result.kind, {
           pendingAttempt: result.pendingAttempt,
           decisionAttempt: decision.attempt,
+        });
+        break;
+      case 'request_mismatch':
+        // A decision of another request that used this call ID (an earlier turn, another run): never applied here.
+        await this.ignored(decision, result.kind, {
+          pendingRequestId: result.pendingRequestId,
+          decisionRequestId: decision.requestId,
         });
         break;
       case 'fingerprint_mismatch':

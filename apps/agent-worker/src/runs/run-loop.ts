@@ -11,13 +11,20 @@ import {
   type CallerContext,
   type ToolCallOutcome,
 } from '@countersign/authorization';
-import { type ChatMessage, RunEventName, type RunEvent, type StartRunJob } from '@countersign/contracts';
+import {
+  type ChatMessage,
+  jobIds,
+  RunEventName,
+  type RunEvent,
+  type StartRunJob,
+} from '@countersign/contracts';
 import type { AuditLog, Logger } from '@countersign/platform';
 import type { AgentCatalog, AgentRuntime } from '../agents/agent-catalog';
 import type { ModelToolCall } from '../models/chat-model';
 import type { WorkerMetrics } from '../observability/worker-metrics';
 import type { ApprovalRequestsProducer } from '../queues/producers';
 import {
+  hasRequest,
   isWaiting,
   manualStepBody,
   reasked,
@@ -30,6 +37,7 @@ import type { RunEvents } from './run-events';
 import { CallState, type CallResult, type FrontierCall, type Lease, type RunRecord } from './run-state';
 import type { NewRun, RunStore } from './run-store';
 import { ExecutionLostError, OwnershipLostError } from './run-store.errors';
+import { TestFaults } from './test-faults';
 
 export interface RunLoopDeps {
   store: RunStore;
@@ -40,6 +48,8 @@ export interface RunLoopDeps {
   metrics: WorkerMetrics;
   logger: Logger;
   execution: ExecutionTimings;
+  /** Test only (COUNTERSIGN_TEST_FAULTS): none in a deployment. */
+  faults?: TestFaults;
 }
 
 /** How an executing call shows it is alive; see EXECUTION_HEARTBEAT_MS and EXECUTION_STALE_MS. */
@@ -63,7 +73,11 @@ export class CallsInFlightError extends Error {
 }
 
 export class RunLoop {
-  constructor(private readonly deps: RunLoopDeps) {}
+  private readonly faults: TestFaults;
+
+  constructor(private readonly deps: RunLoopDeps) {
+    this.faults = deps.faults ?? new TestFaults();
+  }
 
   /** A `run.start` job: claim the run (or take it over from a dead worker) and advance it. */
   async start(job: StartRunJob, lease: Lease): Promise<void> {
@@ -74,11 +88,7 @@ export class RunLoop {
       return;
     }
     const { run } = claim;
-    if (claim.kind === 'republish') {
-      // This job parked the run and died before (or while) publishing: ask again, deduplicated by job ID.
-      await this.publishRequests(run, run.frontier.filter(isWaiting));
-      return;
-    }
+    if (claim.kind === 'republish') return this.republish(run);
     const agent = this.deps.catalog.get(run.agent);
     if (!agent?.model) {
       await this.finish(run, lease, {
@@ -127,6 +137,20 @@ export class RunLoop {
   }
 
   /**
+   * The job that parked the run came back (redelivered after its worker died, or retried after a failure) and may
+   * have died or failed before its requests were on the queue: publish them again (one job per request ID, so one
+   * that did go out is not added twice).
+   */
+  async republish(run: RunRecord): Promise<void> {
+    const waiting = run.frontier.filter(isWaiting);
+    this.deps.logger.info(
+      { runId: run.runId, pending: waiting.map((c) => c.body.id) },
+      'republishing the requests of a park',
+    );
+    await this.publishRequests(run, waiting);
+  }
+
+  /**
    * Ownership is re-checked before each model turn and before a turn's auto calls run: a processing that was
    * taken over (its lock lapsed during a slow model turn or tool) stops there instead of running those auto
    * calls a second time next to the new owner. Claim, resume and every frontier transition check it already,
@@ -164,10 +188,12 @@ export class RunLoop {
         return this.finish(run, lease, { status: 'completed', messages, result: reply.text });
       }
 
-      // Call IDs as the model sent them: a turn that repeats one is refused by the pipeline, never renamed.
+      // Call IDs as the model sent them: a turn that repeats one is refused by the pipeline, never renamed. One that
+      // reuses an earlier turn's ID is a new call with a request of its own (toFrontierCall).
       const { calls } = reply;
       messages = [...messages, { role: 'assistant', content: null, toolCalls: calls }];
-      const outcomes = await this.evaluateTurn(run, agent, lease, calls);
+      const turnNumber = messages.filter((m) => m.role === 'assistant').length;
+      const outcomes = await this.evaluateTurn(run, agent, lease, calls, turnNumber);
       const aborted = outcomes.find((o) => o.kind === 'aborted');
       if (aborted) return this.finish(run, lease, { status: 'failed', messages, error: aborted.content });
 
@@ -179,41 +205,59 @@ export class RunLoop {
 
   /**
    * Every call of a fresh turn, by the pipeline's turn rules (an abort or a repeated call ID runs nothing). Ownership
-   * is checked once, after authorizing and before the first call runs. The turn's audit entries are written in one
-   * go before it returns (the turn is not checkpointed: a crash re-runs all of it).
+   * is checked once, after authorizing and before the first call runs; a call a policy approved is audited as
+   * started before it runs. The turn's other audit entries are written in one go before it returns (the turn is not
+   * checkpointed: a crash re-runs all of it).
    */
   private async evaluateTurn(
     run: RunRecord,
     agent: AgentRuntime,
     lease: Lease,
     calls: ModelToolCall[],
+    turn: number,
   ): Promise<ToolCallOutcome[]> {
+    /** Calls handed to their tool, and who approved them. */
+    const started = new Map<string, string>();
     const outcomes = await agent.pipeline.evaluateTurn(calls, callerOf(run), {
-      beforeExecute: () => this.deps.store.assertOwner(run.runId, lease),
+      beforeExecute: async (ready) => {
+        await this.deps.store.assertOwner(run.runId, lease);
+        ready.forEach((call) => started.set(call.callId, call.approvedBy));
+        // Auto calls are read-only: their ending is audited, not their start.
+        const approved = ready.filter((call) => call.approvedBy !== 'auto');
+        await Promise.all(
+          approved.map((call) =>
+            this.auditExecution(run, { id: call.callId, name: call.toolName }, call.approvedBy, 'started'),
+          ),
+        );
+      },
     });
-    const writes = calls.map((call, i) => this.recordOutcome(run, agent, call, outcomes[i]));
+    const writes = calls.map((call, i) =>
+      this.recordOutcome(run, agent, call, outcomes[i], turn, started.get(call.id)),
+    );
     await Promise.all(writes);
     return outcomes;
   }
 
+  /**
+   * `ranAs`: who approved the call when it was handed to its tool (auto, policy); an error is then an execution that
+   * failed, audited as one.
+   */
   private async recordOutcome(
     run: RunRecord,
     agent: AgentRuntime,
     call: ModelToolCall,
     outcome: ToolCallOutcome,
+    turn: number,
+    ranAs: string | undefined,
   ): Promise<void> {
     const { audit, metrics, logger } = this.deps;
     const where = { runId: run.runId, callId: call.id, tool: call.name };
     metrics.toolCalls.inc({ outcome: outcome.kind });
     logger.info({ ...where, outcome: outcome.kind }, 'tool call evaluated');
     if (outcome.kind === 'executed') {
-      await audit.append({
-        type: 'tool.executed',
-        runId: run.runId,
-        callId: call.id,
-        actor: outcome.approvedBy,
-        detail: { toolName: call.name },
-      });
+      await this.auditExecution(run, call, outcome.approvedBy, 'executed');
+    } else if (outcome.kind === 'error' && ranAs) {
+      await this.auditExecution(run, call, ranAs, 'failed', { error: outcome.message });
     } else if (outcome.kind === 'denied') {
       await audit.append({
         type: 'tool.denied',
@@ -225,6 +269,8 @@ export class RunLoop {
     } else if (outcome.kind === 'manual_required') {
       // A notice, not a question: the run does not wait for it.
       const body = manualStepBody(
+        run,
+        turn,
         call,
         outcome.args as Record<string, unknown>,
         outcome.fingerprint,
@@ -320,7 +366,7 @@ export class RunLoop {
     lease: Lease,
     call: FrontierCall,
   ): Promise<FrontierCall> {
-    const { store, audit, logger } = this.deps;
+    const { store, logger } = this.deps;
     const { body } = call;
     const ctx = callerOf(run);
     const toolCall = { id: body.id, name: body.name, args: body.args };
@@ -362,34 +408,53 @@ export class RunLoop {
 
     const executionToken = randomUUID();
     await store.startCall(run.runId, lease, body.id, executionToken);
+    // Durable before the tool runs: whatever happens next, the log shows an action that may have changed the world.
+    const approval = { approvers: call.decision?.approvers ?? [], attempt: body.attempt, requestId: body.rq };
+    await this.auditExecution(run, body, 'person', 'started', approval);
     logger.info({ runId: run.runId, callId: body.id, tool: body.name }, 'executing approved call');
     const outcome = await this.withHeartbeat(run.runId, body.id, executionToken, () =>
       agent.pipeline.execute(authorization, ctx),
     );
     const result = { outcome: outcome.kind, content: outcome.content };
-    const executed = {
-      type: 'tool.executed' as const,
-      runId: run.runId,
-      callId: body.id,
-      actor: 'person',
-      detail: { toolName: body.name, approvers: call.decision?.approvers ?? [], attempt: body.attempt },
-    };
+    const ended = outcome.kind === 'executed' ? 'executed' : 'failed';
+    const endDetail = { ...approval, ...(outcome.kind === 'error' ? { error: outcome.message } : {}) };
     // Recorded by the execution token, not by run ownership: a result is never thrown away for a takeover.
     const recorded = await store
       .completeCall(run.runId, lease, body.id, executionToken, result)
       .catch(async (error: unknown) => {
-        if (error instanceof ExecutionLostError && outcome.kind === 'executed') {
+        if (error instanceof ExecutionLostError) {
           // Declared dead (stale heartbeat) though it ran: the re-ask stands, but the audit says what happened.
-          await audit.append({ ...executed, detail: { ...executed.detail, recorded: false } });
+          await this.auditExecution(run, body, 'person', ended, { ...endDetail, recorded: false });
           logger.error({ runId: run.runId, callId: body.id }, 'call ran after it was declared interrupted');
         }
         throw error;
       });
-    if (outcome.kind === 'executed') await audit.append(executed);
+    await this.auditExecution(run, body, 'person', ended, endDetail);
     this.afterSettle(run, call, result);
     // The run was taken over while the tool ran: the new owner continues with this result; this one stops.
     if (!recorded.stillOwner) throw new OwnershipLostError(run.runId);
     return { ...call, state: CallState.Done, result };
+  }
+
+  /**
+   * One audit entry of an execution: `started` before a call a person or a policy approved is handed to its tool, then
+   * how it ended (`executed`, or `failed` with the tool's error); a worker that takes over a call whose executor died
+   * writes `tool.interrupted`. The same for every tool source: the pipeline's outcome says all it needs.
+   */
+  private auditExecution(
+    run: RunRecord,
+    call: { id: string; name: string },
+    approvedBy: string,
+    stage: 'started' | 'executed' | 'failed',
+    detail: Record<string, unknown> = {},
+  ): Promise<unknown> {
+    return this.deps.audit.append({
+      type: `tool.${stage}`,
+      runId: run.runId,
+      callId: call.id,
+      actor: approvedBy,
+      detail: { toolName: call.name, ...detail },
+    });
   }
 
   /** Keeps the call's heartbeat fresh while `work` runs, so a worker that takes the run over waits instead of re-asking. */
@@ -449,7 +514,12 @@ export class RunLoop {
           type: 'tool.interrupted',
           ...where,
           actor: 'agent-worker',
-          detail: { toolName: call.body.name, attempt: call.body.attempt, nextAttempt: next.attempt },
+          detail: {
+            toolName: call.body.name,
+            attempt: call.body.attempt,
+            requestId: call.body.rq,
+            nextAttempt: next.attempt,
+          },
         });
         metrics.toolCalls.inc({ outcome: 'interrupted' });
         this.noteReask(run, next);
@@ -492,7 +562,11 @@ export class RunLoop {
     });
   }
 
-  /** Saves the turn and its frontier atomically, then asks about every waiting call. */
+  /**
+   * Saves the turn and its frontier atomically, then asks about every waiting call. The waiting calls are noted as
+   * unpublished first, so a job that dies (or fails) between the park and the publish leaves them to the request
+   * sweep, and to its own redelivery or retry, which republishes (claim-run, apply-decision).
+   */
   private async park(
     run: RunRecord,
     lease: Lease,
@@ -501,9 +575,12 @@ export class RunLoop {
   ): Promise<void> {
     const { store, audit, metrics, logger } = this.deps;
     const waiting = frontier.filter(isWaiting);
+    await store.markUnpublished(unpublished(run, waiting));
     await store.parkRun(run.runId, lease, messages, frontier, run.script);
     metrics.runsParked.inc();
     logger.info({ runId: run.runId, pending: waiting.map((c) => c.body.id) }, 'run parked');
+    const byDecision = lease.jobId !== jobIds.startRun(run.runId);
+    this.faults.afterPark(byDecision);
     // Parked first (decisions can only be recorded on a parked call), then the audit entry and the requests together.
     await Promise.all([
       audit.append({
@@ -512,15 +589,31 @@ export class RunLoop {
         actor: 'agent-worker',
         detail: { pending: waiting.map((c) => c.body.id) },
       }),
-      this.publishRequests(run, waiting),
+      this.publishRequests(run, waiting, byDecision),
     ]);
     this.emit({ type: RunEventName.Status, runId: run.runId, status: 'awaiting_confirmation' });
   }
 
-  private async publishRequests(run: RunRecord, waiting: FrontierCall[]): Promise<void> {
+  /**
+   * One request per waiting call (its request ID is the job ID: publishing again adds nothing), then the calls are
+   * marked published, then the run's followers hear of them. Used by the request sweep too.
+   */
+  async publishRequests(run: RunRecord, waiting: FrontierCall[], byDecision = false): Promise<void> {
+    const { approvals, store, logger } = this.deps;
+    const asked = waiting.filter((call) => hasRequest(call.body));
+    // Only a run parked by an older version has a waiting call without a request ID; no decision can apply to it.
+    if (asked.length < waiting.length)
+      logger.error(
+        { runId: run.runId, calls: waiting.filter((c) => !hasRequest(c.body)).map((c) => c.body.id) },
+        'parked calls without a request ID cannot be asked about',
+      );
+    this.faults.beforePublish(byDecision);
     await Promise.all(
-      waiting.map((call) => this.deps.approvals.requestApproval(toApprovalRequest(run, call.body))),
+      asked.map((call) =>
+        approvals.requestApproval(toApprovalRequest(run, call.body as typeof call.body & { rq: string })),
+      ),
     );
+    await store.markPublished(unpublished(run, asked));
     this.emit(
       ...waiting.map((call): RunEvent => ({
         type: RunEventName.ToolConfirmation,
@@ -567,6 +660,13 @@ export class RunLoop {
   private emit(...events: RunEvent[]): void {
     this.deps.events.publish(...events);
   }
+}
+
+/** The index entries of waiting calls (see RunStore.markUnpublished). */
+function unpublished(run: RunRecord, waiting: FrontierCall[]) {
+  return waiting
+    .filter((call) => hasRequest(call.body))
+    .map((call) => ({ runId: run.runId, callId: call.body.id, requestId: call.body.rq! }));
 }
 
 function callerOf(run: RunRecord): CallerContext {

@@ -29,6 +29,11 @@ export interface ParkedCallBody {
   defHash: string;
   attempt: number;
   reason: ApprovalRequestReason;
+  /**
+   * The request this call waits for (ApprovalRequest.requestId): new when the call is parked and each time it is
+   * asked again; only a decision that names it applies. Absent on calls that never waited (settled in their turn).
+   */
+  rq?: string;
   /** Position in the assistant message, so results go back to the model in order. */
   i: number;
 }

@@ -1,6 +1,8 @@
-// The approvals REST API: list and read requests, and decide as an authenticated approver.
+// The approvals REST API: list and read requests, and decide as an authenticated approver. A path names a request
+// by its request ID, or by its call ID when that names one request (ApprovalsService.resolve).
 import {
   Body,
+  ConflictException,
   Controller,
   Get,
   HttpCode,
@@ -27,8 +29,9 @@ import {
 import { CurrentPrincipal, type Principal, RateLimited, ZodValidationPipe } from '@countersign/platform';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { ApprovalRoute } from '../config/rate-limits';
+import { AmbiguousCallIdError } from './approval-errors';
 import { toView, type StoredApproval } from './approval-store';
-import { ApprovalsService } from './approvals.service';
+import { ApprovalsService, type Resolution } from './approvals.service';
 import { VoteRefusedFilter } from './vote-refused.filter';
 
 @Controller('approvals')
@@ -60,42 +63,56 @@ export class ApprovalsController {
     return page.approvals.filter((a) => this.visibleTo(a, approver)).map(toView);
   }
 
-  @Get(':callId')
+  /** `id`: a request ID, or a call ID that names one request. */
+  @Get(':id')
   async get(
-    @Param('callId', new ZodValidationPipe(IdSchema, 'callId')) callId: string,
+    @Param('id', new ZodValidationPipe(IdSchema, 'id')) id: string,
     @CurrentPrincipal() approver: Principal,
   ): Promise<ApprovalView> {
-    const approval = await this.approvals.get(callId);
+    const approval = named(id, await this.approvals.resolve(id, (a) => this.visibleTo(a, approver)));
     if (!approval || !this.visibleTo(approval, approver))
-      throw new NotFoundException(`no approval request ${callId}`);
+      throw new NotFoundException(`no approval request ${id}`);
     return toView(approval);
   }
 
-  /** 200 when this vote decided the call, 202 when it was counted towards a quorum. */
-  @Post(':callId/decisions')
+  /** 200 when this vote decided the request, 202 when it was counted towards a quorum. */
+  @Post(':id/decisions')
   @HttpCode(200)
   @RateLimited(ApprovalRoute.Decision)
   async decide(
-    @Param('callId', new ZodValidationPipe(IdSchema, 'callId')) callId: string,
+    @Param('id', new ZodValidationPipe(IdSchema, 'id')) id: string,
     @Body(new ZodValidationPipe(DecisionBodySchema)) body: DecisionBody,
     @CurrentPrincipal() approver: Principal,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DecisionResult> {
-    const result = await this.approvals.vote({
-      callId,
+    const vote = {
       approver: approver.id,
       approverGroups: this.directory.groupsOf(approver.id),
       decision: body.decision,
       reason: body.reason,
       channel: channelOf(req),
-    });
+    };
+    const { requestId, result } = await this.approvals
+      .voteOn(id, vote, (a) => this.visibleTo(a, approver))
+      .catch((error: unknown) => {
+        if (error instanceof AmbiguousCallIdError) throw new ConflictException(error.message);
+        throw error;
+      });
+    const { callId } = result;
     if (result.status === 'vote_recorded') {
       res.status(202);
-      return { callId, status: 'vote_recorded', approvals: result.approvals, quorum: result.quorum };
+      return {
+        callId,
+        requestId,
+        status: 'vote_recorded',
+        approvals: result.approvals,
+        quorum: result.quorum,
+      };
     }
     return {
       callId,
+      requestId,
       status: 'decided',
       decision: result.outcome.decision,
       approvers: result.outcome.approvers,
@@ -106,6 +123,13 @@ export class ApprovalsController {
     const mine = this.directory.groupsOf(approver.id);
     return approval.groups.some((g) => mine.includes(g));
   }
+}
+
+/** The request of a resolution; 409 naming the choices when a call ID names requests of several runs. */
+function named(id: string, resolution: Resolution): StoredApproval | undefined {
+  if (resolution.status === 'found') return resolution.approval;
+  if (resolution.status === 'not_found') return undefined;
+  throw new ConflictException(new AmbiguousCallIdError(id, resolution.requestIds).message);
 }
 
 /** Which channel a REST vote came through, for the audit: the inbox page (cookie), the CLI, or the API. */

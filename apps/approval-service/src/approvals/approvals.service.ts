@@ -12,7 +12,7 @@ import { LOGGER } from '../core/tokens';
 import { LiveUpdates } from '../live/live-updates';
 import { NotificationScheduler } from '../notifications/notification-scheduler';
 import { routeRequest } from '../routing/route-request';
-import { ErrorCode, VoteRefusedError } from './approval-errors';
+import { AmbiguousCallIdError, ErrorCode, VoteRefusedError } from './approval-errors';
 import {
   ApprovalStore,
   type ApprovalPage,
@@ -50,6 +50,16 @@ export interface Rejection {
   detail?: Record<string, unknown>;
 }
 
+/**
+ * What an ID in a path (`/approvals/:id`) names: the request with that request ID; else, read as a call ID, the one
+ * request it names (see resolve); `ambiguous` when it names requests of several runs (`requestIds`: those the caller
+ * may see, to choose from).
+ */
+export type Resolution =
+  | { status: 'found'; approval: StoredApproval }
+  | { status: 'not_found' }
+  | { status: 'ambiguous'; requestIds: string[] };
+
 @Injectable()
 export class ApprovalsService implements BeforeApplicationShutdown {
   /** Follow-up work of answered requests (live updates, outcome notices, marking published), drained on close. */
@@ -70,7 +80,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
 
   /** Takes a request off the queue. Safe to call again with the same message (redelivery). */
   async receive(request: ApprovalRequest): Promise<void> {
-    const { callId, runId, attempt } = request;
+    const { requestId, callId, runId, attempt } = request;
     const shown = fingerprint(request.toolName, request.args);
     if (shown !== request.fingerprint) {
       await this.audit.append({
@@ -79,6 +89,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
         callId,
         detail: {
           reason: 'fingerprint_mismatch',
+          requestId,
           readableForm: printableReadableForm(request.toolName, request.args),
         },
       });
@@ -114,6 +125,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     if (!created.created && created.status !== 'pending' && created.status !== 'notice') return;
 
     const target = {
+      requestId,
       callId,
       attempt,
       requester: request.requester,
@@ -136,6 +148,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
           tier: request.tier,
           agent: request.agent,
           attempt,
+          requestId,
           reason: request.reason,
           rule: route?.rule ?? null,
           groups: target.groups,
@@ -151,37 +164,40 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     }
     await notified;
     this.logger.info(
-      { runId, callId, attempt, rule: route?.rule, notice: isNotice },
+      { runId, callId, requestId, attempt, rule: route?.rule, notice: isNotice },
       'approval request received',
     );
   }
 
   /**
-   * Records one approver's vote; publishes the decision when it settles the call.
-   * Throws VoteRefusedError (audited) when the approver may not vote or the call is already settled.
+   * Records one approver's vote; publishes the decision when it settles the request.
+   * Throws VoteRefusedError (audited) when the approver may not vote or the request is already settled.
    */
-  async vote(input: VoteInput): Promise<VoteResult> {
+  async vote(input: VoteInput, { uncountedIfUnknown = false } = {}): Promise<VoteResult> {
+    const { requestId } = input;
     let result: VoteResult;
     try {
       result = await this.store.recordVote(input);
     } catch (error) {
-      // An unknown call ID is a probe or a race with intake, not a refused decision: counted, not audited.
-      if (error instanceof VoteRefusedError && error.code === ErrorCode.NotFound)
-        this.metrics.votesRejected.inc({ reason: error.reason });
-      else if (error instanceof VoteRefusedError) {
+      // An unknown request is a probe or a race with intake, not a refused decision: counted, not audited.
+      if (error instanceof VoteRefusedError && error.code === ErrorCode.NotFound) {
+        if (!uncountedIfUnknown) this.metrics.votesRejected.inc({ reason: error.reason });
+      } else if (error instanceof VoteRefusedError) {
+        const refused = (await this.store.get(requestId))?.request;
         await this.reject({
           reason: error.reason,
           channel: input.channel,
           actor: input.approver,
-          callId: input.callId,
-          detail: { decision: input.decision, message: error.message },
+          callId: refused?.callId,
+          runId: refused?.runId,
+          detail: { decision: input.decision, message: error.message, requestId },
         });
       }
       throw error;
     }
     this.audit.record({
       type: 'decision.recorded',
-      callId: input.callId,
+      callId: result.callId,
       runId: result.status === 'decided' ? result.request.runId : undefined,
       actor: input.approver,
       detail: {
@@ -189,12 +205,13 @@ export class ApprovalsService implements BeforeApplicationShutdown {
         channel: input.channel,
         reason: input.reason ?? null,
         settled: result.status === 'decided',
+        requestId,
       },
     });
     if (result.status === 'vote_recorded') {
       this.followUp(
-        { callId: input.callId },
-        this.live.announce({ callId: input.callId, status: 'pending' }),
+        { callId: result.callId, requestId },
+        this.live.announce({ requestId, status: 'pending' }),
       );
       return result;
     }
@@ -206,10 +223,10 @@ export class ApprovalsService implements BeforeApplicationShutdown {
    * Expiry timer: deny "expired" if still pending; re-publish a decision that was recorded but never published.
    * `kept`: the timer stays, as the publish check of the decision just published, or moved to the expiry.
    */
-  async expire(callId: string, attempt: number): Promise<TimerOutcome> {
-    const result = await this.store.expire(callId, attempt);
+  async expire(requestId: string, attempt: number): Promise<TimerOutcome> {
+    const result = await this.store.expire(requestId, attempt);
     if (result === 'notice_retired') {
-      await this.live.announce({ callId, status: 'expired' });
+      await this.live.announce({ requestId, status: 'expired' });
       return 'done';
     }
     if ('expired' in result) {
@@ -220,23 +237,23 @@ export class ApprovalsService implements BeforeApplicationShutdown {
         reason: EXPIRED_REASON,
         decidedAt: new Date().toISOString(),
       };
-      const stored = await this.store.get(callId);
+      const stored = await this.store.get(requestId);
       const settledOutcome = stored?.outcome ?? outcome;
       await this.audit.append({
         type: 'decision.recorded',
-        callId,
+        callId: result.expired.callId,
         runId: result.expired.runId,
         actor: 'expiry',
-        detail: { decision: 'deny', decidedBy: 'expired' },
+        detail: { decision: 'deny', decidedBy: 'expired', requestId },
       });
       await this.settle(result.expired, settledOutcome, stored?.channels ?? []);
       return 'kept';
     }
     if ('notDueFor' in result) return 'kept';
-    const stored = await this.store.get(callId);
+    const stored = await this.store.get(requestId);
     if (stored?.outcome && !stored.published && stored.request.attempt === attempt) {
       this.logger.warn(
-        { callId, runId: stored.request.runId },
+        { requestId, callId: stored.request.callId, runId: stored.request.runId },
         're-publishing a decision that was recorded but not published',
       );
       await this.settle(stored.request, stored.outcome, stored.channels);
@@ -246,19 +263,21 @@ export class ApprovalsService implements BeforeApplicationShutdown {
   }
 
   /** Escalation timer: if still pending, the escalation groups stored with it may decide too and are notified. */
-  async escalate(callId: string, attempt: number): Promise<TimerOutcome> {
-    const escalation = await this.store.escalate(callId, attempt);
+  async escalate(requestId: string, attempt: number): Promise<TimerOutcome> {
+    const escalation = await this.store.escalate(requestId, attempt);
     if (escalation.status === 'no') return 'done';
     const { groups } = escalation;
-    const stored = await this.store.get(callId);
+    const stored = await this.store.get(requestId);
     if (!stored) return 'done';
+    const { callId, runId, requester } = stored.request;
     await this.allowToRead(stored.request, groups, stored.expiresAt);
     // A retried timer notifies again (deduplicated by job ID) but audits the escalation only once.
     await Promise.all([
       this.scheduler.notifyApprovers({
+        requestId,
         callId,
         attempt,
-        requester: stored.request.requester,
+        requester,
         groups,
         channels: stored.channels,
         phase: 'escalation',
@@ -267,10 +286,10 @@ export class ApprovalsService implements BeforeApplicationShutdown {
         this.audit.append({
           type: 'request.escalated',
           callId,
-          runId: stored.request.runId,
-          detail: { groups },
+          runId,
+          detail: { groups, requestId },
         }),
-      this.live.announce({ callId, status: 'pending' }),
+      this.live.announce({ requestId, status: 'pending' }),
     ]);
     return 'done';
   }
@@ -316,8 +335,52 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     });
   }
 
-  get(callId: string): Promise<StoredApproval | undefined> {
-    return this.store.get(callId);
+  get(requestId: string): Promise<StoredApproval | undefined> {
+    return this.store.get(requestId);
+  }
+
+  /**
+   * A vote on the request a path names (see resolve): as a request ID first, so the usual case costs no read before
+   * the vote; only an unknown request ID is then looked up as a call ID. Throws AmbiguousCallIdError when the call ID
+   * names requests of several runs, and VoteRefusedError like vote().
+   */
+  async voteOn(
+    id: string,
+    input: Omit<VoteInput, 'requestId'>,
+    visible: (approval: StoredApproval) => boolean,
+  ): Promise<{ requestId: string; result: VoteResult }> {
+    try {
+      return {
+        requestId: id,
+        result: await this.vote({ ...input, requestId: id }, { uncountedIfUnknown: true }),
+      };
+    } catch (error) {
+      if (!(error instanceof VoteRefusedError && error.code === ErrorCode.NotFound)) throw error;
+    }
+    const resolution = await this.resolve(id, visible);
+    if (resolution.status === 'ambiguous') throw new AmbiguousCallIdError(id, resolution.requestIds);
+    // Unknown either way: refused (and counted) as any unknown request.
+    const requestId = resolution.status === 'found' ? resolution.approval.request.requestId : id;
+    return { requestId, result: await this.vote({ ...input, requestId }) };
+  }
+
+  /**
+   * The request `id` names. A request ID names its request. Otherwise `id` is read as a call ID, which names a request
+   * only when that is unambiguous: the requests carrying it all come from one run (its re-asks, or a later turn that
+   * reused the ID: the newest is the one its run waits for), or exactly one of them is still open. Requests the caller
+   * may not see (`visible`) are left out first; when none is visible, the one request the call ID names is still
+   * returned, so a vote on it is refused (and audited) like any other vote of a non-member, and a call ID that names
+   * none of them is unknown to such a caller (no ambiguity is revealed).
+   */
+  async resolve(id: string, visible: (approval: StoredApproval) => boolean): Promise<Resolution> {
+    const byRequestId = await this.store.get(id);
+    if (byRequestId) return { status: 'found', approval: byRequestId };
+    const carrying = await this.store.requestsOfCall(id);
+    const seen = carrying.filter(visible);
+    const named = namedBy(seen.length > 0 ? seen : carrying);
+    if (named) return { status: 'found', approval: named };
+    if (seen.length === 0) return { status: 'not_found' };
+    return { status: 'ambiguous', requestIds: seen.map((a) => a.request.requestId) };
   }
 
   /** Settled calls past their retention leave the decided and expired lists (the timer sweep calls this). */
@@ -356,7 +419,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
    * the channels and cleaning up follow without holding the caller up.
    */
   private async settle(request: ApprovalRequest, outcome: Outcome, channels: string[]): Promise<void> {
-    const { callId, runId, attempt } = request;
+    const { requestId, callId, runId, attempt } = request;
     const signed = await this.publisher.publish(request, outcome);
     this.metrics.decisionsPublished.inc({ decision: outcome.decision, decided_by: outcome.decidedBy });
     this.metrics.timeToDecision.observe(
@@ -374,17 +437,19 @@ export class ApprovalsService implements BeforeApplicationShutdown {
         reason: outcome.reason ?? null,
         fingerprint: signed.fingerprint,
         attempt,
+        requestId,
       },
     });
     this.followUp(
-      { callId, runId },
-      this.live.announce({ callId, status: outcome.decidedBy === 'expired' ? 'expired' : 'decided' }),
+      { callId, runId, requestId },
+      this.live.announce({ requestId, status: outcome.decidedBy === 'expired' ? 'expired' : 'decided' }),
     );
-    this.followUp({ callId, runId }, this.afterPublish(request, outcome, channels));
+    this.followUp({ callId, runId, requestId }, this.afterPublish(request, outcome, channels));
     this.logger.info(
       {
         callId,
         runId,
+        requestId,
         attempt,
         decision: outcome.decision,
         decidedBy: outcome.decidedBy,
@@ -400,14 +465,13 @@ export class ApprovalsService implements BeforeApplicationShutdown {
    * marked published; marking it published removes the timer in the same step.
    */
   private async afterPublish(request: ApprovalRequest, outcome: Outcome, channels: string[]): Promise<void> {
-    const { callId, attempt } = request;
     if (outcome.decidedBy !== 'no_route')
-      await this.scheduler.showOutcome(callId, attempt, { channels, decidedBy: outcome.decidedBy });
-    await this.store.markPublished(callId, attempt);
+      await this.scheduler.showOutcome(request, { channels, decidedBy: outcome.decidedBy });
+    await this.store.markPublished(request.requestId, request.attempt);
   }
 
   /** Runs `work` without the caller waiting for it; a failure is logged, and close() waits for it. */
-  private followUp(ids: { callId: string; runId?: string }, work: Promise<unknown>): void {
+  private followUp(ids: { callId: string; runId?: string; requestId: string }, work: Promise<unknown>): void {
     const tracked: Promise<void> = work
       .then(() => undefined)
       .catch((error: unknown) => this.logger.error({ ...ids, err: error }, 'follow-up after a change failed'))
@@ -440,13 +504,22 @@ export class ApprovalsService implements BeforeApplicationShutdown {
         callId: request.callId,
         runId: request.runId,
         actor: request.requester,
-        detail: { toolName: request.toolName, route: null },
+        detail: { toolName: request.toolName, route: null, requestId: request.requestId },
       });
       return this.settle(request, outcome, []);
     }
     // Redelivered: publish again only if the first delivery died before publishing.
-    const stored = await this.store.get(request.callId);
+    const stored = await this.store.get(request.requestId);
     if (stored?.outcome && !stored.published)
       await this.settle(stored.request, stored.outcome, stored.channels);
   }
+}
+
+/** The one request a call ID names among `requests` (see ApprovalsService.resolve), or undefined. */
+function namedBy(requests: StoredApproval[]): StoredApproval | undefined {
+  if (requests.length === 0) return undefined;
+  if (new Set(requests.map((a) => a.request.runId)).size === 1)
+    return requests.reduce((newest, a) => (a.createdAt > newest.createdAt ? a : newest));
+  const open = requests.filter((a) => a.status === 'pending' || a.status === 'notice');
+  return open.length === 1 ? open[0] : undefined;
 }

@@ -36,6 +36,7 @@ export class DecisionPublisher {
     const decision = parseContract(
       DecisionSchema,
       {
+        requestId: request.requestId,
         callId: request.callId,
         runId: request.runId,
         decision: outcome.decision,
@@ -54,18 +55,18 @@ export class DecisionPublisher {
   }
 
   /**
-   * Idempotent: the job ID is derived from the call ID and attempt. An external call's decision is not the worker's
-   * (it knows no such call): its client reads it from the approvals API, and is told by webhook when it gave one.
+   * Idempotent: the job ID is derived from the request ID. An external call's decision is not the worker's (it knows
+   * no such call): its client reads it from the approvals API, and is told by webhook when it gave one.
    */
   async publish(request: ApprovalRequest, outcome: Outcome): Promise<SignedDecision> {
     const signed = this.sign(request, outcome);
-    const { callId, attempt } = request;
+    const { requestId, callId, attempt } = request;
     if (!request.external) {
-      await this.decisions.add(JobName.Decision, signed, { jobId: jobIds.decision(callId, attempt) });
+      await this.decisions.add(JobName.Decision, signed, { jobId: jobIds.decision(requestId) });
     } else if (request.external.webhookUrl) {
-      const job = parseContract(NotifyWebhookJobSchema, { callId, attempt }, 'webhook job');
+      const job = parseContract(NotifyWebhookJobSchema, { requestId, callId, attempt }, 'webhook job');
       await this.notifications.add(ApprovalServiceJobName.NotifyWebhook, job, {
-        jobId: approvalServiceJobIds.notifyWebhook(callId, attempt),
+        jobId: approvalServiceJobIds.notifyWebhook(requestId, attempt),
       });
     }
     return signed;

@@ -33,8 +33,14 @@ export class AuditVisibility {
     const runReadable = new Map<string, Promise<boolean>>();
     return async (entry) => {
       if (entry.callId) {
+        // A call ID may name requests of several runs (models choose them): only the entry's own run's count.
         const callId = entry.callId;
-        const routed = await once(callGroups, callId, () => this.store.groupsOf(callId));
+        const runId = entry.runId;
+        const routed = await once(callGroups, `${runId ?? ''} ${callId}`, async () =>
+          (await this.store.requestsOfCall(callId))
+            .filter((a) => runId === undefined || a.request.runId === runId)
+            .flatMap((a) => a.groups),
+        );
         if (routed.length > 0) return routed.some((g) => groups.has(g));
       }
       if (!entry.runId) return false;

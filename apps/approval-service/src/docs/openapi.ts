@@ -30,7 +30,14 @@ const json = (s: z.ZodType, description = 'OK') => ({
   content: { 'application/json': { schema: schema(s) } },
 });
 const error = (description: string) => ({ description });
-const callId = { name: 'callId', in: 'path', required: true, schema: { type: 'string' } };
+const requestOrCallId = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description:
+    'a request ID, or a call ID that names one request (409 when it names requests of several runs)',
+  schema: { type: 'string' },
+};
 const token = { name: 'token', in: 'path', required: true, schema: { type: 'string' } };
 const bearer = [{ approverToken: [] }];
 const approvalId = {
@@ -122,19 +129,23 @@ export function openApiDocument(): OpenAPIObject {
           },
         },
       },
-      '/approvals/{callId}': {
+      '/approvals/{id}': {
         get: {
           summary: 'One request',
           security: bearer,
-          parameters: [callId],
-          responses: { '200': json(ApprovalViewSchema), '404': error('unknown or not routed to you') },
+          parameters: [requestOrCallId],
+          responses: {
+            '200': json(ApprovalViewSchema),
+            '404': error('unknown or not routed to you'),
+            '409': error('a call ID used by requests of several runs: name the request ID'),
+          },
         },
       },
-      '/approvals/{callId}/decisions': {
+      '/approvals/{id}/decisions': {
         post: {
           summary: 'Approve or deny (a single deny decides; approvals count towards the quorum)',
           security: bearer,
-          parameters: [callId],
+          parameters: [requestOrCallId],
           requestBody: {
             required: true,
             content: { 'application/json': { schema: schema(DecisionBodySchema) } },
@@ -145,8 +156,10 @@ export function openApiDocument(): OpenAPIObject {
             '400': error('body invalid (fields named)'),
             '401': error('no approver token'),
             '403': error('not in a routed group, or your own request'),
-            '404': error('unknown call'),
-            '409': error('already decided (by whom), or you already voted'),
+            '404': error('unknown request'),
+            '409': error(
+              'already decided (by whom), or you already voted, or a call ID used by requests of several runs',
+            ),
             '410': error('expired'),
           },
         },

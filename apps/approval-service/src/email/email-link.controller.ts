@@ -38,7 +38,7 @@ export class EmailLinkController {
         message('Link not valid', linkProblem(check.reason)),
       );
     }
-    const approval = await this.approvals.get(check.payload.callId);
+    const approval = await this.approvals.get(check.payload.requestId);
     if (!approval || approval.request.attempt !== check.payload.attempt) {
       return sendPage(
         res,
@@ -69,10 +69,10 @@ export class EmailLinkController {
         message('Link not valid', linkProblem(check.reason)),
       );
     }
-    const { callId, attempt, approver } = check.payload;
+    const { requestId, attempt, approver } = check.payload;
     try {
       const result = await this.approvals.vote({
-        callId,
+        requestId,
         attempt,
         approver,
         approverGroups: this.directory.groupsOf(approver),

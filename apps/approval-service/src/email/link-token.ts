@@ -1,16 +1,29 @@
-// Email-link tokens: HMAC-signed, bound to one approver and one call attempt, expiring with the request.
+// Email-link tokens: HMAC-signed, bound to one approver and one request, expiring with the request.
 // Single use is enforced when the vote is recorded (the record-vote script marks the token spent).
 import { z } from 'zod';
 import { signToken, verifyToken, type TokenCheck } from '../auth/signed-token';
 
 const PURPOSE = 'email-link';
 
-const LinkSchema = z.object({ c: z.string(), n: z.number().int().min(0), p: z.string(), exp: z.number() });
-export type LinkClaims = { callId: string; attempt: number; approver: string; expiresAt: number };
+/** `r` the request the vote is for; `c` its call ID (shown, and what the link was for before requests had IDs). */
+const LinkSchema = z.object({
+  r: z.string(),
+  c: z.string(),
+  n: z.number().int().min(0),
+  p: z.string(),
+  exp: z.number(),
+});
+export type LinkClaims = {
+  requestId: string;
+  callId: string;
+  attempt: number;
+  approver: string;
+  expiresAt: number;
+};
 
 export function signLinkToken(claims: LinkClaims, secret: string): string {
   return signToken(
-    { c: claims.callId, n: claims.attempt, p: claims.approver, exp: claims.expiresAt },
+    { r: claims.requestId, c: claims.callId, n: claims.attempt, p: claims.approver, exp: claims.expiresAt },
     secret,
     PURPOSE,
   );
@@ -19,6 +32,10 @@ export function signLinkToken(claims: LinkClaims, secret: string): string {
 export function verifyLinkToken(token: string, secret: string, now = Date.now()): TokenCheck<LinkClaims> {
   const check = verifyToken(token, secret, PURPOSE, LinkSchema, now);
   if (!check.ok) return check;
-  const { c, n, p, exp } = check.payload;
-  return { ok: true, payload: { callId: c, attempt: n, approver: p, expiresAt: exp }, id: check.id };
+  const { r, c, n, p, exp } = check.payload;
+  return {
+    ok: true,
+    payload: { requestId: r, callId: c, attempt: n, approver: p, expiresAt: exp },
+    id: check.id,
+  };
 }

@@ -68,8 +68,12 @@ export class ExternalApprovalsService {
     }
     const shown = fingerprint(body.toolName, body.args);
     const toolDescription = body.context?.toolDescription ?? '';
+    // The approval ID is the request's ID (its state is keyed by it) and stands in for the call ID, which is the
+    // client's own (kept in `external`): two clients' call IDs never meet.
+    const candidateId = `xa-${randomBytes(16).toString('hex')}`;
     const request: ApprovalRequest = {
-      callId: `xa-${randomBytes(16).toString('hex')}`,
+      requestId: candidateId,
+      callId: candidateId,
       runId: body.runId,
       // Rules match the client by `agent`: it is the authenticated principal, never a name the body chose.
       agent: caller.id,
@@ -105,7 +109,7 @@ export class ExternalApprovalsService {
     let stored = await this.store.get(approvalId);
     if (!stored) {
       // Stored, routed, notified and audited like a request of the worker (or refused there for want of a route).
-      await this.approvals.receive({ ...request, callId: approvalId });
+      await this.approvals.receive({ ...request, requestId: approvalId, callId: approvalId });
       stored = await this.store.get(approvalId);
       if (!stored) throw new Error(`approval ${approvalId} was not stored`);
     }

@@ -58,7 +58,7 @@ export class ExternalCallStore {
   }
 
   async get(approvalId: string): Promise<StoredExternalApproval | undefined> {
-    const hash = await this.redis.hgetall(this.keys.call(approvalId));
+    const hash = await this.redis.hgetall(this.keys.request(approvalId));
     const stored = parseStored(hash);
     if (!stored) return undefined;
     if (!hash.claimedAt) return stored;
@@ -83,7 +83,7 @@ export class ExternalCallStore {
     const at = new Date(now).toISOString();
     const reply = (await SCRIPTS.claim.run(
       this.redis,
-      [this.keys.call(approvalId)],
+      [this.keys.request(approvalId)],
       [principal, now, at],
     )) as (string | number)[];
     if (reply[0] !== 1) throw externalRefusal(reply, approvalId);
@@ -99,7 +99,7 @@ export class ExternalCallStore {
     const at = new Date(now).toISOString();
     const reply = (await SCRIPTS.complete.run(
       this.redis,
-      [this.keys.call(approvalId)],
+      [this.keys.request(approvalId)],
       [report.outcome, report.summary ?? '', at],
     )) as (string | number)[];
     if (reply[0] !== 1) throw externalRefusal(reply, approvalId);

@@ -66,14 +66,14 @@ function item(a: StoredApproval, me: Approver, now: number): string {
     actions = `<p class="muted">You approved; waiting for ${a.quorum - a.votes.length} more.</p>`;
   else {
     actions = `<div class="actions"><input type="text" class="reason" placeholder="Reason (optional)" maxlength="2000" aria-label="Reason">
-<button class="approve" data-call="${escapeHtml(r.callId)}" data-decision="approve">Approve</button>
-<button class="deny" data-call="${escapeHtml(r.callId)}" data-decision="deny">Deny</button><span class="result muted"></span></div>`;
+<button class="approve" data-request="${escapeHtml(r.requestId)}" data-decision="approve">Approve</button>
+<button class="deny" data-request="${escapeHtml(r.requestId)}" data-decision="deny">Deny</button><span class="result muted"></span></div>`;
   }
   const quorum =
     a.quorum > 1
       ? ` · ${a.votes.filter((v) => v.decision === 'approve').length} of ${a.quorum} approvals`
       : '';
-  return `<section class="card${notice ? ' notice' : ''}" data-call-id="${escapeHtml(r.callId)}">
+  return `<section class="card${notice ? ' notice' : ''}" data-call-id="${escapeHtml(r.callId)}" data-request-id="${escapeHtml(r.requestId)}">
 <h2 style="font-size:17px;margin:0"><code>${escapeHtml(r.toolName)}</code>${notice ? ' — manual step' : ''}</h2>
 <div class="meta">requested by <b>${escapeHtml(r.requester)}</b> via agent ${escapeHtml(r.agent)} · ${escapeHtml(relativeAge(a.createdAt, now))} ago · expires in ${escapeHtml(relativeAge(now, a.expiresAt))}${quorum}</div>
 <pre>${escapeHtml(JSON.stringify(r.args, null, 2))}</pre>
@@ -120,7 +120,7 @@ const SCRIPT = `
     });
   }
   items.addEventListener('click', function (event) {
-    var button = event.target.closest('button[data-call]');
+    var button = event.target.closest('button[data-request]');
     if (!button) return;
     var card = button.closest('section');
     var reason = card.querySelector('.reason').value.trim();
@@ -128,7 +128,7 @@ const SCRIPT = `
     card.querySelectorAll('button').forEach(function (b) { b.disabled = true; });
     var body = { decision: button.getAttribute('data-decision') };
     if (reason) body.reason = reason;
-    fetch('/approvals/' + encodeURIComponent(button.getAttribute('data-call')) + '/decisions', {
+    fetch('/approvals/' + encodeURIComponent(button.getAttribute('data-request')) + '/decisions', {
       method: 'POST', credentials: 'same-origin',
       headers: { 'Content-Type': 'application/json', 'X-Countersign-Inbox': '1' },
       body: JSON.stringify(body)

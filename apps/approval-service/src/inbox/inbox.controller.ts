@@ -142,9 +142,9 @@ export class InboxController {
     const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
     const mine = this.directory.groupsOf(me.id);
     const close = this.live.subscribe(
-      ({ callId, status, groups }) => {
+      ({ requestId, callId, status, groups }) => {
         if (groups.some((g) => mine.includes(g)))
-          res.write(`event: change\ndata: ${JSON.stringify({ callId, status })}\n\n`);
+          res.write(`event: change\ndata: ${JSON.stringify({ requestId, callId, status })}\n\n`);
       },
       () => {
         clearInterval(heartbeat);

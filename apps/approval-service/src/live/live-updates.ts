@@ -8,12 +8,16 @@ import { approvalKeys } from '../approvals/approval-keys';
 import { ApprovalStore } from '../approvals/approval-store';
 
 export interface ApprovalChange {
-  callId: string;
+  requestId: string;
   status: string;
 }
 
-/** A change as open inboxes get it: with the groups the call is routed to, so each inbox keeps only its own. */
+/**
+ * A change as open inboxes get it: with the groups the request is routed to, so each inbox keeps only its own, and
+ * its call ID (what live clients knew requests by before requests had IDs).
+ */
 export interface RoutedChange extends ApprovalChange {
+  callId: string;
   groups: string[];
 }
 
@@ -43,9 +47,11 @@ export class LiveUpdates implements OnModuleInit, OnModuleDestroy {
         return;
       }
       // One lookup per change, whatever the number of open inboxes; each inbox then filters by its own groups.
-      this.store.groupsOf(change.callId).then(
-        (groups) => this.events.emit('change', { ...change, groups } satisfies RoutedChange),
-        (error: unknown) => this.logger.warn({ err: error, callId: change.callId }, 'live update not sent'),
+      this.store.routeOf(change.requestId).then(
+        ({ callId, groups }) =>
+          this.events.emit('change', { ...change, callId, groups } satisfies RoutedChange),
+        (error: unknown) =>
+          this.logger.warn({ err: error, requestId: change.requestId }, 'live update not sent'),
       );
     });
     await this.redis.subscriber.subscribe(this.channel);

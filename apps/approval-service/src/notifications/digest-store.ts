@@ -65,14 +65,20 @@ export class DigestStore {
   }
 
   async admit(
-    call: { callId: string; attempt: number; requester: string; phase: NotifyPhase; targets: DigestTarget[] },
+    call: {
+      requestId: string;
+      attempt: number;
+      requester: string;
+      phase: NotifyPhase;
+      targets: DigestTarget[];
+    },
     now = Date.now(),
   ): Promise<Admission> {
     if (this.after === undefined) return { kind: 'direct' };
     const windowStart = this.windowOf(now);
     const reply = (await SCRIPTS.admit.run(
       this.redis,
-      [this.keys.call(call.callId), this.keys.digestWindow(call.requester, windowStart)],
+      [this.keys.request(call.requestId), this.keys.digestWindow(call.requester, windowStart)],
       [
         encodeScriptArgs<AdmitArgs>({
           attempt: call.attempt,

@@ -18,7 +18,7 @@ import {
   type JobPayload,
 } from '@countersign/contracts';
 import type { Queue } from 'bullmq';
-import type { DecidedBy } from '@countersign/contracts';
+import type { ApprovalRequest, DecidedBy } from '@countersign/contracts';
 import type { Logger } from '@countersign/platform';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { Metrics } from '../core/metrics';
@@ -34,6 +34,7 @@ type Notice = {
 }[ApprovalServiceJobName];
 
 export interface NotifyTarget {
+  requestId: string;
   callId: string;
   attempt: number;
   requester: string;
@@ -60,7 +61,7 @@ export class NotificationScheduler {
    * escalation to a group whose channel or members were already told adds nothing for them.
    */
   async notifyApprovers(target: NotifyTarget): Promise<void> {
-    const { callId, attempt } = target;
+    const { requestId, callId, attempt } = target;
     const jobs: Notice[] = [];
     if (target.channels.includes('slack')) {
       const groupOfChannel = new Map<string, string>();
@@ -71,8 +72,8 @@ export class NotificationScheduler {
       for (const [channel, group] of groupOfChannel) {
         jobs.push({
           name: Job.NotifySlack,
-          data: { callId, attempt, group, channel },
-          jobId: ids.notifySlack(callId, attempt, channel),
+          data: { requestId, callId, attempt, group, channel },
+          jobId: ids.notifySlack(requestId, attempt, channel),
         });
       }
     }
@@ -81,8 +82,8 @@ export class NotificationScheduler {
         if (approver.email && approver.id !== target.requester) {
           jobs.push({
             name: Job.NotifyEmail,
-            data: { callId, attempt, approver: approver.id },
-            jobId: ids.notifyEmail(callId, attempt, approver.id),
+            data: { requestId, callId, attempt, approver: approver.id },
+            jobId: ids.notifyEmail(requestId, attempt, approver.id),
           });
         }
       }
@@ -129,13 +130,17 @@ export class NotificationScheduler {
    * updates its own message (NotificationService.notifySlack), so skipping is never a missed update.
    */
   async showOutcome(
-    callId: string,
-    attempt: number,
+    request: Pick<ApprovalRequest, 'requestId' | 'callId' | 'attempt'>,
     shown: { channels: string[]; decidedBy: DecidedBy },
   ): Promise<void> {
     if (!this.hasOutcomeToShow(shown)) return;
+    const { requestId, callId, attempt } = request;
     await this.addAll([
-      { name: Job.ShowOutcome, data: { callId, attempt }, jobId: ids.showOutcome(callId, attempt) },
+      {
+        name: Job.ShowOutcome,
+        data: { requestId, callId, attempt },
+        jobId: ids.showOutcome(requestId, attempt),
+      },
     ]);
   }
 

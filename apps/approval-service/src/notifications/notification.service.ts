@@ -56,7 +56,7 @@ export class NotificationService {
   async notifySlack(job: Payload<'notify.slack'>): Promise<void> {
     const approval = await this.current(job);
     if (!approval || !this.slack.enabled) return;
-    const delivery = { callId: job.callId, attempt: job.attempt, key: `slack:${job.channel}` };
+    const delivery = { requestId: job.requestId, attempt: job.attempt, key: `slack:${job.channel}` };
     // Posted only while open (settled before we got to it: nothing to show), but an earlier try's post is
     // finished below whatever the status is now.
     const outcome = await this.deliveries.deliver(delivery, OPEN, async () => {
@@ -78,10 +78,16 @@ export class NotificationService {
     const approver = this.directory.byId(job.approver);
     if (!approval || !approver?.email) return;
     const { email } = approver;
-    const delivery = { callId: job.callId, attempt: job.attempt, key: `email:${approver.id}` };
+    const delivery = { requestId: job.requestId, attempt: job.attempt, key: `email:${approver.id}` };
     const outcome = await this.deliveries.deliver(delivery, OPEN, async () => {
       const token = signLinkToken(
-        { callId: job.callId, attempt: job.attempt, approver: approver.id, expiresAt: approval.expiresAt },
+        {
+          requestId: job.requestId,
+          callId: job.callId,
+          attempt: job.attempt,
+          approver: approver.id,
+          expiresAt: approval.expiresAt,
+        },
         this.config.env.LINK_TOKEN_SECRET,
       );
       const link = `${this.address.publicUrl}/approve/${token}`;
@@ -93,7 +99,7 @@ export class NotificationService {
     });
     if (outcome.status === 'in_doubt') {
       // They may have the request, so they are told if it expires (an expiry notice they can't place is harmless).
-      await this.store.rememberEmailed(job.callId, approver.id);
+      await this.store.rememberEmailed(job.requestId, approver.id);
     }
     if (outcome.status !== 'delivered') return this.notDelivered(outcome, job.callId, 'email', approver.id);
     await this.sent(approval, 'email', approver.id, outcome.now);
@@ -179,12 +185,12 @@ export class NotificationService {
    * one does not hold up the others; it is thrown after them, so the retry sends only what is left.
    */
   private async emailExpiry(approval: StoredApproval): Promise<void> {
-    const { callId, attempt, runId, requester } = approval.request;
+    const { requestId, callId, attempt, runId, requester } = approval.request;
     let failure: unknown;
     for (const approver of approval.emailed.map((id) => this.directory.byId(id))) {
       if (!approver?.email || approver.id === requester) continue;
       const { email } = approver;
-      const delivery = { callId, attempt, key: `expiry-email:${approver.id}` };
+      const delivery = { requestId, attempt, key: `expiry-email:${approver.id}` };
       try {
         const outcome = await this.deliveries.deliver(delivery, ['expired'], async () => {
           await this.email.send(expiredMail(approval, email), { callId, runId });
@@ -216,8 +222,8 @@ export class NotificationService {
     });
   }
 
-  private async current(job: { callId: string; attempt: number }): Promise<StoredApproval | undefined> {
-    const approval = await this.store.get(job.callId);
+  private async current(job: { requestId: string; attempt: number }): Promise<StoredApproval | undefined> {
+    const approval = await this.store.get(job.requestId);
     return approval && approval.request.attempt === job.attempt ? approval : undefined;
   }
 

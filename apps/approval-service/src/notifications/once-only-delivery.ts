@@ -68,7 +68,7 @@ export class OnceOnlyDelivery {
     type Claimed = Extract<DeliveryClaim, { status: 'claimed' }>;
     const store = this.store;
     const ledger: DeliveryLedger<Claimed> = {
-      describe: { callId: ref.callId, delivery: ref.key },
+      describe: { requestId: ref.requestId, delivery: ref.key },
       async claim() {
         const claim = await store.claimDelivery(ref, statuses);
         return claim.status === 'claimed' ? { status: 'claimed', claimed: claim } : claim;

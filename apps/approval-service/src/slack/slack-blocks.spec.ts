@@ -6,6 +6,7 @@ const approval = (
   reason: 'confirmation_required' | 'manual_step' = 'confirmation_required',
 ) => ({
   request: {
+    requestId: 'rq-7',
     callId: 'call-7',
     runId: 'run-1',
     agent: 'ops',
@@ -34,11 +35,11 @@ const buttons = (blocks: Record<string, unknown>[]) =>
     .flatMap((b) => b.elements as { action_id: string; value: string }[]);
 
 describe('Slack blocks', () => {
-  it('shows a request with Approve and Deny buttons carrying the call and attempt', () => {
+  it('shows a request with Approve and Deny buttons carrying the request and attempt', () => {
     const { blocks } = requestMessage(approval());
     expect(buttons(blocks).map((b) => [b.action_id, parseButtonValue(b.value)])).toEqual([
-      [SlackAction.Approve, { callId: 'call-7', attempt: 2 }],
-      [SlackAction.Deny, { callId: 'call-7', attempt: 2 }],
+      [SlackAction.Approve, { requestId: 'rq-7', attempt: 2 }],
+      [SlackAction.Deny, { requestId: 'rq-7', attempt: 2 }],
     ]);
   });
 

@@ -4,12 +4,12 @@ import { trustSuggestion, type StoredApproval } from '../approvals/approval-stor
 
 export const SlackAction = { Approve: 'countersign_approve', Deny: 'countersign_deny' } as const;
 
-/** Button value: which call and which attempt of it the button was shown for. */
-export const buttonValue = (callId: string, attempt: number) => `${callId}|${attempt}`;
+/** Button value: which request (and which attempt of its call) the button was shown for. */
+export const buttonValue = (requestId: string, attempt: number) => `${requestId}|${attempt}`;
 
-export function parseButtonValue(value: string): { callId: string; attempt: number } | undefined {
+export function parseButtonValue(value: string): { requestId: string; attempt: number } | undefined {
   const match = /^([A-Za-z0-9_.@-]{1,128})\|(\d{1,3})$/.exec(value);
-  return match ? { callId: match[1], attempt: Number(match[2]) } : undefined;
+  return match ? { requestId: match[1], attempt: Number(match[2]) } : undefined;
 }
 
 export interface SlackMessage {
@@ -87,14 +87,14 @@ export function requestMessage(a: Shown): SlackMessage {
         action_id: SlackAction.Approve,
         style: 'primary',
         text: { type: 'plain_text', text: 'Approve' },
-        value: buttonValue(r.callId, r.attempt),
+        value: buttonValue(r.requestId, r.attempt),
       },
       {
         type: 'button',
         action_id: SlackAction.Deny,
         style: 'danger',
         text: { type: 'plain_text', text: 'Deny' },
-        value: buttonValue(r.callId, r.attempt),
+        value: buttonValue(r.requestId, r.attempt),
       },
     ],
   });

@@ -84,18 +84,21 @@ export class SlackController {
 
     const approver = this.directory.bySlackUser(interaction.user.id);
     if (!approver) {
+      const clicked = (await this.approvals.get(target.requestId))?.request;
       await this.approvals.reject({
         reason: 'unknown_slack_user',
         channel: 'slack',
         actor: `slack:${interaction.user.id}`,
-        callId: target.callId,
+        callId: clicked?.callId,
+        runId: clicked?.runId,
+        detail: { requestId: target.requestId },
       });
       await this.tell(interaction, 'You are not a Countersign approver, so your click was not counted.');
       return { ok: false, error: 'unknown Slack user' };
     }
     try {
       const result = await this.approvals.vote({
-        callId: target.callId,
+        requestId: target.requestId,
         attempt: target.attempt,
         approver: approver.id,
         approverGroups: this.directory.groupsOf(approver.id),

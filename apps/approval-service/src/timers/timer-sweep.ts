@@ -112,7 +112,7 @@ export class TimerSweep implements OnApplicationBootstrap, OnModuleDestroy {
       this.logger.warn({ member }, 'removed a timer this service cannot read');
       return 'done';
     }
-    const { kind, callId, attempt } = timer;
+    const { kind, requestId, attempt } = timer;
     try {
       const outcome = await this.fire(timer);
       this.metrics.timers.inc({ kind, result: outcome });
@@ -120,19 +120,19 @@ export class TimerSweep implements OnApplicationBootstrap, OnModuleDestroy {
     } catch (error) {
       this.metrics.timers.inc({ kind, result: 'failed' });
       this.logger.error(
-        { callId, attempt, timer: kind, err: error, retryInMs: this.leaseMs },
+        { requestId, attempt, timer: kind, err: error, retryInMs: this.leaseMs },
         'timer failed; it is retried when its lease runs out',
       );
       return 'failed';
     }
   }
 
-  private fire({ kind, callId, attempt }: TimerRef): Promise<TimerOutcome> {
+  private fire({ kind, requestId, attempt }: TimerRef): Promise<TimerOutcome> {
     switch (kind) {
       case 'expire':
-        return this.approvals.expire(callId, attempt);
+        return this.approvals.expire(requestId, attempt);
       case 'escalate':
-        return this.approvals.escalate(callId, attempt);
+        return this.approvals.escalate(requestId, attempt);
       default: {
         const unknown: never = kind;
         throw new Error(`unknown timer kind "${String(unknown)}"`);
