@@ -205,5 +205,212 @@ describe('MCP gateway', () => {
       expect(cached).toEqual(ran);
       expect(await restarts('api')).toBe(before + 1);
     });
+
+    it('run once when identical calls arrive together after approval', async () => {
+      const args = { text: 'together' };
+      const first = await alice.callTool({ name: 'notes__write_note', arguments: args });
+      await h.approvals.approve(approvalOf(first));
+      const bob = await h.client(gateway.url!, 'alice');
+      const results = await Promise.all([
+        alice.callTool({ name: 'notes__write_note', arguments: args }),
+        bob.callTool({ name: 'notes__write_note', arguments: args }),
+        alice.callTool({ name: 'notes__write_note', arguments: { ...args } }),
+      ]);
+      expect(h.notes.calls.filter((c) => c.tool === 'write_note' && c.args.text === 'together')).toHaveLength(
+        1,
+      );
+      const ran = results.find((r) => !r.isError)!;
+      expect(text(ran)).toBe('noted: together');
+      // The others either got the result or were told it is running for an identical call (never a second run).
+      for (const result of results)
+        expect(result.isError ? text(result) : text(result)).toMatch(
+          /^noted: together$|is running for an identical call/,
+        );
+      expect(await alice.callTool({ name: 'notes__write_note', arguments: args })).toEqual(ran);
+    });
+
+    it("are another principal's own: the same arguments from bob are another approval", async () => {
+      const args = { text: 'whose call' };
+      const fromAlice = await alice.callTool({ name: 'notes__write_note', arguments: args });
+      const bob = await h.client(gateway.url!, 'bob');
+      const fromBob = await bob.callTool({ name: 'notes__write_note', arguments: args });
+      expect(approvalOf(fromBob)).not.toBe(approvalOf(fromAlice));
+    });
+
+    it('denied: identical calls get the refusal with its reason, and the server gets nothing', async () => {
+      const args = { text: 'deny me' };
+      const first = await alice.callTool({ name: 'notes__write_note', arguments: args });
+      await h.approvals.deny(approvalOf(first), 'not during the freeze');
+      for (let i = 0; i < 2; i++) {
+        const refused = await alice.callTool({ name: 'notes__write_note', arguments: args });
+        expect(refused.isError).toBe(true);
+        expect(text(refused)).toContain('denied by the user. Reason: not during the freeze');
+      }
+      expect(h.notes.calls.filter((c) => c.args.text === 'deny me')).toHaveLength(0);
+    });
+
+    it('expired: identical calls are told it expired, and the server gets nothing', async () => {
+      const args = { text: 'too late' };
+      const first = await alice.callTool({ name: 'short_write_note', arguments: args });
+      const id = approvalOf(first);
+      await waitFor(
+        async () =>
+          (await h.approvals.api<{ status: string }>('GET', `/approvals/${id}`, 'bob')).json.status ===
+          'expired',
+        'the expiry',
+      );
+      const refused = await alice.callTool({ name: 'short_write_note', arguments: args });
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toContain('expired');
+      expect(h.notes.calls.filter((c) => c.args.text === 'too late')).toHaveLength(0);
+    });
+
+    it('write through the filesystem server once: a file removed afterwards is not written again', async () => {
+      const target = join(h.dir, 'approved.txt');
+      const args = { path: target, content: 'v1' };
+      const first = await alice.callTool({ name: 'fs__write_file', arguments: args });
+      expect(first.isError).toBe(true);
+      expect(existsSync(target)).toBe(false);
+      await h.approvals.approve(approvalOf(first));
+      const ran = await alice.callTool({ name: 'fs__write_file', arguments: args });
+      expect(ran.isError).toBeFalsy();
+      expect(readFileSync(target, 'utf8')).toBe('v1');
+      rmSync(target);
+      expect(await alice.callTool({ name: 'fs__write_file', arguments: args })).toEqual(ran);
+      expect(existsSync(target)).toBe(false);
+    });
+
+    it('are asked about again when the server changed the tool after approval', async () => {
+      const args = { text: 'changed tool' };
+      const first = await alice.callTool({ name: 'short_write_note', arguments: args });
+      await h.approvals.approve(approvalOf(first));
+      await h.notes.changeTool('write_note', { description: 'Writes a note (v2).' }, false);
+      const again = await alice.callTool({ name: 'short_write_note', arguments: args });
+      expect(again.isError).toBe(true);
+      expect(approvalOf(again)).not.toBe(approvalOf(first));
+      expect(h.notes.calls.filter((c) => c.args.text === 'changed tool')).toHaveLength(0);
+      await h.notes.changeTool('write_note', { description: 'Writes a note.' });
+    });
+  });
+
+  describe('manual-only tools', () => {
+    it('are listed but never forwarded: the caller is told a person must do it', async () => {
+      const result = await alice.callTool({ name: 'ops__delete_volume', arguments: { volume: 'pg-data' } });
+      expect(result.isError).toBe(true);
+      expect(text(result)).toContain('must be done by a person');
+      expect((await infra.view()).volumes.map((v) => v.name)).toContain('pg-data');
+    });
+  });
+
+  describe('clients that go away', () => {
+    it('leave their approval pending: nothing runs until an identical call comes back', async () => {
+      const patient = await h.startGateway({ hold: { maxMs: 20_000, progressEveryMs: 250 } });
+      const transport = new StreamableHTTPClientTransport(new URL(patient.url!), {
+        requestInit: { headers: { Authorization: `Bearer ${testToken('alice')}` } },
+      });
+      const leaving = new Client({ name: 'leaving', version: '1.0.0' });
+      await leaving.connect(transport);
+      const args = { text: 'gone' };
+      const earlier = await h.approvals.pendingFor('bob');
+      let held = false;
+      const call = leaving
+        .callTool({ name: 'notes__write_note', arguments: args }, undefined, {
+          onprogress: () => (held = true),
+        })
+        .catch(() => 'disconnected');
+      await waitFor(() => held, 'the call to be held');
+      const pending = await h.approvals.waitForPending('bob', earlier);
+      await transport.close();
+      expect(await call).toBe('disconnected');
+      await h.approvals.approve(pending);
+      // The held request would have noticed the decision at once; it is gone, so nothing may run.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(h.notes.calls.filter((c) => c.args.text === 'gone')).toHaveLength(0);
+      const view = await h.approvals.api<{ status: string; claim?: unknown }>(
+        'GET',
+        `/external-approvals/${pending}`,
+        'mcp-gateway',
+      );
+      expect(view.json).toMatchObject({ status: 'allow' });
+      expect(view.json.claim).toBeUndefined();
+
+      const back = await h.client(patient.url!, 'alice');
+      const ran = await back.callTool({ name: 'notes__write_note', arguments: args });
+      expect(text(ran)).toBe('noted: gone');
+      expect(h.notes.calls.filter((c) => c.args.text === 'gone')).toHaveLength(1);
+    });
+  });
+
+  describe('MCP tasks', () => {
+    it('a confirm-tier call becomes a task that runs once when approved', async () => {
+      await alice.listTools(); // the client learns which tools take tasks
+      const earlier = await h.approvals.pendingFor('bob');
+      const stream = alice.experimental.tasks.callToolStream(
+        { name: 'notes__write_note', arguments: { text: 'as a task' } },
+        CallToolResultSchema,
+      );
+      const seen: string[] = [];
+      let result: CallToolResult | undefined;
+      for await (const message of stream) {
+        seen.push(message.type);
+        if (message.type === 'taskCreated') {
+          const approvalId = await h.approvals.waitForPending('bob', earlier);
+          expect(h.notes.calls.filter((c) => c.args.text === 'as a task')).toHaveLength(0);
+          await h.approvals.approve(approvalId);
+        }
+        if (message.type === 'result') result = message.result as CallToolResult;
+        if (message.type === 'error') throw message.error;
+      }
+      expect(seen[0]).toBe('taskCreated');
+      expect(text(result)).toBe('noted: as a task');
+      expect(h.notes.calls.filter((c) => c.args.text === 'as a task')).toHaveLength(1);
+    });
+
+    it('a cancelled task never runs its call, even once approved', async () => {
+      await alice.listTools();
+      const earlier = await h.approvals.pendingFor('bob');
+      const stream = alice.experimental.tasks.callToolStream(
+        { name: 'notes__write_note', arguments: { text: 'cancelled task' } },
+        CallToolResultSchema,
+      );
+      const first = await stream.next();
+      expect(first.value?.type).toBe('taskCreated');
+      const taskId = (first.value as { task: { taskId: string } }).task.taskId;
+      const approvalId = await h.approvals.waitForPending('bob', earlier);
+      await alice.experimental.tasks.cancelTask(taskId);
+      await h.approvals.approve(approvalId);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(h.notes.calls.filter((c) => c.args.text === 'cancelled task')).toHaveLength(0);
+      expect((await alice.experimental.tasks.getTask(taskId)).status).toBe('cancelled');
+      await stream.return(undefined);
+    });
+  });
+
+  describe('durability', () => {
+    it('a result outlives the gateway: a new one answers identical calls with it, and an approval given meanwhile runs once', async () => {
+      const other = await h.startGateway({ hold: { maxMs: 600, progressEveryMs: 250 } });
+      const before = await restarts('web');
+      const first = await alice.callTool({ name: 'ops__restart_service', arguments: { service: 'web' } });
+      await other.close();
+      await h.approvals.approve(approvalOf(first));
+      const next = await h.startGateway({ hold: { maxMs: 600, progressEveryMs: 250 } });
+      const client = await h.client(next.url!, 'alice');
+      const ran = await client.callTool({ name: 'ops__restart_service', arguments: { service: 'web' } });
+      expect(ran.isError).toBeFalsy();
+      expect(await restarts('web')).toBe(before + 1);
+      const third = await h.startGateway({ hold: { maxMs: 600, progressEveryMs: 250 } });
+      const later = await h.client(third.url!, 'alice');
+      expect(await later.callTool({ name: 'ops__restart_service', arguments: { service: 'web' } })).toEqual(
+        ran,
+      );
+      expect(await restarts('web')).toBe(before + 1);
+    });
   });
 });
+
+function approvalOf(result: unknown): string {
+  const meta = (result as CallToolResult)._meta?.['countersign/approval'] as
+    { approvalId?: string } | undefined;
+  if (!meta?.approvalId) throw new Error(`no approval in ${JSON.stringify(result)}`);
+  return meta.approvalId;
+}
