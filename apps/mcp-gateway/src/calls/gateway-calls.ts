@@ -35,6 +35,13 @@ export interface CallContext {
   client?: string;
 }
 
+/** Unique across processes (a random part per process) without asking the RNG on every call. */
+const PROCESS_ID = randomBytes(6).toString('hex');
+let calls = 0;
+function nextCallId(): string {
+  return `mcp-${PROCESS_ID}-${(++calls).toString(36)}`;
+}
+
 /** A call's run ID in audit entries and approval requests: the caller's calls through the gateway, together. */
 export function gatewayRunId(principal: string): string {
   return `mcp-${principal}`.slice(0, 128);
@@ -56,7 +63,7 @@ export class GatewayCalls {
     params: CallToolRequest['params'],
     ctx: CallContext,
   ): Promise<CallToolResult> {
-    const callId = `mcp-${randomBytes(12).toString('hex')}`;
+    const callId = nextCallId();
     const runId = gatewayRunId(caller.id);
     const where = { runId, callId, tool: params.name, requester: caller.id };
     const outcome = await this.catalog.pipeline.authorize(
@@ -73,7 +80,9 @@ export class GatewayCalls {
           callId,
           userId: caller.id,
         });
-        await this.record({
+        // Not awaited: the call already ran and its answer is on its way; the entry is written with the next batch
+        // (a failure is logged). Waiting for it would add a Redis round trip to every relayed call.
+        void this.record({
           type: 'tool.executed',
           runId,
           callId,
