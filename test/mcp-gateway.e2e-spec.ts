@@ -280,6 +280,29 @@ describe('MCP gateway', () => {
       expect(existsSync(target)).toBe(false);
     });
 
+    it('never run a call a gateway claimed but did not record (it stopped mid-run): it may have run', async () => {
+      const args = { text: 'claimed elsewhere' };
+      const first = await alice.callTool({ name: 'notes__write_note', arguments: args });
+      const id = approvalOf(first);
+      await h.approvals.approve(id);
+      // What a gateway that died between its claim and its record leaves behind: a claimed approval, no outcome.
+      const view = await h.approvals.api<{ fingerprint: string }>(
+        'GET',
+        `/external-approvals/${id}`,
+        'mcp-gateway',
+      );
+      const claimed = await h.approvals.api('POST', `/external-approvals/${id}/claim`, 'mcp-gateway', {
+        fingerprint: view.json.fingerprint,
+      });
+      expect(claimed.status).toBe(200);
+      for (let i = 0; i < 2; i++) {
+        const answer = await alice.callTool({ name: 'notes__write_note', arguments: args });
+        expect(answer.isError).toBe(true);
+        expect(text(answer)).toContain('it may or may not have run, and it will not be run again');
+      }
+      expect(h.notes.calls.filter((c) => c.args.text === 'claimed elsewhere')).toHaveLength(0);
+    });
+
     it('are asked about again when the server changed the tool after approval', async () => {
       const args = { text: 'changed tool' };
       const first = await alice.callTool({ name: 'short_write_note', arguments: args });
