@@ -1,6 +1,7 @@
 // `npm run bench`: end-to-end benchmarks of Countersign against a real Redis — approval round trips and their
 // bare-BullMQ floor, scale-out over worker processes, Redis memory of parked runs, auto-tier overhead, and the
-// overhead of an auto MCP call through the worker against calling the same MCP server directly.
+// overhead of an auto MCP call through the worker, and through the MCP gateway, against calling the same MCP server
+// directly.
 // Prints one table and writes bench/results.json. `--quick` is a smoke-sized run. See bench/README.md.
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -10,6 +11,7 @@ import { DEFAULT_QUEUE_PREFIX, tokenSha256 } from '@countersign/contracts';
 import { deletePrefixedKeys, uniquePrefixes, type TestPrefixes } from '../test/support/redis';
 import { autoOverhead } from './phases/auto-overhead';
 import { floor } from './phases/floor';
+import { gatewayOverhead } from './phases/gateway-overhead';
 import { mcpOverhead } from './phases/mcp-overhead';
 import { parkRuns } from './phases/parked';
 import { roundTrips, type RoundTripResult } from './phases/round-trip';
@@ -21,7 +23,9 @@ import {
   profileChildrenInto,
   type ServiceEnv,
   startApprovalService,
+  startBareMcpProxy,
   startFloorWorker,
+  startMcpGateway,
   startOpsMcpServer,
   startWorker,
   waitReady,
@@ -53,6 +57,8 @@ const APPROVER_TOKEN = 'bench-approver-token-0123456789';
 const REQUESTER_TOKEN = 'bench-requester-token-0123456789';
 /** The workers' machine client, the one caller the ops MCP server lets in. */
 const OPS_MCP_TOKEN = 'bench-agent-worker-token-0123456789';
+/** The MCP gateway's own principal (an approvals client acting for alice). */
+const GATEWAY_TOKEN = 'bench-mcp-gateway-token-0123456789';
 const PRINCIPALS_CONFIG = JSON.stringify({
   principals: [
     { id: 'alice', name: 'Bench requester', tokens: [{ sha256: tokenSha256(REQUESTER_TOKEN) }] },
@@ -63,7 +69,29 @@ const PRINCIPALS_CONFIG = JSON.stringify({
       kind: 'machine',
       tokens: [{ sha256: tokenSha256(OPS_MCP_TOKEN) }],
     },
+    {
+      id: 'mcp-gateway',
+      name: 'Bench MCP gateway',
+      kind: 'machine',
+      roles: ['approvals-client'],
+      actAs: ['alice'],
+      tokens: [{ sha256: tokenSha256(GATEWAY_TOKEN) }],
+    },
   ],
+});
+/** The gateway fronts the ops MCP server with its tools under their own names, alice may call them all. */
+const GATEWAY_CONFIG = JSON.stringify({
+  mcpServers: {
+    ops: {
+      transport: 'http',
+      url: { $env: 'OPS_MCP_URL' },
+      headers: { Authorization: { $secret: 'OPS_MCP_TOKEN', prefix: 'Bearer ' } },
+      prefix: '',
+      tiers: { 'get_*': 'auto', 'list_*': 'auto', '*': 'confirm' },
+    },
+  },
+  roles: { operator: { allow: ['tool:*'] } },
+  users: { alice: ['operator'] },
 });
 /**
  * The bench starts and decides thousands of runs a minute as one principal from one address, far past the defaults
@@ -271,7 +299,30 @@ async function main(): Promise<void> {
       repeats: options.autoRepeats,
       calls: 100,
     });
-    await stopAll([mcpWorker, opsServer]);
+    await mcpWorker.stop();
+
+    log('starting the MCP gateway, and a bare MCP proxy (its floor), in front of the same ops MCP server');
+    const gateway = spawned(
+      await startMcpGateway(mcpEnv, {
+        GATEWAY_CONFIG,
+        GATEWAY_TOKEN,
+        APPROVAL_SERVICE_URL: approval.url!,
+        OPS_MCP_URL: opsServerUrl,
+        OPS_MCP_TOKEN,
+      }),
+    );
+    const bareProxy = spawned(await startBareMcpProxy(opsServerUrl, OPS_MCP_TOKEN));
+    await allHealthy([gateway, bareProxy]);
+    const viaGateway = await gatewayOverhead({
+      gatewayUrl: `${gateway.url}/mcp`,
+      gatewayClientToken: REQUESTER_TOKEN,
+      bareProxyUrl: `${bareProxy.url}/mcp`,
+      opsServerUrl,
+      opsServerToken: OPS_MCP_TOKEN,
+      repeats: options.autoRepeats,
+      calls: 100,
+    });
+    await stopAll([gateway, bareProxy, opsServer]);
 
     const scaleOut: { workers: number; result: RoundTripResult }[] = [];
     for (const count of options.workerCounts) {
@@ -339,12 +390,13 @@ async function main(): Promise<void> {
       options: { ...options, out: undefined },
       roundTrip: countersign,
       floor: floorResult,
-      ...verdicts(pairs, parked, mcp),
+      ...verdicts(pairs, parked, mcp, viaGateway),
       pairs: pairs.map(summarizePair),
       scaleOut: scaleOut.map((s) => ({ workers: s.workers, ...s.result })),
       parked: { ...parked, measuredOn: parkedOn },
       autoOverhead: auto,
       mcpOverhead: mcp,
+      gatewayOverhead: viaGateway,
       definitions: {
         decisionToExecution:
           'from the moment the approver stand-in starts sending its decision (HTTP POST for Countersign, queue add ' +
@@ -357,6 +409,11 @@ async function main(): Promise<void> {
         mcpOverhead:
           '(run with N auto MCP calls − run with none) / N through a worker on config/agents.json, minus the same ' +
           'tool of the same ops MCP server called N times by an MCP client of the bench, same concurrency (4)',
+        gatewayOverhead:
+          '(N auto calls through the MCP gateway − the same N calls to the ops MCP server directly) / N, one call at ' +
+          'a time, each by an MCP client of the bench (streamable HTTP); median over the repeats, rotating which ' +
+          'goes first. extraHop: the same through a bare MCP proxy (the SDK transports, nothing else); gatewayWork: ' +
+          'gateway − bare proxy',
       },
     };
     writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);

@@ -1,6 +1,8 @@
-// Targets of issue #6 (and the MCP overhead target of issue 14) and the one summary table the bench prints.
+// Targets of issue #6 (and the MCP overhead targets of issue 14: through the worker, through the gateway) and the one
+// summary table the bench prints.
 import type { AutoOverheadResult } from './phases/auto-overhead';
 import type { FloorResult } from './phases/floor';
+import type { GatewayOverheadResult } from './phases/gateway-overhead';
 import type { ParkedResult } from './phases/parked';
 import type { RoundTripResult } from './phases/round-trip';
 import type { Machine } from './support/measure';
@@ -10,6 +12,7 @@ export const TARGETS = {
   p99VsFloor: 2,
   bytesPerParkedRun: 2048,
   mcpOverheadMs: 1,
+  gatewayOverheadMs: 1,
 };
 
 export interface Target {
@@ -51,7 +54,12 @@ export function summarizePair(p: Pair) {
 }
 
 /** Targets judged on the median ratios over the pairs. */
-export function verdicts(pairs: Pair[], parked: ParkedResult, mcp: AutoOverheadResult) {
+export function verdicts(
+  pairs: Pair[],
+  parked: ParkedResult,
+  mcp: AutoOverheadResult,
+  gateway: GatewayOverheadResult,
+) {
   const throughputRatio = median(pairs.map(throughputRatioOf));
   const p99Ratio = median(pairs.map(p99RatioOf));
   const targets: Record<string, Target> = {
@@ -75,6 +83,11 @@ export function verdicts(pairs: Pair[], parked: ParkedResult, mcp: AutoOverheadR
       measured: `${mcp.overheadPerCallMs.toFixed(2)} ms`,
       pass: mcp.overheadPerCallMs < TARGETS.mcpOverheadMs,
     },
+    gatewayOverhead: {
+      target: `< ${TARGETS.gatewayOverheadMs} ms per auto MCP call through the gateway above calling the server directly`,
+      measured: `${gateway.overheadPerCallMs.toFixed(2)} ms`,
+      pass: gateway.overheadPerCallMs < TARGETS.gatewayOverheadMs,
+    },
   };
   return { ratios: { throughput: throughputRatio, p99: p99Ratio }, targets };
 }
@@ -92,6 +105,7 @@ interface Printable {
   parked: ParkedResult & { measuredOn: { redis: string; composeSettings?: string[] } };
   autoOverhead: AutoOverheadResult;
   mcpOverhead: AutoOverheadResult;
+  gatewayOverhead: GatewayOverheadResult;
 }
 
 const ms = (v: number) => `${v.toFixed(2)} ms`;
@@ -206,6 +220,27 @@ export function printTable(r: Printable): void {
       '  overhead per auto MCP call',
       `${ms(r.mcpOverhead.overheadPerCallMs)}/call`,
       `${verdict(r.targets.mcpOverhead)} (< ${TARGETS.mcpOverheadMs} ms); median of ${r.mcpOverhead.repeats}`,
+    ],
+    [
+      `auto MCP tool: ${r.gatewayOverhead.calls} calls through the MCP gateway`,
+      `${ms(r.gatewayOverhead.gatewayPerCallMs)}/call`,
+      'one at a time, an MCP client of the bench',
+    ],
+    ['  same MCP server called directly', `${ms(r.gatewayOverhead.directPerCallMs)}/call`, 'one at a time'],
+    [
+      '  overhead per call through the gateway',
+      `${ms(r.gatewayOverhead.overheadPerCallMs)}/call`,
+      `${verdict(r.targets.gatewayOverhead)} (< ${TARGETS.gatewayOverheadMs} ms); median of ${r.gatewayOverhead.repeats}`,
+    ],
+    [
+      '    of which one more MCP hop (bare proxy)',
+      `${ms(r.gatewayOverhead.extraHopPerCallMs)}/call`,
+      `bare proxy ${ms(r.gatewayOverhead.bareProxyPerCallMs)}/call: the SDK transports, nothing else`,
+    ],
+    [
+      '    of which the gateway’s own work',
+      `${ms(r.gatewayOverhead.gatewayWorkPerCallMs)}/call`,
+      'gateway − bare proxy',
     ],
   ];
   const w0 = Math.max(...rows.map((row) => row[0].length));

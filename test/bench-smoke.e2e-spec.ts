@@ -52,7 +52,15 @@ describe('npm run bench --quick', () => {
     expect(results.autoOverhead.directPerCallMs).toBeGreaterThan(0);
     expect(results.mcpOverhead.perCallThroughWorkerMs).toBeGreaterThan(0);
     expect(results.mcpOverhead.directPerCallMs).toBeGreaterThan(0);
-    expect(Object.keys(results.targets)).toEqual(['throughput', 'p99', 'parkedMemory', 'mcpOverhead']);
+    expect(results.gatewayOverhead.gatewayPerCallMs).toBeGreaterThan(0);
+    expect(results.gatewayOverhead.directPerCallMs).toBeGreaterThan(0);
+    expect(Object.keys(results.targets)).toEqual([
+      'throughput',
+      'p99',
+      'parkedMemory',
+      'mcpOverhead',
+      'gatewayOverhead',
+    ]);
     expect(output).toContain('measurement');
   }, 300_000);
 });

@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { z } from 'zod';
+import { loadJsonConfig } from '@countersign/platform';
 import { referencedVariables } from '@countersign/tool-providers';
 import { loadAgentsConfig } from '../apps/agent-worker/src/config/agents-config.schema';
 import { AgentWorkerEnvSchema, loadWorkerConfig } from '../apps/agent-worker/src/config/worker-config';
@@ -12,6 +13,8 @@ import {
   ApprovalServiceEnvSchema,
   loadApprovalServiceConfig,
 } from '../apps/approval-service/src/config/approval-service.config';
+import { GatewayConfigSchema } from '../apps/mcp-gateway/src/config/gateway-config.schema';
+import { GatewayEnvSchema, loadGatewayEnv } from '../apps/mcp-gateway/src/config/gateway-env';
 import { loadOpsServerConfig, OpsServerEnvSchema } from '../apps/ops-mcp-server/src/config/ops-server-config';
 
 const root = join(__dirname, '..');
@@ -39,6 +42,7 @@ const SECRETS = {
   LINK_TOKEN_SECRET: 'operator-link-secret-0123456789',
   AUDIT_SIGNING_SECRET: 'operator-audit-signing-secret-0123456789abcdef',
   OPS_MCP_TOKEN: 'operator-ops-mcp-token-0123456789',
+  GATEWAY_TOKEN: 'operator-mcp-gateway-token-0123456789',
 };
 
 /**
@@ -71,12 +75,22 @@ const apps: [string, z.ZodObject, (env: Record<string, string>) => unknown][] = 
 
 /** Variables the agents config reads through its references ({"$env"}, {"$secret"}): the worker may be given them. */
 const agentsConfigVariables = referencedVariables(loadAgentsConfig(join(root, 'config/agents.json')));
+/** The same for the gateway's config. */
+const gatewayConfigVariables = referencedVariables(
+  loadJsonConfig('GATEWAY_CONFIG', join(root, 'config/gateway.json'), GatewayConfigSchema),
+);
+/** The apps of the compose file besides the two services: the ops MCP server and the MCP gateway. */
+const servers = [
+  ['ops-mcp-server', OpsServerEnvSchema, loadOpsServerConfig],
+  ['mcp-gateway', GatewayEnvSchema as unknown as z.ZodObject, loadGatewayEnv],
+] as (typeof apps)[number][];
 
-it('has redis, the agent worker, the approval service, the ops MCP server and a mail catcher with a web UI', () => {
+it('has redis, the agent worker, the approval service, the ops MCP server, the MCP gateway and a mail catcher', () => {
   expect(Object.keys(services).sort()).toEqual([
     'agent-worker',
     'approval-service',
     'mailpit',
+    'mcp-gateway',
     'ops-mcp-server',
     'redis',
   ]);
@@ -107,11 +121,13 @@ it('lets the agent worker scale: no container name and no single fixed host port
   for (const port of worker.ports ?? []) expect(port).toMatch(/^\d+-\d+:\d+$/);
 });
 
-it.each([...apps, ['ops-mcp-server', OpsServerEnvSchema, loadOpsServerConfig] as (typeof apps)[number]])(
+it.each([...apps, ...servers])(
   'sets only variables the %s config knows, and every required one',
   (name, schema, load) => {
     const env = resolvedEnv(services[name]);
-    const known = [...Object.keys(schema.shape), ...(name === 'agent-worker' ? agentsConfigVariables : [])];
+    const referenced =
+      { 'agent-worker': agentsConfigVariables, 'mcp-gateway': gatewayConfigVariables }[name] ?? [];
+    const known = [...Object.keys(schema.shape), ...referenced];
     for (const key of Object.keys(services[name].environment ?? {})) {
       expect({ key, known: known.includes(key) }).toEqual({ key, known: true });
     }
@@ -137,9 +153,37 @@ it('points the workers at the ops MCP server with a token compose refuses to sta
   expect({ redis: ops.REDIS_URL, prefix: ops.KEY_PREFIX, callers: ops.OPS_MCP_CALLERS }).toEqual({
     redis: worker.REDIS_URL,
     prefix: worker.KEY_PREFIX,
-    callers: 'agent-worker',
+    callers: 'agent-worker,mcp-gateway',
   });
   expect(services['agent-worker'].depends_on?.['ops-mcp-server']).toEqual({ condition: 'service_healthy' });
+});
+
+it('points the MCP gateway at the approval service and the ops server, with the same Redis, prefix and audit secret', () => {
+  const gateway = resolvedEnv(services['mcp-gateway']);
+  const approvals = resolvedEnv(services['approval-service']);
+  expect(gateway).toMatchObject({
+    APPROVAL_SERVICE_URL: 'http://approval-service:3001',
+    OPS_MCP_URL: 'http://ops-mcp-server:3002/mcp',
+    GATEWAY_TOKEN: SECRETS.GATEWAY_TOKEN,
+    GATEWAY_CONFIG: 'config/gateway.json',
+    REDIS_URL: approvals.REDIS_URL,
+    KEY_PREFIX: approvals.KEY_PREFIX,
+    AUDIT_SIGNING_SECRET: approvals.AUDIT_SIGNING_SECRET,
+  });
+  const { GATEWAY_TOKEN: _unset, ...withoutToken } = SECRETS;
+  expect(() => resolvedEnv(services['mcp-gateway'], withoutToken)).toThrow(
+    /GATEWAY_TOKEN: set GATEWAY_TOKEN/,
+  );
+  expect(services['mcp-gateway'].depends_on).toEqual({
+    redis: { condition: 'service_healthy' },
+    'ops-mcp-server': { condition: 'service_healthy' },
+    'approval-service': { condition: 'service_healthy' },
+  });
+  // The ops server lets the gateway's principal in, and the shipped directory has that principal, an approvals client.
+  const principals = JSON.parse(readFileSync(join(root, 'config/principals.json'), 'utf8')) as {
+    principals: { id: string; roles?: string[] }[];
+  };
+  expect(principals.principals.find((p) => p.id === 'mcp-gateway')?.roles).toContain('approvals-client');
 });
 
 it('wires both apps to the same Redis, prefixes, decision signing secret and audit signing secrets', () => {
@@ -180,7 +224,7 @@ it('refuses to start without real secrets instead of falling back to placeholder
 });
 
 it('mounts the config files read-only instead of baking them into the images', () => {
-  for (const name of [...apps.map(([app]) => app), 'ops-mcp-server']) {
+  for (const name of [...apps, ...servers].map(([app]) => app)) {
     expect({ name, volumes: services[name].volumes }).toEqual({ name, volumes: ['./config:/app/config:ro'] });
   }
   const ignored = readFileSync(join(root, '.dockerignore'), 'utf8').split('\n');
@@ -200,10 +244,11 @@ it('builds the apps from one Dockerfile whose single build stage compiles everyt
     'agent-worker',
     'approval-service',
     'ops-mcp-server',
+    'mcp-gateway',
   ]);
   expect(dockerfile.match(/^RUN npm ci/gm)).toHaveLength(1);
   expect(dockerfile.match(/^RUN npm run build/gm)).toHaveLength(1);
-  for (const name of [...apps.map(([app]) => app), 'ops-mcp-server']) {
+  for (const name of [...apps, ...servers].map(([app]) => app)) {
     expect(services[name].build).toEqual({ context: '.', dockerfile: 'docker/Dockerfile', target: name });
     expect(stages.find((s) => s.stage === name)?.from).toBe('runtime');
     const stage = dockerfile.slice(dockerfile.indexOf(`AS ${name}\n`)).split(/^FROM /m)[0];

@@ -190,6 +190,39 @@ export async function startOpsMcpServer(env: ServiceEnv): Promise<Child> {
   );
 }
 
+/** The MCP gateway (streamable HTTP); its MCP endpoint is `${url}/mcp`. `extraEnv`: its config, tokens, URLs. */
+export async function startMcpGateway(env: ServiceEnv, extraEnv: Record<string, string>): Promise<Child> {
+  const port = await freePort();
+  return startTs(
+    'mcp-gateway',
+    'apps/mcp-gateway/src/main.ts',
+    {
+      REDIS_URL: env.REDIS_URL,
+      KEY_PREFIX: env.KEY_PREFIX,
+      PRINCIPALS_CONFIG: env.PRINCIPALS_CONFIG,
+      AUDIT_SIGNING_SECRET: env.AUDIT_SIGNING_SECRET,
+      LOG_LEVEL: env.LOG_LEVEL,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ...extraEnv,
+    },
+    [],
+    `http://127.0.0.1:${port}`,
+  );
+}
+
+/** The gateway's floor (bench/bare-mcp-proxy.ts) in front of `downstreamUrl`; its MCP endpoint is `${url}/mcp`. */
+export async function startBareMcpProxy(downstreamUrl: string, downstreamToken: string): Promise<Child> {
+  const port = await freePort();
+  return startTs(
+    'bare-mcp-proxy',
+    'bench/bare-mcp-proxy.ts',
+    { PORT: String(port), DOWNSTREAM_URL: downstreamUrl, DOWNSTREAM_TOKEN: downstreamToken },
+    [],
+    `http://127.0.0.1:${port}`,
+  );
+}
+
 export function startFloorWorker(env: {
   REDIS_URL: string;
   QUEUE_PREFIX: string;

@@ -34,6 +34,8 @@ export const EXTERNAL_APPROVALS = {
     },
     { name: 'two approvers', match: { tool: 'pair_*' }, groups: ['pair'], quorum: 2, channels: ['web'] },
     { name: 'agent-bot', match: { agent: 'agent-bot' }, groups: ['ops'], channels: ['web'] },
+    // Calls through the MCP gateway (test/mcp-gateway*.e2e-spec.ts); its `short_*` tools expire as above.
+    { name: 'mcp-gateway', match: { agent: 'mcp-gateway' }, groups: ['ops'], channels: ['web'] },
   ],
   // No default group: other-bot's calls match no rule, so they have no route.
 };

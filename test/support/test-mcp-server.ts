@@ -1,6 +1,6 @@
 // A small, real MCP server for the tests (the official SDK's server over streamable HTTP, on a local port): it counts
 // every call it receives, can change or add a tool while a call is parked, can go down and come back on the same
-// port, and has tools that are slow, large, failing, or that echo the credential they were sent.
+// port, and has tools that are slow, large, failing, report progress, or echo the credential they were sent.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -81,6 +81,21 @@ export class TestMcpServer {
             reject(new Error('cancelled'));
           });
         }),
+    });
+    this.define({
+      name: 'progress',
+      description: 'Sends `steps` progress notifications (when asked for them), then answers.',
+      inputSchema: {
+        type: 'object',
+        properties: { steps: { type: 'integer', minimum: 1, maximum: 20 } },
+        required: ['steps'],
+      },
+      annotations: { readOnlyHint: true },
+      call: async (args, request) => {
+        const steps = Number(args.steps);
+        for (let step = 1; step <= steps; step++) await request.progress?.(step, steps);
+        return `${steps} steps`;
+      },
     });
     this.define({
       name: 'big',

@@ -1,10 +1,14 @@
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 
 export type { Logger } from 'pino';
 
-/** One structured line per event. Lines about a call carry `runId` and `callId`. */
-export function createLogger(service: string, level = 'info'): Logger {
-  return pino({ name: service, level, base: { service } });
+/**
+ * One structured line per event. Lines about a call carry `runId` and `callId`. `destination` defaults to stdout; a
+ * process whose stdout carries a protocol (an MCP server over stdio) logs to stderr instead (`pino.destination(2)`).
+ */
+export function createLogger(service: string, level = 'info', destination?: DestinationStream): Logger {
+  const options = { name: service, level, base: { service } };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /**

@@ -12,6 +12,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
   McpError,
+  type Progress,
   ToolListChangedNotificationSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -34,8 +35,10 @@ export class ProviderCallError extends Error {
     message: string,
     /** False only when the request certainly never reached the server. */
     readonly mayHaveRun: boolean,
+    /** What the client reported (e.g. the server's McpError, which a gateway relays as it came). */
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = this.constructor.name;
   }
 }
@@ -51,6 +54,10 @@ export interface CallOptions {
   timeoutMs: number;
   /** Sent as the request's `_meta` (who asks, which call): never secrets. */
   meta?: Record<string, unknown>;
+  /** The caller gave up (e.g. its own client cancelled): the call is cancelled at the server too. */
+  signal?: AbortSignal;
+  /** The server's progress notifications for this call (the request then carries a progress token). */
+  onprogress?: (progress: Progress) => void;
 }
 
 export class McpConnection {
@@ -58,8 +65,9 @@ export class McpConnection {
   private client?: Client;
   /** The HTTP transport of `client`, to end its session when closing. */
   private session?: StreamableHTTPClientTransport;
-  private tools: readonly AdvertisedTool[] = [];
-  private readonly listeners = new Set<(tools: readonly AdvertisedTool[]) => void>();
+  /** As listed: every field the server sent (a gateway lists them again), though the worker reads only AdvertisedTool's. */
+  private tools: readonly Tool[] = [];
+  private readonly listeners = new Set<(tools: readonly Tool[]) => void>();
   private connecting?: Promise<void>;
   private retryTimer?: NodeJS.Timeout;
   private retryAt = 0;
@@ -92,12 +100,12 @@ export class McpConnection {
   }
 
   /** The tools as last listed; kept while the server is away, so a call says the server is unreachable. */
-  currentTools(): readonly AdvertisedTool[] {
+  currentTools(): readonly Tool[] {
     return this.tools;
   }
 
   /** Called with the new list whenever a listing differs from the last one. Returns the unsubscribe function. */
-  onToolsChanged(listener: (tools: readonly AdvertisedTool[]) => void): () => void {
+  onToolsChanged(listener: (tools: readonly Tool[]) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -132,15 +140,15 @@ export class McpConnection {
   async callTool(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<McpToolResult> {
     const started = Date.now();
     try {
-      return await this.callOnce(tool, args, options.timeoutMs, options.meta);
+      return await this.callOnce(tool, args, options);
     } catch (error) {
       if (!(error instanceof SessionForgottenError)) throw error;
       // The server answered 404 to our session (it restarted): it did not take the request, so sending it again on a
       // new session cannot run the tool twice. Once, within the call's own timeout.
       const left = options.timeoutMs - (Date.now() - started);
-      if (left <= 0) throw error.failure;
+      if (left <= 0 || options.signal?.aborted) throw error.failure;
       await this.reconnectNow();
-      return this.callOnce(tool, args, left, options.meta).catch((again: unknown) => {
+      return this.callOnce(tool, args, { ...options, timeoutMs: left }).catch((again: unknown) => {
         throw again instanceof SessionForgottenError ? again.failure : again;
       });
     }
@@ -149,21 +157,31 @@ export class McpConnection {
   private async callOnce(
     tool: string,
     args: Record<string, unknown>,
-    timeoutMs: number,
-    meta: Record<string, unknown> | undefined,
+    options: CallOptions,
   ): Promise<McpToolResult> {
-    const options = { timeoutMs, meta };
     const client = await this.readyClient(options.timeoutMs);
+    if (options.signal?.aborted)
+      throw new ProviderCallError(
+        `MCP server "${this.server}": the call was cancelled by its caller before it was sent; nothing was sent.`,
+        false,
+      );
     const controller = new AbortController();
     this.inFlight.add(controller);
+    const signal = options.signal ? AbortSignal.any([controller.signal, options.signal]) : controller.signal;
     try {
       return (await client.callTool({ name: tool, arguments: args, _meta: options.meta }, undefined, {
         timeout: options.timeoutMs,
         maxTotalTimeout: options.timeoutMs,
-        signal: controller.signal,
+        signal,
+        onprogress: options.onprogress,
       })) as McpToolResult;
     } catch (error) {
-      const failure = this.callFailure(client, error, options.timeoutMs, controller.signal.aborted);
+      const aborted = controller.signal.aborted
+        ? 'stopping'
+        : options.signal?.aborted
+          ? 'by-caller'
+          : undefined;
+      const failure = this.callFailure(client, error, options.timeoutMs, aborted);
       if (error instanceof StreamableHTTPError && error.code === 404)
         throw new SessionForgottenError(failure);
       throw failure;
@@ -207,12 +225,17 @@ export class McpConnection {
     client: Client,
     error: unknown,
     timeoutMs: number,
-    aborted: boolean,
+    aborted: 'stopping' | 'by-caller' | undefined,
   ): ProviderCallError {
     const where = `MCP server "${this.server}"`;
-    if (aborted)
+    if (aborted === 'stopping')
       return new ProviderCallError(
         `${where}: the call was cancelled because the worker is stopping; the server may or may not have run it.`,
+        true,
+      );
+    if (aborted === 'by-caller')
+      return new ProviderCallError(
+        `${where}: the call was cancelled by its caller; the server was told, and may or may not have run it.`,
         true,
       );
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout)
@@ -221,7 +244,7 @@ export class McpConnection {
         true,
       );
     if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed)
-      return new ProviderCallError(`${where} refused the call: ${this.text(error)}`, true);
+      return new ProviderCallError(`${where} refused the call: ${this.text(error)}`, true, { cause: error });
     // The transport failed (process died, connection refused or dropped): reconnect, and say what is known.
     this.lost(client, error);
     const refused = connectionRefused(error);
@@ -337,7 +360,7 @@ export class McpConnection {
   }
 
   private async listInto(client: Client): Promise<void> {
-    const tools: AdvertisedTool[] = [];
+    const tools: Tool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_TOOL_PAGES; page++) {
       const listed = await client.listTools(cursor ? { cursor } : undefined, {

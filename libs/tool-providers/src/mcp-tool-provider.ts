@@ -1,11 +1,12 @@
 // One MCP server as a source of tools for the policy pipeline: each advertised tool becomes a ToolDefinition named
 // `<prefix><tool>`, tiered by Countersign's patterns (hints only raise), its arguments checked against the advertised
 // JSON schema, its definition hash covering what was advertised, its handler a bounded call whose result is text.
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolDefinition } from '@countersign/authorization';
 import { ToolNameSchema } from '@countersign/contracts';
 import { jsonSchemaArgs } from './json-schema-args';
 import {
-  type AdvertisedTool,
+  type CallOptions,
   type ConnectionState,
   McpConnection,
   ProviderCallError,
@@ -13,7 +14,7 @@ import {
 } from './mcp-connection';
 import { NamePatterns } from './name-patterns';
 import type { McpServerConfig } from './provider-config.schema';
-import { capText, mcpResultText } from './result-text';
+import { capText, type McpToolResult, mcpResultText } from './result-text';
 import type { SecretSource } from './secrets';
 import { TierRules } from './tier-rules';
 
@@ -24,6 +25,8 @@ export interface ProviderTool {
   source: string;
   /** The provider's own name of the tool (the server's, without the prefix). */
   remoteName: string;
+  /** What the server listed for it, every field (output schema, icons, ...): a gateway lists it again. */
+  listed: Tool;
 }
 
 /** A tool that reported failure (`isError`): it ran, and its text says what went wrong. */
@@ -96,7 +99,25 @@ export class McpToolProvider {
     return () => this.listeners.delete(listener);
   }
 
-  private rebuild(advertised: readonly AdvertisedTool[]): void {
+  /**
+   * Calls one of the server's tools (by its own name) and returns the server's answer as it came, for a gateway that
+   * relays it: not converted to text, not cut, not scrubbed. Bounded by the tool's timeout, cancelled at the server when
+   * `signal` aborts. Throws ProviderCallError when there is no answer (its `cause` holds the server's McpError, if any).
+   */
+  relay(
+    remoteName: string,
+    args: Record<string, unknown>,
+    options: Pick<CallOptions, 'meta' | 'signal' | 'onprogress'> = {},
+  ): Promise<McpToolResult> {
+    return this.connection.callTool(remoteName, args, { ...options, timeoutMs: this.timeoutOf(remoteName) });
+  }
+
+  /** How long a call of the server's tool `remoteName` may take (`toolTimeoutMs`, else `timeoutMs`). */
+  timeoutOf(remoteName: string): number {
+    return this.timeouts.match(remoteName)?.value ?? this.config.timeoutMs;
+  }
+
+  private rebuild(advertised: readonly Tool[]): void {
     this.current = advertised.flatMap((tool) => this.toProviderTool(tool) ?? []);
     this.deps.logger.info(
       { server: this.server, tools: this.current.map((t) => `${t.definition.name}:${t.definition.tier}`) },
@@ -106,7 +127,7 @@ export class McpToolProvider {
   }
 
   /** Undefined (and a warning) for a tool that cannot be offered safely. */
-  private toProviderTool(tool: AdvertisedTool): ProviderTool | undefined {
+  private toProviderTool(tool: Tool): ProviderTool | undefined {
     const name = `${this.prefix}${tool.name}`;
     const refuse = (why: string) => {
       this.deps.logger.warn({ server: this.server, tool: tool.name }, `MCP tool not offered: ${why}`);
@@ -123,7 +144,7 @@ export class McpToolProvider {
     const advertised: Record<string, unknown> = { name: tool.name };
     if (tool.title !== undefined) advertised.title = tool.title;
     if (tool.description !== undefined) advertised.description = tool.description;
-    const timeoutMs = this.timeouts.match(tool.name)?.value ?? this.config.timeoutMs;
+    const timeoutMs = this.timeoutOf(tool.name);
     const definition: ToolDefinition = {
       name,
       description: tool.description ?? tool.title ?? '',
@@ -139,7 +160,7 @@ export class McpToolProvider {
           [CALL_META.userId]: ctx.userId,
         }),
     };
-    return { definition, source: `mcp:${this.server}`, remoteName: tool.name };
+    return { definition, source: `mcp:${this.server}`, remoteName: tool.name, listed: tool };
   }
 
   /** The result as the model reads it; throws (with a message for the model) when the call failed. */

@@ -9,6 +9,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import {
   CallToolRequestSchema,
   isInitializeRequest,
+  isJSONRPCRequest,
+  type JSONRPCMessage,
   ListToolsRequestSchema,
   type ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -34,6 +36,8 @@ export interface ServedCall {
   meta: Record<string, unknown>;
   /** Aborted when the client cancels the call (e.g. its timeout passed). */
   signal: AbortSignal;
+  /** Sends a progress notification, when the client asked for them (a progress token); otherwise does nothing. */
+  progress?: (progress: number, total?: number, message?: string) => Promise<void>;
 }
 
 /** A tool declared in code (zod schema, handler) served over MCP; the caller's `_meta` becomes its context. */
@@ -70,8 +74,20 @@ export function servedTool(definition: ToolDefinition, annotations?: ToolAnnotat
 export interface McpHttpEndpointOptions {
   name: string;
   version: string;
-  /** The tools now (asked on every listing). */
-  tools: () => readonly ServedTool[];
+  /** The tools now (asked on every listing). Required unless `server` builds the sessions' servers. */
+  tools?: () => readonly ServedTool[];
+  /**
+   * Builds the MCP server of a new session for `caller` (its handlers, capabilities), instead of one serving `tools`:
+   * for a server that does more than list and call tools (a gateway). It is connected to the session's transport here.
+   */
+  server?: (caller: string) => Server | Promise<Server>;
+  /**
+   * A client whose connection drops before its POST was answered is taken to have cancelled the requests of that POST
+   * (their handlers' signals abort), since without resumable streams their answers can never reach it. Off by default:
+   * MCP lets a disconnect stand for nothing, and a tool that must not outlive its caller asks for this.
+   * @defaultValue false
+   */
+  cancelOnDisconnect?: boolean;
   /**
    * The caller's ID, or a refusal (401: no valid credential, 403: a principal that may not call). Without it, every
    * request is let in as "anonymous".
@@ -102,7 +118,10 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export class McpHttpEndpoint {
   private readonly sessions = new Map<string, Session>();
 
-  constructor(private readonly options: McpHttpEndpointOptions) {}
+  constructor(private readonly options: McpHttpEndpointOptions) {
+    if (!options.tools && !options.server)
+      throw new TypeError('McpHttpEndpoint: give either `tools` or `server`');
+  }
 
   /** Handles one HTTP request to the endpoint. Never throws: failures are answered. */
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -125,6 +144,7 @@ export class McpHttpEndpoint {
         session = await this.open(caller);
       }
       session.lastSeen = Date.now();
+      if (this.options.cancelOnDisconnect && req.method === 'POST') cancelWhenDropped(session, res, body);
       await session.transport.handleRequest(req, res, body);
     } catch (error) {
       this.options.logger?.warn({ err: (error as Error).message }, 'MCP endpoint: request failed');
@@ -163,10 +183,7 @@ export class McpHttpEndpoint {
   }
 
   private async open(caller: string): Promise<Session> {
-    const server = new Server(
-      { name: this.options.name, version: this.options.version },
-      { capabilities: { tools: { listChanged: true } } },
-    );
+    const server = this.options.server ? await this.options.server(caller) : this.toolServer(caller);
     const session: Session = {
       server,
       caller,
@@ -180,8 +197,19 @@ export class McpHttpEndpoint {
     session.transport.onclose = () => {
       if (session.transport.sessionId) this.sessions.delete(session.transport.sessionId);
     };
+    await server.connect(session.transport);
+    return session;
+  }
+
+  /** A session's server when the endpoint serves `tools` itself. */
+  private toolServer(caller: string): Server {
+    const tools = this.options.tools ?? (() => []);
+    const server = new Server(
+      { name: this.options.name, version: this.options.version },
+      { capabilities: { tools: { listChanged: true } } },
+    );
     server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: this.options.tools().map((t) => ({
+      tools: tools().map((t) => ({
         name: t.name,
         title: t.title,
         description: t.description,
@@ -190,19 +218,52 @@ export class McpHttpEndpoint {
       })),
     }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      const tool = this.options.tools().find((t) => t.name === request.params.name);
+      const tool = tools().find((t) => t.name === request.params.name);
       if (!tool) return errorResult(`unknown tool "${request.params.name}"`);
       const meta = (request.params._meta ?? {}) as Record<string, unknown>;
+      const progressToken = request.params._meta?.progressToken;
+      const progress =
+        progressToken === undefined
+          ? undefined
+          : (value: number, total?: number, message?: string) =>
+              extra.sendNotification({
+                method: 'notifications/progress',
+                params: { progressToken, progress: value, total, message },
+              });
       try {
-        const text = await tool.call(request.params.arguments ?? {}, { caller, meta, signal: extra.signal });
+        const text = await tool.call(request.params.arguments ?? {}, {
+          caller,
+          meta,
+          signal: extra.signal,
+          progress,
+        });
         return { content: [{ type: 'text' as const, text }] };
       } catch (error) {
         return errorResult((error as Error).message);
       }
     });
-    await server.connect(session.transport);
-    return session;
+    return server;
   }
+}
+
+/**
+ * Without an event store a POST's answers travel only on its own response stream: when that connection drops first,
+ * they can never be delivered, so the session's server is told (as if the client had sent `notifications/cancelled`)
+ * and the requests' handlers see their signals abort.
+ */
+function cancelWhenDropped(session: Session, res: ServerResponse, body: unknown): void {
+  const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
+  const ids = messages.filter(isJSONRPCRequest).map((m) => m.id);
+  if (ids.length === 0) return;
+  res.once('close', () => {
+    if (res.writableFinished) return;
+    for (const requestId of ids)
+      session.transport.onmessage?.({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId, reason: 'the client disconnected' },
+      });
+  });
 }
 
 class BadRequest extends Error {}

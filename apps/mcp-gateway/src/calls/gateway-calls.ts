@@ -1,0 +1,216 @@
+// One `tools/call` through the gateway: the policy pipeline first (registry, RBAC, arguments, callbacks, tier), then
+// by its outcome: relayed at once (auto), decided by the approval service (confirm), never sent (manual-only, refused).
+import { randomBytes } from 'node:crypto';
+import {
+  type CallToolRequest,
+  type CallToolResult,
+  ErrorCode,
+  McpError,
+  type Progress,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { ExternalApprovalView } from '@countersign/contracts';
+import type { AuditLog, Logger, Principal } from '@countersign/platform';
+import { ProviderCallError } from '@countersign/tool-providers';
+import type { ConfirmedCalls } from '../approvals/confirmed-calls';
+import type { GatewayCatalog } from '../tools/gateway-catalog';
+import { errorResult, manualResult } from './call-results';
+import type { ToolRelay } from './tool-relay';
+
+/** What the gateway is to the pipeline, the approval service's rules (`match.agent`) and the audit: its principal. */
+export interface GatewayIdentity {
+  principal: string;
+}
+
+export interface CallContext {
+  /** The request was cancelled, or its client went away (or its task ended). */
+  signal: AbortSignal;
+  /** Sends the client a progress notification (only when it sent a progress token). */
+  progress?: (progress: Progress) => void;
+  /** A confirm-tier call waits for its decision until then (ms since the epoch). */
+  waitUntil: number;
+  /** Called while a confirm-tier call waits for its decision. */
+  onWaiting?: (view: ExternalApprovalView, waitedMs: number) => void;
+  pollEveryMs: number;
+  /** The MCP client's name and version, for approvers. */
+  client?: string;
+}
+
+/** Unique across processes (a random part per process) without asking the RNG on every call. */
+const PROCESS_ID = randomBytes(6).toString('hex');
+let calls = 0;
+function nextCallId(): string {
+  return `mcp-${PROCESS_ID}-${(++calls).toString(36)}`;
+}
+
+/** A call's run ID in audit entries and approval requests: the caller's calls through the gateway, together. */
+export function gatewayRunId(principal: string): string {
+  return `mcp-${principal}`.slice(0, 128);
+}
+
+export class GatewayCalls {
+  constructor(
+    private readonly catalog: GatewayCatalog,
+    private readonly relay: ToolRelay,
+    private readonly confirmed: ConfirmedCalls,
+    private readonly audit: AuditLog,
+    private readonly self: GatewayIdentity,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Answers one call as its tool's server would, or in its place (see call-results.ts). */
+  async call(
+    caller: Principal,
+    params: CallToolRequest['params'],
+    ctx: CallContext,
+  ): Promise<CallToolResult> {
+    const callId = nextCallId();
+    const runId = gatewayRunId(caller.id);
+    const where = { runId, callId, tool: params.name, requester: caller.id };
+    const outcome = await this.catalog.pipeline.authorize(
+      { id: callId, name: params.name, args: params.arguments ?? {} },
+      { runId, agent: this.self.principal, userId: caller.id, scopes: [] },
+    );
+    const { progressToken: _theClients, ...meta } = params._meta ?? {};
+    switch (outcome.kind) {
+      case 'ready': {
+        const tool = this.catalog.tool(outcome.toolName);
+        if (!tool) return errorResult(`Tool "${params.name}" is no longer offered; nothing ran.`);
+        const result = await this.relayAuto(tool, outcome.args as Record<string, unknown>, meta, ctx, {
+          runId,
+          callId,
+          userId: caller.id,
+        });
+        // Not awaited: the call already ran and its answer is on its way; the entry is written with the next batch
+        // (a failure is logged). Waiting for it would add a Redis round trip to every relayed call.
+        void this.record({
+          type: 'tool.executed',
+          runId,
+          callId,
+          actor: outcome.approvedBy,
+          detail: {
+            toolName: params.name,
+            requester: caller.id,
+            via: 'mcp-gateway',
+            isError: result.isError === true,
+          },
+        });
+        return result;
+      }
+      case 'pending_confirmation': {
+        const tool = this.catalog.tool(outcome.toolName);
+        if (!tool) return errorResult(`Tool "${params.name}" is no longer offered; nothing ran.`);
+        return this.confirmed.handle(
+          {
+            caller,
+            tool,
+            args: outcome.args as Record<string, unknown>,
+            fingerprint: outcome.fingerprint,
+            definitionHash: outcome.definitionHash,
+            runId,
+            meta,
+            client: ctx.client,
+          },
+          {
+            until: ctx.waitUntil,
+            signal: ctx.signal,
+            onWaiting: ctx.onWaiting,
+            pollEveryMs: ctx.pollEveryMs,
+            onprogress: ctx.progress,
+          },
+        );
+      }
+      case 'manual_required':
+        this.logger.info(where, 'manual-only tool called: not forwarded');
+        await this.record({
+          type: 'tool.denied',
+          runId,
+          callId,
+          actor: 'manual_only',
+          detail: { toolName: params.name, requester: caller.id, via: 'mcp-gateway', reason: 'manual_only' },
+        });
+        return manualResult(params.name);
+      case 'denied':
+        this.logger.info({ ...where, by: outcome.by }, 'call refused');
+        await this.record({
+          type: 'tool.denied',
+          runId,
+          callId,
+          actor: outcome.by,
+          detail: {
+            toolName: params.name,
+            requester: caller.id,
+            via: 'mcp-gateway',
+            reason: outcome.content,
+          },
+        });
+        return errorResult(outcome.content);
+      case 'skipped':
+        return { content: [{ type: 'text', text: outcome.content }] };
+      case 'aborted':
+      case 'error':
+        this.logger.info({ ...where, outcome: outcome.kind }, 'call not run');
+        return errorResult(outcome.content);
+    }
+  }
+
+  /**
+   * The server's answer as it came. Its refusals (JSON-RPC errors) reach the client as they came, too; a call that got
+   * no answer (unreachable, timed out, cancelled) is an error result saying what is known.
+   */
+  private async relayAuto(
+    tool: NonNullable<ReturnType<GatewayCatalog['tool']>>,
+    args: Record<string, unknown>,
+    meta: Record<string, unknown>,
+    ctx: CallContext,
+    ids: { runId: string; callId: string; userId: string },
+  ): Promise<CallToolResult> {
+    try {
+      return await this.relay.relay(tool, args, {
+        signal: ctx.signal,
+        meta,
+        onprogress: ctx.progress,
+        ids: { ...ids, agent: this.self.principal },
+      });
+    } catch (error) {
+      if (error instanceof ProviderCallError && error.cause instanceof McpError) {
+        const cause = error.cause;
+        if (cause.code !== ErrorCode.ConnectionClosed && cause.code !== ErrorCode.RequestTimeout)
+          throw new RelayedRpcError(cause.code, stripPrefix(cause.message), cause.data);
+      }
+      this.logger.warn({ ...ids, tool: tool.name, err: (error as Error).message }, 'auto call failed');
+      return errorResult((error as Error).message);
+    }
+  }
+
+  /** The audit entry; a failure to write it is logged, never hides what happened (the tool may have run). */
+  private async record(entry: Parameters<AuditLog['append']>[0]): Promise<void> {
+    try {
+      await this.audit.append(entry);
+    } catch (error) {
+      this.logger.error(
+        { runId: entry.runId, callId: entry.callId, err: (error as Error).message },
+        'audit append failed',
+      );
+    }
+  }
+}
+
+/**
+ * A server's JSON-RPC error, answered as it came: the SDK sends a thrown error's `code`, `message` and `data`. (An
+ * McpError would prefix the message once more.)
+ */
+class RelayedRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = this.constructor.name;
+  }
+}
+
+/** The client's McpError put "MCP error <code>: " before the message the server sent. */
+function stripPrefix(message: string): string {
+  return message.replace(/^MCP error -?\d+: /, '');
+}

@@ -1,0 +1,439 @@
+// The MCP gateway driven by the official MCP client over streamable HTTP, in front of real servers: the published
+// filesystem server (stdio), the repository's ops MCP server (streamable HTTP) and a counting test server. Approvals
+// are the approval service's (its approvals API), decided by approvers through its REST API. What ran is counted at
+// the server, read on disk, or read from the ops server's simulated infrastructure.
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { InfraStore } from '@countersign/demo-infra';
+import { createRedis, type RedisClient } from '@countersign/platform';
+import type { RunningMcpGateway } from '../apps/mcp-gateway/src/bootstrap';
+import { GatewayHarness, NOTES_TOKEN } from './support/gateway-harness';
+import { FS_SERVER } from './support/mcp-config';
+import { testToken } from './support/principals';
+import { TEST_REDIS_URL, waitFor } from './support/redis';
+
+jest.setTimeout(60_000);
+
+const text = (result: unknown) =>
+  ((result as CallToolResult).content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+
+describe('MCP gateway', () => {
+  let h: GatewayHarness;
+  /** Holds a confirm-tier call 600 ms: an undecided call answers quickly. */
+  let gateway: RunningMcpGateway;
+  let redis: RedisClient;
+  let infra: InfraStore;
+  let alice: Client;
+
+  beforeAll(async () => {
+    h = await GatewayHarness.start('gateway');
+    gateway = await h.startGateway({ hold: { maxMs: 600, progressEveryMs: 250 } });
+    alice = await h.client(gateway.url!, 'alice');
+    redis = createRedis({ url: TEST_REDIS_URL });
+    infra = new InfraStore(redis, h.keyPrefix);
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    await h?.close();
+  });
+
+  /** A client of a server, directly (not through the gateway). */
+  async function direct(server: 'fs' | 'ops' | 'notes'): Promise<Client> {
+    const client = new Client({ name: 'direct-test', version: '1.0.0' });
+    if (server === 'fs')
+      await client.connect(new StdioClientTransport({ command: process.execPath, args: [FS_SERVER, h.dir] }));
+    else
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(server === 'ops' ? h.ops.url : h.notes.url), {
+          requestInit: {
+            headers: {
+              Authorization: `Bearer ${server === 'ops' ? testToken('mcp-gateway') : NOTES_TOKEN}`,
+            },
+          },
+        }),
+      );
+    return client;
+  }
+
+  const restarts = async (service: string) => (await infra.service(service))!.restarts;
+
+  describe('listing', () => {
+    it('lists every downstream tool under the gateway name, as the server lists it', async () => {
+      const { tools } = await alice.listTools();
+      const byName = new Map(tools.map((t) => [t.name, t]));
+      for (const [server, prefix] of [
+        ['fs', 'fs__'],
+        ['ops', 'ops__'],
+        ['notes', 'notes__'],
+      ] as const) {
+        const client = await direct(server);
+        try {
+          const downstream = (await client.listTools()).tools;
+          expect(downstream.length).toBeGreaterThan(0);
+          for (const tool of downstream) {
+            const listed = byName.get(`${prefix}${tool.name}`);
+            const { execution: _gatewayTasks, name: _name, ...asListed } = listed ?? ({} as Tool);
+            const { execution: _serverTasks, name: _own, ...asServed } = tool;
+            expect({ tool: tool.name, listed: asListed }).toEqual({ tool: tool.name, listed: asServed });
+          }
+        } finally {
+          await client.close();
+        }
+      }
+    });
+
+    it('says confirm-tier tools take tasks, and no others', async () => {
+      const { tools } = await alice.listTools();
+      const tasks = (name: string) => tools.find((t) => t.name === name)?.execution?.taskSupport;
+      expect(tasks('ops__restart_service')).toBe('optional');
+      expect(tasks('fs__write_file')).toBe('optional');
+      expect(tasks('ops__get_service_status')).toBeUndefined();
+      expect(tasks('ops__delete_volume')).toBeUndefined(); // listed, but manual-only: it never runs
+      expect(tools.some((t) => t.name === 'ops__delete_volume')).toBe(true);
+    });
+
+    it('lists only what RBAC lets the principal call', async () => {
+      const mallory = await h.client(gateway.url!, 'mallory');
+      const { tools } = await mallory.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(['ops__get_service_status', 'ops__list_services']);
+      const refused = await mallory.callTool({ name: 'ops__restart_service', arguments: { service: 'api' } });
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toContain('lacks permission "tool:ops__restart_service"');
+    });
+
+    it('refuses a client without a valid bearer token', async () => {
+      const res = await fetch(gateway.url!, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }),
+      });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    });
+  });
+
+  describe('auto-tier calls', () => {
+    it("answer with the server's own result: the filesystem server's", async () => {
+      const fs = await direct('fs');
+      try {
+        const args = { path: join(h.dir, 'runbook.md') };
+        const viaGateway = await alice.callTool({ name: 'fs__read_text_file', arguments: args });
+        const own = await fs.callTool({ name: 'read_text_file', arguments: args });
+        expect(viaGateway).toEqual(own);
+        expect(text(viaGateway)).toContain('restart payments');
+      } finally {
+        await fs.close();
+      }
+    });
+
+    it("answer with the server's own result: the ops server's", async () => {
+      const ops = await direct('ops');
+      try {
+        const viaGateway = await alice.callTool({
+          name: 'ops__get_service_status',
+          arguments: { service: 'web' },
+        });
+        const own = await ops.callTool({ name: 'get_service_status', arguments: { service: 'web' } });
+        expect(viaGateway).toEqual(own);
+      } finally {
+        await ops.close();
+      }
+    });
+
+    it("pass the server's progress notifications through, and a cancellation back", async () => {
+      const progress: number[] = [];
+      const result = await alice.callTool({ name: 'notes__progress', arguments: { steps: 3 } }, undefined, {
+        onprogress: (p) => progress.push(p.progress),
+      });
+      expect(text(result)).toBe('3 steps');
+      expect(progress).toEqual([1, 2, 3]);
+
+      const before = h.notes.cancelled;
+      const controller = new AbortController();
+      const call = alice.callTool({ name: 'notes__slow', arguments: { ms: 20_000 } }, undefined, {
+        signal: controller.signal,
+      });
+      await waitFor(() => h.notes.calls.some((c) => c.tool === 'slow'), 'the slow call at the server');
+      controller.abort();
+      await expect(call).rejects.toThrow();
+      await waitFor(() => h.notes.cancelled === before + 1, 'the cancellation at the server');
+    });
+  });
+
+  describe('confirm-tier calls', () => {
+    it('answer "waiting for approval" with the inbox link and expiry, and send the server nothing', async () => {
+      const before = await restarts('payments');
+      const result = await alice.callTool({
+        name: 'ops__restart_service',
+        arguments: { service: 'payments' },
+      });
+      expect(result.isError).toBe(true);
+      const approval = result._meta?.['countersign/approval'] as {
+        approvalId: string;
+        inboxUrl: string;
+        expiresAt: string;
+      };
+      expect(approval).toMatchObject({ status: 'pending', inboxUrl: expect.stringContaining('/inbox') });
+      expect(text(result)).toContain('waiting for approval');
+      expect(text(result)).toContain(approval.inboxUrl);
+      expect(text(result)).toContain(approval.expiresAt);
+      expect(text(result)).toContain('call this tool again with exactly the same arguments');
+      expect(await h.approvals.pendingFor('bob')).toContain(approval.approvalId);
+      expect(await restarts('payments')).toBe(before);
+    });
+
+    it('after approval an identical call runs it exactly once, and the next gets the same result', async () => {
+      const args = { service: 'api' };
+      const before = await restarts('api');
+      const first = await alice.callTool({ name: 'ops__restart_service', arguments: args });
+      const { approvalId } = first._meta?.['countersign/approval'] as { approvalId: string };
+      const again = await alice.callTool({ name: 'ops__restart_service', arguments: { ...args } });
+      expect((again._meta?.['countersign/approval'] as { approvalId: string }).approvalId).toBe(approvalId);
+      expect(await restarts('api')).toBe(before);
+
+      await h.approvals.approve(approvalId);
+      const ran = await alice.callTool({ name: 'ops__restart_service', arguments: args });
+      expect(ran.isError).toBeFalsy();
+      expect(text(ran)).toContain('"name":"api"');
+      expect(await restarts('api')).toBe(before + 1);
+
+      const cached = await alice.callTool({ name: 'ops__restart_service', arguments: args });
+      expect(cached).toEqual(ran);
+      expect(await restarts('api')).toBe(before + 1);
+    });
+
+    it('run once when identical calls arrive together after approval', async () => {
+      const args = { text: 'together' };
+      const first = await alice.callTool({ name: 'notes__write_note', arguments: args });
+      await h.approvals.approve(approvalOf(first));
+      const otherSession = await h.client(gateway.url!, 'alice');
+      const results = await Promise.all([
+        alice.callTool({ name: 'notes__write_note', arguments: args }),
+        otherSession.callTool({ name: 'notes__write_note', arguments: args }),
+        alice.callTool({ name: 'notes__write_note', arguments: { ...args } }),
+      ]);
+      expect(h.notes.calls.filter((c) => c.tool === 'write_note' && c.args.text === 'together')).toHaveLength(
+        1,
+      );
+      const ran = results.find((r) => !r.isError)!;
+      expect(text(ran)).toBe('noted: together');
+      // The others either got the result or were told it is running for an identical call (never a second run).
+      for (const result of results)
+        expect(text(result)).toMatch(/^noted: together$|is running for an identical call/);
+      expect(await alice.callTool({ name: 'notes__write_note', arguments: args })).toEqual(ran);
+    });
+
+    it("are another principal's own: the same arguments from bob are another approval", async () => {
+      const args = { text: 'whose call' };
+      const fromAlice = await alice.callTool({ name: 'notes__write_note', arguments: args });
+      const bob = await h.client(gateway.url!, 'bob');
+      const fromBob = await bob.callTool({ name: 'notes__write_note', arguments: args });
+      expect(approvalOf(fromBob)).not.toBe(approvalOf(fromAlice));
+    });
+
+    it('denied: identical calls get the refusal with its reason, and the server gets nothing', async () => {
+      const args = { text: 'deny me' };
+      const first = await alice.callTool({ name: 'notes__write_note', arguments: args });
+      await h.approvals.deny(approvalOf(first), 'not during the freeze');
+      for (let i = 0; i < 2; i++) {
+        const refused = await alice.callTool({ name: 'notes__write_note', arguments: args });
+        expect(refused.isError).toBe(true);
+        expect(text(refused)).toContain('denied by the user. Reason: not during the freeze');
+      }
+      expect(h.notes.calls.filter((c) => c.args.text === 'deny me')).toHaveLength(0);
+    });
+
+    it('expired: identical calls are told it expired, and the server gets nothing', async () => {
+      const args = { text: 'too late' };
+      const first = await alice.callTool({ name: 'short_write_note', arguments: args });
+      const id = approvalOf(first);
+      await waitFor(
+        async () =>
+          (await h.approvals.api<{ status: string }>('GET', `/approvals/${id}`, 'bob')).json.status ===
+          'expired',
+        'the expiry',
+      );
+      const refused = await alice.callTool({ name: 'short_write_note', arguments: args });
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toContain('expired');
+      expect(h.notes.calls.filter((c) => c.args.text === 'too late')).toHaveLength(0);
+    });
+
+    it('write through the filesystem server once: a file removed afterwards is not written again', async () => {
+      const target = join(h.dir, 'approved.txt');
+      const args = { path: target, content: 'v1' };
+      const first = await alice.callTool({ name: 'fs__write_file', arguments: args });
+      expect(first.isError).toBe(true);
+      expect(existsSync(target)).toBe(false);
+      await h.approvals.approve(approvalOf(first));
+      const ran = await alice.callTool({ name: 'fs__write_file', arguments: args });
+      expect(ran.isError).toBeFalsy();
+      expect(readFileSync(target, 'utf8')).toBe('v1');
+      rmSync(target);
+      expect(await alice.callTool({ name: 'fs__write_file', arguments: args })).toEqual(ran);
+      expect(existsSync(target)).toBe(false);
+    });
+
+    it('never run a call a gateway claimed but did not record (it stopped mid-run): it may have run', async () => {
+      const args = { text: 'claimed elsewhere' };
+      const first = await alice.callTool({ name: 'notes__write_note', arguments: args });
+      const id = approvalOf(first);
+      await h.approvals.approve(id);
+      // What a gateway that died between its claim and its record leaves behind: a claimed approval, no outcome.
+      const view = await h.approvals.api<{ fingerprint: string }>(
+        'GET',
+        `/external-approvals/${id}`,
+        'mcp-gateway',
+      );
+      const claimed = await h.approvals.api('POST', `/external-approvals/${id}/claim`, 'mcp-gateway', {
+        fingerprint: view.json.fingerprint,
+      });
+      expect(claimed.status).toBe(200);
+      for (let i = 0; i < 2; i++) {
+        const answer = await alice.callTool({ name: 'notes__write_note', arguments: args });
+        expect(answer.isError).toBe(true);
+        expect(text(answer)).toContain('it may or may not have run, and it will not be run again');
+      }
+      expect(h.notes.calls.filter((c) => c.args.text === 'claimed elsewhere')).toHaveLength(0);
+    });
+
+    it('are asked about again when the server changed the tool after approval', async () => {
+      const args = { text: 'changed tool' };
+      const first = await alice.callTool({ name: 'short_write_note', arguments: args });
+      await h.approvals.approve(approvalOf(first));
+      await h.notes.changeTool('write_note', { description: 'Writes a note (v2).' }, false);
+      const again = await alice.callTool({ name: 'short_write_note', arguments: args });
+      expect(again.isError).toBe(true);
+      expect(approvalOf(again)).not.toBe(approvalOf(first));
+      expect(h.notes.calls.filter((c) => c.args.text === 'changed tool')).toHaveLength(0);
+      await h.notes.changeTool('write_note', { description: 'Writes a note.' });
+    });
+  });
+
+  describe('manual-only tools', () => {
+    it('are listed but never forwarded: the caller is told a person must do it', async () => {
+      const result = await alice.callTool({ name: 'ops__delete_volume', arguments: { volume: 'pg-data' } });
+      expect(result.isError).toBe(true);
+      expect(text(result)).toContain('must be done by a person');
+      expect((await infra.view()).volumes.map((v) => v.name)).toContain('pg-data');
+    });
+  });
+
+  describe('clients that go away', () => {
+    it('leave their approval pending: nothing runs until an identical call comes back', async () => {
+      const patient = await h.startGateway({ hold: { maxMs: 20_000, progressEveryMs: 250 } });
+      const transport = new StreamableHTTPClientTransport(new URL(patient.url!), {
+        requestInit: { headers: { Authorization: `Bearer ${testToken('alice')}` } },
+      });
+      const leaving = new Client({ name: 'leaving', version: '1.0.0' });
+      await leaving.connect(transport);
+      const args = { text: 'gone' };
+      const earlier = await h.approvals.pendingFor('bob');
+      let held = false;
+      const call = leaving
+        .callTool({ name: 'notes__write_note', arguments: args }, undefined, {
+          onprogress: () => (held = true),
+        })
+        .catch(() => 'disconnected');
+      await waitFor(() => held, 'the call to be held');
+      const pending = await h.approvals.waitForPending('bob', earlier);
+      await transport.close();
+      expect(await call).toBe('disconnected');
+      // The gateway learns of the dropped connection from its socket; give it a moment before the decision lands.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await h.approvals.approve(pending);
+      // The held request would have noticed the decision at once; it is gone, so nothing may run.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(h.notes.calls.filter((c) => c.args.text === 'gone')).toHaveLength(0);
+      const view = await h.approvals.api<{ status: string; claim?: unknown }>(
+        'GET',
+        `/external-approvals/${pending}`,
+        'mcp-gateway',
+      );
+      expect(view.json).toMatchObject({ status: 'allow' });
+      expect(view.json.claim).toBeUndefined();
+
+      const back = await h.client(patient.url!, 'alice');
+      const ran = await back.callTool({ name: 'notes__write_note', arguments: args });
+      expect(text(ran)).toBe('noted: gone');
+      expect(h.notes.calls.filter((c) => c.args.text === 'gone')).toHaveLength(1);
+    });
+  });
+
+  describe('MCP tasks', () => {
+    it('a confirm-tier call becomes a task that runs once when approved', async () => {
+      await alice.listTools(); // the client learns which tools take tasks
+      const earlier = await h.approvals.pendingFor('bob');
+      const stream = alice.experimental.tasks.callToolStream(
+        { name: 'notes__write_note', arguments: { text: 'as a task' } },
+        CallToolResultSchema,
+      );
+      const seen: string[] = [];
+      let result: CallToolResult | undefined;
+      for await (const message of stream) {
+        seen.push(message.type);
+        if (message.type === 'taskCreated') {
+          const approvalId = await h.approvals.waitForPending('bob', earlier);
+          expect(h.notes.calls.filter((c) => c.args.text === 'as a task')).toHaveLength(0);
+          await h.approvals.approve(approvalId);
+        }
+        if (message.type === 'result') result = message.result as CallToolResult;
+        if (message.type === 'error') throw message.error;
+      }
+      expect(seen[0]).toBe('taskCreated');
+      expect(text(result)).toBe('noted: as a task');
+      expect(h.notes.calls.filter((c) => c.args.text === 'as a task')).toHaveLength(1);
+    });
+
+    it('a cancelled task never runs its call, even once approved', async () => {
+      await alice.listTools();
+      const earlier = await h.approvals.pendingFor('bob');
+      const stream = alice.experimental.tasks.callToolStream(
+        { name: 'notes__write_note', arguments: { text: 'cancelled task' } },
+        CallToolResultSchema,
+      );
+      const first = await stream.next();
+      expect(first.value?.type).toBe('taskCreated');
+      const taskId = (first.value as { task: { taskId: string } }).task.taskId;
+      const approvalId = await h.approvals.waitForPending('bob', earlier);
+      await alice.experimental.tasks.cancelTask(taskId);
+      await h.approvals.approve(approvalId);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(h.notes.calls.filter((c) => c.args.text === 'cancelled task')).toHaveLength(0);
+      expect((await alice.experimental.tasks.getTask(taskId)).status).toBe('cancelled');
+      await stream.return(undefined);
+    });
+  });
+
+  describe('durability', () => {
+    it('a result outlives the gateway: a new one answers identical calls with it, and an approval given meanwhile runs once', async () => {
+      const other = await h.startGateway({ hold: { maxMs: 600, progressEveryMs: 250 } });
+      const before = await restarts('web');
+      const first = await alice.callTool({ name: 'ops__restart_service', arguments: { service: 'web' } });
+      await other.close();
+      await h.approvals.approve(approvalOf(first));
+      const next = await h.startGateway({ hold: { maxMs: 600, progressEveryMs: 250 } });
+      const client = await h.client(next.url!, 'alice');
+      const ran = await client.callTool({ name: 'ops__restart_service', arguments: { service: 'web' } });
+      expect(ran.isError).toBeFalsy();
+      expect(await restarts('web')).toBe(before + 1);
+      const third = await h.startGateway({ hold: { maxMs: 600, progressEveryMs: 250 } });
+      const later = await h.client(third.url!, 'alice');
+      expect(await later.callTool({ name: 'ops__restart_service', arguments: { service: 'web' } })).toEqual(
+        ran,
+      );
+      expect(await restarts('web')).toBe(before + 1);
+    });
+  });
+});
+
+function approvalOf(result: unknown): string {
+  const meta = (result as CallToolResult)._meta?.['countersign/approval'] as
+    { approvalId?: string } | undefined;
+  if (!meta?.approvalId) throw new Error(`no approval in ${JSON.stringify(result)}`);
+  return meta.approvalId;
+}
