@@ -13,6 +13,7 @@ import {
   type RunStatus,
   type RunView,
   type StartRunBody,
+  withRequestedAt,
 } from '@countersign/contracts';
 import { AuditLog } from '@countersign/platform';
 import { startAgentWorker, type RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
@@ -168,9 +169,11 @@ export class WorkerHarness {
 
   async approvalRequest(callId: string, attempt = 0): Promise<ApprovalRequest | undefined> {
     const id = attempt === 0 ? callId : `${callId}-r${attempt}`;
-    const data = (await this.requests.getJob(id))?.data as unknown;
+    const job = await this.requests.getJob(id);
     // Parsed as the approval service does: the worker leaves fields at their default out of the job.
-    return data === undefined ? undefined : ApprovalRequestSchema.parse(data);
+    return job === undefined
+      ? undefined
+      : ApprovalRequestSchema.parse(withRequestedAt(job.data, job.timestamp));
   }
 
   async auditTypes(runId: string): Promise<string[]> {

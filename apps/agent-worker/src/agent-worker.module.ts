@@ -19,7 +19,9 @@ import {
   MetricsController,
   PrincipalGuard,
   REQUEST_AUTHENTICATOR,
+  DecidedCallResults,
   RunReaders,
+  ToolCatalog,
   type Logger,
   type PrincipalsConfig,
 } from '@countersign/platform';
@@ -61,10 +63,14 @@ export class Lifecycle implements OnApplicationBootstrap, BeforeApplicationShutd
     @Inject(QueueWorkers) private readonly workers: QueueWorkers,
     @Inject(RunsProcessor) private readonly runs: RunsProcessor,
     @Inject(DecisionsProcessor) private readonly decisions: DecisionsProcessor,
+    @Inject(AgentCatalog) private readonly agents: AgentCatalog,
+    @Inject(RunLoop) private readonly runLoop: RunLoop,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     if (this.settings.config.SEED_DEMO_INFRA) await this.infra.seedDefaults();
+    // What approvers are shown of each tool, stored before any request can name it.
+    await this.runLoop.publishDefinitions(this.agents.registeredTools());
     await this.events.start();
     this.workers.start({
       [QueueName.AgentRuns]: this.runs,
@@ -144,16 +150,48 @@ export class AgentWorkerModule {
         {
           provide: RunLoop,
           useFactory: (
-            ...deps: [RunStore, AgentCatalog, ApprovalRequestsProducer, RunEvents, AuditLog, WorkerMetrics]
+            ...deps: [
+              RunStore,
+              AgentCatalog,
+              ApprovalRequestsProducer,
+              RunEvents,
+              AuditLog,
+              WorkerMetrics,
+              Connections,
+            ]
           ) => {
-            const [store, catalog, approvals, events, audit, metrics] = deps;
+            const [store, catalog, approvals, events, audit, metrics, c] = deps;
             const execution = {
               heartbeatMs: config.EXECUTION_HEARTBEAT_MS,
               staleAfterMs: config.EXECUTION_STALE_MS,
             };
-            return new RunLoop({ store, catalog, approvals, events, audit, metrics, logger, execution });
+            const tools = new ToolCatalog(c.commands, config.KEY_PREFIX);
+            const results = {
+              store: new DecidedCallResults(c.commands, config.KEY_PREFIX),
+              ttlMs: config.FINISHED_RUN_TTL_SECONDS * 1000,
+            };
+            return new RunLoop({
+              store,
+              catalog,
+              approvals,
+              events,
+              audit,
+              metrics,
+              logger,
+              execution,
+              tools,
+              results,
+            });
           },
-          inject: [RunStore, AgentCatalog, ApprovalRequestsProducer, RunEvents, AuditLog, WorkerMetrics],
+          inject: [
+            RunStore,
+            AgentCatalog,
+            ApprovalRequestsProducer,
+            RunEvents,
+            AuditLog,
+            WorkerMetrics,
+            Connections,
+          ],
         },
         {
           provide: Decisions,

@@ -15,6 +15,8 @@ export const ApprovalServiceJobName = {
   NotifySlack: 'notify.slack',
   NotifyEmail: 'notify.email',
   ShowOutcome: 'notify.outcome',
+  /** Votes were counted or the arguments edited: Slack messages show the request as it is now. */
+  ShowProgress: 'notify.progress',
 } as const;
 export type ApprovalServiceJobName = (typeof ApprovalServiceJobName)[keyof typeof ApprovalServiceJobName];
 
@@ -24,15 +26,21 @@ export const NotifySlackJobSchema = CallRefSchema.extend({
   group: IdSchema,
   channel: z.string().min(1).max(80),
 });
-export const NotifyEmailJobSchema = CallRefSchema.extend({ approver: IdSchema });
+export const NotifyEmailJobSchema = CallRefSchema.extend({
+  approver: IdSchema,
+  /** The revision of the arguments the email asks about (an approver edited them); 0 as the agent asked. */
+  rev: z.number().int().min(0).max(1_000).default(0),
+});
 /** Tell every channel that showed the request how it ended (Slack messages updated, an email on expiry). */
 export const ShowOutcomeJobSchema = CallRefSchema;
+export const ShowProgressJobSchema = CallRefSchema;
 
 /** Job name → payload schema: producers parse before add, processors safeParse before work. */
 export const ApprovalServiceJobSchemas = {
   [ApprovalServiceJobName.NotifySlack]: NotifySlackJobSchema,
   [ApprovalServiceJobName.NotifyEmail]: NotifyEmailJobSchema,
   [ApprovalServiceJobName.ShowOutcome]: ShowOutcomeJobSchema,
+  [ApprovalServiceJobName.ShowProgress]: ShowProgressJobSchema,
 } as const;
 export type ApprovalServiceJobPayloads = {
   [K in ApprovalServiceJobName]: z.infer<(typeof ApprovalServiceJobSchemas)[K]>;
@@ -44,6 +52,7 @@ export const ApprovalServiceQueueJobs = {
     ApprovalServiceJobName.NotifySlack,
     ApprovalServiceJobName.NotifyEmail,
     ApprovalServiceJobName.ShowOutcome,
+    ApprovalServiceJobName.ShowProgress,
   ],
 } as const satisfies Record<ApprovalServiceQueueName, readonly ApprovalServiceJobName[]>;
 
@@ -54,7 +63,7 @@ export const approvalServiceJobIds = {
   /** One per channel, whichever of the request's groups posts there (percent-encoded: distinct channels, distinct IDs). */
   notifySlack: (callId: string, attempt: number, channel: string) =>
     `slack-${callId}${suffix(attempt)}-${encodeURIComponent(channel)}`,
-  notifyEmail: (callId: string, attempt: number, approver: string) =>
-    `email-${callId}${suffix(attempt)}-${approver}`,
+  notifyEmail: (callId: string, attempt: number, approver: string, rev = 0) =>
+    `email-${callId}${suffix(attempt)}-${approver}${rev === 0 ? '' : `-e${rev}`}`,
   showOutcome: (callId: string, attempt: number) => `outcome-${callId}${suffix(attempt)}`,
 };

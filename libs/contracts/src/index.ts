@@ -8,3 +8,6 @@ export * from './validation';
 export * from './approval-service.queues';
 export * from './run-readers';
 export * from './token-hash';
+export * from './tool-catalog';
+export * from './standing-rules.schema';
+export * from './manual-step.schema';

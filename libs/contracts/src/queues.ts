@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { StartRunJobSchema } from './runs.schema';
 import type { ApprovalRequestSchema } from './approval-request.schema';
 import type { SignedDecisionSchema } from './decision.schema';
+import type { SignedManualStepDoneSchema } from './manual-step.schema';
 
 /** The braces make a Redis Cluster hash tag, so every key of every queue lands on one slot. */
 export const DEFAULT_QUEUE_PREFIX = '{countersign}';
@@ -18,6 +19,8 @@ export const JobName = {
   StartRun: 'run.start',
   RequestApproval: 'approval.request',
   Decision: 'approval.decision',
+  /** A person did a manual step (see manual-step.schema.ts); rides the decisions queue to the run's worker. */
+  ManualStepDone: 'approval.manual-step-done',
 } as const;
 export type JobName = (typeof JobName)[keyof typeof JobName];
 
@@ -25,13 +28,14 @@ export type JobName = (typeof JobName)[keyof typeof JobName];
 export const QueueJobs = {
   [QueueName.AgentRuns]: [JobName.StartRun],
   [QueueName.ApprovalRequests]: [JobName.RequestApproval],
-  [QueueName.ApprovalDecisions]: [JobName.Decision],
+  [QueueName.ApprovalDecisions]: [JobName.Decision, JobName.ManualStepDone],
 } as const satisfies Record<QueueName, readonly JobName[]>;
 
 export interface JobPayloads {
   [JobName.StartRun]: z.infer<typeof StartRunJobSchema>;
   [JobName.RequestApproval]: z.infer<typeof ApprovalRequestSchema>;
   [JobName.Decision]: z.infer<typeof SignedDecisionSchema>;
+  [JobName.ManualStepDone]: z.infer<typeof SignedManualStepDoneSchema>;
 }
 
 /** Deterministic job IDs: a retried publish never duplicates a message. BullMQ forbids ':' in custom IDs. */
@@ -40,4 +44,6 @@ export const jobIds = {
   approvalRequest: (callId: string, attempt = 0) => (attempt === 0 ? callId : `${callId}-r${attempt}`),
   decision: (callId: string, attempt = 0) =>
     attempt === 0 ? `decision-${callId}` : `decision-${callId}-r${attempt}`,
+  /** A notice is done once. */
+  manualStepDone: (callId: string) => `manual-done-${callId}`,
 };

@@ -11,3 +11,4 @@ export * from './config-file';
 export * from './identity';
 export * from './run-readers';
 export * from './metrics-endpoint';
+export * from './tool-catalog';

@@ -5,6 +5,7 @@ import {
   ConfirmationPolicy,
   ToolCallPipeline,
   ToolRegistry,
+  type RegisteredTool,
   type ToolDefinition,
 } from '@countersign/authorization';
 import type { Tier } from '@countersign/contracts';
@@ -45,6 +46,13 @@ export class AgentCatalog {
 
   names(): string[] {
     return [...this.agents.keys()];
+  }
+
+  /** Every agent's tools as registered (one entry per agent and tool). */
+  registeredTools(): RegisteredTool[] {
+    return [...this.agents.values()].flatMap((agent) =>
+      agent.registry.names().map((name) => agent.registry.get(name)!),
+    );
   }
 }
 

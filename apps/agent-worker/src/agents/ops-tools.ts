@@ -1,5 +1,6 @@
 // The built-in ops tools. Their tiers are part of their definition: reads are `auto`, changes
-// `confirm`, destruction `manual_only` (never run by the agent).
+// `confirm`, destruction `manual_only` (never run by the agent). Tools that change something preview the change for
+// approvers, reading the simulated infrastructure only.
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '@countersign/authorization';
 import type { InfraStore } from '../infra/infra-store';
@@ -14,6 +15,9 @@ export interface OpsToolOptions {
 const serviceArgs = z
   .object({ service: z.string().min(1).max(64).describe('Service name, e.g. "api"') })
   .strict();
+
+const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+const restartsSoFar = (n: number) => (n === 0 ? 'never restarted' : `restarted ${plural(n, 'time')} so far`);
 
 export function opsTools(infra: InfraStore, options: OpsToolOptions): ToolDefinition[] {
   const tools = [
@@ -37,6 +41,10 @@ export function opsTools(infra: InfraStore, options: OpsToolOptions): ToolDefini
       args: serviceArgs,
       tier: 'confirm',
       handler: (args) => infra.restart(args.service, options.restartMs),
+      preview: async (args) => {
+        const s = await infra.service(args.service);
+        return `${s.name} (${s.status}, ${plural(s.replicas, 'replica')}, ${restartsSoFar(s.restarts)})`;
+      },
     }),
     defineTool({
       name: 'scale_service',
@@ -49,6 +57,10 @@ export function opsTools(infra: InfraStore, options: OpsToolOptions): ToolDefini
         .strict(),
       tier: 'confirm',
       handler: (args) => infra.scale(args.service, args.replicas),
+      preview: async (args) => {
+        const s = await infra.service(args.service);
+        return `${s.name}: ${s.replicas} → ${plural(args.replicas, 'replica')}`;
+      },
     }),
     defineTool({
       name: 'delete_volume',
@@ -56,6 +68,12 @@ export function opsTools(infra: InfraStore, options: OpsToolOptions): ToolDefini
       args: z.object({ volume: z.string().min(1).max(64) }).strict(),
       tier: 'manual_only',
       handler: async (args) => ({ deleted: await infra.deleteVolume(args.volume) }),
+      preview: async (args) => {
+        const sizeGb = await infra.volumeSize(args.volume);
+        return sizeGb === undefined
+          ? `${args.volume}: no such volume`
+          : `${args.volume}: ${sizeGb} GB and all its data`;
+      },
     }),
   ];
   return tools as ToolDefinition[];

@@ -2,7 +2,13 @@
 // for good (UnrecoverableError naming the field) and stay in the failed set; nothing else is lost.
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import type { z } from 'zod';
-import { describeZodError, JobName, SignedDecisionSchema, StartRunJobSchema } from '@countersign/contracts';
+import {
+  describeZodError,
+  JobName,
+  SignedDecisionSchema,
+  SignedManualStepDoneSchema,
+  StartRunJobSchema,
+} from '@countersign/contracts';
 import type { Logger } from '@countersign/platform';
 import { Decisions, ForgedDecisionError } from '../runs/decisions';
 import { CallsInFlightError, type RunLoop } from '../runs/run-loop';
@@ -67,6 +73,7 @@ export class RunsProcessor implements QueueHandler {
       }
       case JobName.RequestApproval:
       case JobName.Decision:
+      case JobName.ManualStepDone:
         throw new UnrecoverableError(`job "${name}" does not belong on the agent-runs queue`);
       default:
         return unknownJob(name);
@@ -100,6 +107,15 @@ export class DecisionsProcessor implements QueueHandler {
             }),
           (error) => this.runLoop.failRun(message.runId, lease, error),
         );
+      }
+      case JobName.ManualStepDone: {
+        const message = parseJob(SignedManualStepDoneSchema, job);
+        try {
+          return await this.decisions.noteManualStep(job.data as Record<string, unknown>, message);
+        } catch (error) {
+          if (error instanceof ForgedDecisionError) throw new UnrecoverableError(error.message);
+          throw error;
+        }
       }
       case JobName.StartRun:
       case JobName.RequestApproval:

@@ -6,18 +6,30 @@
 import { randomUUID } from 'node:crypto';
 import {
   DecisionBook,
+  fingerprint,
   mapWithConcurrency,
+  previewCall,
   refusalMessage,
   type CallerContext,
+  type RegisteredTool,
   type ToolCallOutcome,
 } from '@countersign/authorization';
-import { type ChatMessage, RunEventName, type RunEvent, type StartRunJob } from '@countersign/contracts';
-import type { AuditLog, Logger } from '@countersign/platform';
+import {
+  type ChatMessage,
+  DECIDED_CALL_RESULT_CHARS,
+  excerpt,
+  REQUEST_CONTEXT_LIMITS,
+  RunEventName,
+  type RunEvent,
+  type StartRunJob,
+} from '@countersign/contracts';
+import type { AuditLog, DecidedCallResults, Logger, ToolCatalog } from '@countersign/platform';
 import type { AgentCatalog, AgentRuntime } from '../agents/agent-catalog';
 import type { ModelToolCall } from '../models/chat-model';
 import type { WorkerMetrics } from '../observability/worker-metrics';
 import type { ApprovalRequestsProducer } from '../queues/producers';
 import {
+  callContext,
   isWaiting,
   manualStepBody,
   reasked,
@@ -27,7 +39,15 @@ import {
   toPendingCall,
 } from './frontier';
 import type { RunEvents } from './run-events';
-import { CallState, type CallResult, type FrontierCall, type Lease, type RunRecord } from './run-state';
+import {
+  CallState,
+  type CallResult,
+  type FrontierCall,
+  type Lease,
+  type ManualNote,
+  type ParkedCallBody,
+  type RunRecord,
+} from './run-state';
 import type { NewRun, RunStore } from './run-store';
 import { ExecutionLostError, OwnershipLostError } from './run-store.errors';
 
@@ -40,6 +60,10 @@ export interface RunLoopDeps {
   metrics: WorkerMetrics;
   logger: Logger;
   execution: ExecutionTimings;
+  /** Where approvers read what a tool does (stored once per definition). Absent in unit tests of the loop. */
+  tools?: ToolCatalog;
+  /** Where approvers' history reads what became of a decided call, and for how long. Absent in unit tests. */
+  results?: { store: DecidedCallResults; ttlMs: number };
 }
 
 /** How an executing call shows it is alive; see EXECUTION_HEARTBEAT_MS and EXECUTION_STALE_MS. */
@@ -136,6 +160,7 @@ export class RunLoop {
     let messages = run.messages;
     let frontier = run.frontier;
     let ownerConfirmed = true;
+    let notes = run.notes ?? [];
     for (;;) {
       if (frontier.length > 0) {
         const settled = await this.settleFrontier(run, agent, lease, frontier);
@@ -151,7 +176,8 @@ export class RunLoop {
           error: `the run exceeded maxTurns (${agent.config.maxTurns})`,
         });
       }
-      if (!ownerConfirmed) await this.deps.store.assertOwner(run.runId, lease);
+      if (!ownerConfirmed) notes = (await this.deps.store.assertOwner(run.runId, lease)) ?? [];
+      messages = withNotes(messages, notes);
       const reply = await agent.model!.next({
         systemPrompt: agent.config.systemPrompt,
         messages,
@@ -166,8 +192,8 @@ export class RunLoop {
 
       // Call IDs as the model sent them: a turn that repeats one is refused by the pipeline, never renamed.
       const { calls } = reply;
-      messages = [...messages, { role: 'assistant', content: null, toolCalls: calls }];
-      const outcomes = await this.evaluateTurn(run, agent, lease, calls);
+      messages = [...messages, { role: 'assistant', content: reply.text ?? null, toolCalls: calls }];
+      const outcomes = await this.evaluateTurn(run, agent, lease, calls, messages);
       const aborted = outcomes.find((o) => o.kind === 'aborted');
       if (aborted) return this.finish(run, lease, { status: 'failed', messages, error: aborted.content });
 
@@ -187,11 +213,14 @@ export class RunLoop {
     agent: AgentRuntime,
     lease: Lease,
     calls: ModelToolCall[],
+    messages: ChatMessage[],
   ): Promise<ToolCallOutcome[]> {
     const outcomes = await agent.pipeline.evaluateTurn(calls, callerOf(run), {
-      beforeExecute: () => this.deps.store.assertOwner(run.runId, lease),
+      beforeExecute: async () => {
+        await this.deps.store.assertOwner(run.runId, lease);
+      },
     });
-    const writes = calls.map((call, i) => this.recordOutcome(run, agent, call, outcomes[i]));
+    const writes = calls.map((call, i) => this.recordOutcome(run, agent, call, outcomes[i], messages));
     await Promise.all(writes);
     return outcomes;
   }
@@ -201,6 +230,7 @@ export class RunLoop {
     agent: AgentRuntime,
     call: ModelToolCall,
     outcome: ToolCallOutcome,
+    messages: ChatMessage[],
   ): Promise<void> {
     const { audit, metrics, logger } = this.deps;
     const where = { runId: run.runId, callId: call.id, tool: call.name };
@@ -230,7 +260,7 @@ export class RunLoop {
         outcome.fingerprint,
         outcome.definitionHash,
       );
-      await this.deps.approvals.requestApproval(toApprovalRequest(run, body));
+      await this.requestApprovals(run, agent, [body], messages);
     }
     if (outcome.kind !== 'pending_confirmation') {
       this.emit({
@@ -299,21 +329,29 @@ export class RunLoop {
     await this.deps.store.transitionCall(run.runId, lease, call.body.id, CallState.Denied, CallState.Done, {
       result,
     });
-    await this.deps.audit.append({
-      type: 'tool.denied',
-      runId: run.runId,
-      callId: call.body.id,
-      actor: call.decision?.decidedBy ?? 'person',
-      detail: {
-        toolName: call.body.name,
-        approvers: call.decision?.approvers ?? [],
-        reason: call.decision?.reason,
-      },
-    });
+    await Promise.all([
+      this.deps.audit.append({
+        type: 'tool.denied',
+        runId: run.runId,
+        callId: call.body.id,
+        actor: call.decision?.decidedBy ?? 'person',
+        detail: {
+          toolName: call.body.name,
+          approvers: call.decision?.approvers ?? [],
+          reason: call.decision?.reason,
+        },
+      }),
+      this.recordResult(call, result),
+    ]);
     this.afterSettle(run, call, result);
     return { ...call, state: CallState.Done, result };
   }
 
+  /**
+   * Runs an approved call, once, with exactly the approved arguments: the parked ones, or those an approver edited
+   * (carried by the signed decision). Either way the pipeline checks them again here (schema, RBAC, callbacks,
+   * fingerprint) before anything runs; edited arguments that fail are never replaced by the parked ones.
+   */
   private async settleApproved(
     run: RunRecord,
     agent: AgentRuntime,
@@ -323,12 +361,13 @@ export class RunLoop {
     const { store, audit, logger } = this.deps;
     const { body } = call;
     const ctx = callerOf(run);
-    const toolCall = { id: body.id, name: body.name, args: body.args };
+    const edited = call.decision?.args;
+    const toolCall = { id: body.id, name: body.name, args: edited ?? body.args };
     const tool = agent.registry.get(body.name);
 
     if (tool && tool.definitionHash !== body.defHash) {
       // A deploy changed the tool since the approver looked: what they approved no longer exists.
-      const fresh = await agent.pipeline.authorize(toolCall, ctx);
+      const fresh = await agent.pipeline.authorize({ ...toolCall, args: body.args }, ctx);
       if (fresh.kind === 'pending_confirmation') {
         const next = reasked(body, 'definition_changed', {
           args: fresh.args as Record<string, unknown>,
@@ -340,37 +379,63 @@ export class RunLoop {
       }
     }
 
-    const decisions = new DecisionBook([{ callId: body.id, ...call.decision!, shown: undefined }]);
+    // The decision approves the edited arguments' fingerprint (computed here, from the signed arguments), or the
+    // parked call's (which the decision script already checked).
+    const approvedPrint = edited ? editedFingerprint(body.name, edited) : call.decision!.fingerprint;
+    const decisions = new DecisionBook([
+      { callId: body.id, ...call.decision!, fingerprint: approvedPrint, shown: undefined },
+    ]);
     const authorization = await agent.pipeline.authorize(toolCall, { ...ctx, decisions });
     if (authorization.kind === 'pending_confirmation') {
-      const next = reasked(body, 'definition_changed', {
-        args: authorization.args as Record<string, unknown>,
-        fp: authorization.fingerprint,
-        defHash: authorization.definitionHash,
-      });
+      // Edited arguments that the tool's own schema reads differently than approvers saw them: ask again about
+      // the call as the agent asked it.
+      const next = edited
+        ? reasked(body, 'edit_not_applied')
+        : reasked(body, 'definition_changed', {
+            args: authorization.args as Record<string, unknown>,
+            fp: authorization.fingerprint,
+            defHash: authorization.definitionHash,
+          });
       return this.reask(run, lease, call, CallState.Approved, next);
     }
     if (authorization.kind !== 'ready') {
       // Refused now (RBAC changed, tool gone, arguments no longer valid): nothing runs, the model is told.
-      const result = { outcome: authorization.kind, content: authorization.content };
+      const content = edited
+        ? `An approver edited the arguments to ${JSON.stringify(edited)} and approved, but that call was refused, so nothing ran: ${authorization.content}`
+        : authorization.content;
+      const result = { outcome: authorization.kind, content };
       await store.transitionCall(run.runId, lease, body.id, CallState.Approved, CallState.Done, { result });
+      await this.recordResult(call, result);
       this.afterSettle(run, call, result);
       return { ...call, state: CallState.Done, result };
     }
 
     const executionToken = randomUUID();
     await store.startCall(run.runId, lease, body.id, executionToken);
-    logger.info({ runId: run.runId, callId: body.id, tool: body.name }, 'executing approved call');
+    logger.info(
+      { runId: run.runId, callId: body.id, tool: body.name, edited: edited !== undefined },
+      'executing approved call',
+    );
     const outcome = await this.withHeartbeat(run.runId, body.id, executionToken, () =>
       agent.pipeline.execute(authorization, ctx),
     );
-    const result = { outcome: outcome.kind, content: outcome.content };
+    const result = {
+      outcome: outcome.kind,
+      content: edited ? `${editNote(body.args, edited)}\n${outcome.content}` : outcome.content,
+    };
     const executed = {
       type: 'tool.executed' as const,
       runId: run.runId,
       callId: body.id,
-      actor: 'person',
-      detail: { toolName: body.name, approvers: call.decision?.approvers ?? [], attempt: body.attempt },
+      actor: call.decision?.decidedBy === 'policy' ? 'policy' : 'person',
+      detail: {
+        toolName: body.name,
+        approvers: call.decision?.approvers ?? [],
+        attempt: body.attempt,
+        // The audit keeps both: what the agent asked for and what ran.
+        ...(edited ? { args: edited, requestedArgs: body.args } : {}),
+        ...(call.decision?.rule ? { standingRule: call.decision.rule } : {}),
+      },
     };
     // Recorded by the execution token, not by run ownership: a result is never thrown away for a takeover.
     const recorded = await store
@@ -383,11 +448,37 @@ export class RunLoop {
         }
         throw error;
       });
-    if (outcome.kind === 'executed') await audit.append(executed);
+    await Promise.all([
+      outcome.kind === 'executed' ? audit.append(executed) : undefined,
+      this.recordResult(call, result),
+    ]);
     this.afterSettle(run, call, result);
     // The run was taken over while the tool ran: the new owner continues with this result; this one stops.
     if (!recorded.stillOwner) throw new OwnershipLostError(run.runId);
     return { ...call, state: CallState.Done, result };
+  }
+
+  /** What became of a decided call, for approvers' history (best effort: the run does not depend on it). */
+  private async recordResult(call: FrontierCall, result: CallResult): Promise<void> {
+    const { results } = this.deps;
+    if (!results) return;
+    await results.store
+      .record(
+        call.body.id,
+        {
+          outcome: result.outcome.slice(0, 40),
+          content: excerpt(result.content, DECIDED_CALL_RESULT_CHARS) ?? '',
+          ...(call.decision?.args ? { editedArgs: call.decision.args } : {}),
+          at: new Date().toISOString(),
+        },
+        results.ttlMs,
+      )
+      .catch((error: unknown) =>
+        this.deps.logger.warn(
+          { callId: call.body.id, err: String(error) },
+          'call result not kept for history',
+        ),
+      );
   }
 
   /** Keeps the call's heartbeat fresh while `work` runs, so a worker that takes the run over waits instead of re-asking. */
@@ -510,14 +601,22 @@ export class RunLoop {
         actor: 'agent-worker',
         detail: { pending: waiting.map((c) => c.body.id) },
       }),
-      this.publishRequests(run, waiting),
+      this.publishRequests(run, waiting, messages),
     ]);
     this.emit({ type: RunEventName.Status, runId: run.runId, status: 'awaiting_confirmation' });
   }
 
-  private async publishRequests(run: RunRecord, waiting: FrontierCall[]): Promise<void> {
-    await Promise.all(
-      waiting.map((call) => this.deps.approvals.requestApproval(toApprovalRequest(run, call.body))),
+  private async publishRequests(
+    run: RunRecord,
+    waiting: FrontierCall[],
+    messages: ChatMessage[] = run.messages,
+  ): Promise<void> {
+    const agent = this.deps.catalog.get(run.agent);
+    await this.requestApprovals(
+      run,
+      agent,
+      waiting.map((call) => call.body),
+      messages,
     );
     this.emit(
       ...waiting.map((call): RunEvent => ({
@@ -526,6 +625,64 @@ export class RunLoop {
         call: toPendingCall(call.body),
       })),
     );
+  }
+
+  /**
+   * One request per call, with what approvers are told the call is for: the run's input, the model's text before the
+   * call and the tool's preview (each bounded; a preview that fails or is slow is left out, never holding the request
+   * up). The tools' descriptions and schemas go to the tool catalog once per definition, not into each request.
+   */
+  private async requestApprovals(
+    run: RunRecord,
+    agent: AgentRuntime | undefined,
+    bodies: ParkedCallBody[],
+    messages: ChatMessage[],
+  ): Promise<void> {
+    const ctx = callerOf(run);
+    const tools = bodies
+      .map((body) => agent?.registry.get(body.name))
+      .filter((tool): tool is RegisteredTool => tool !== undefined);
+    await Promise.all([
+      this.publishDefinitions(tools),
+      ...bodies.map(async (body) => {
+        const tool = agent?.registry.get(body.name);
+        // Only a preview of the definition that was parked: after a deploy, the old call is shown without one.
+        const preview =
+          tool && tool.definitionHash === body.defHash
+            ? await previewCall(
+                tool.definition,
+                body.args,
+                { ...ctx, callId: body.id },
+                {
+                  maxChars: REQUEST_CONTEXT_LIMITS.preview,
+                },
+              )
+            : undefined;
+        const context = callContext(messages, body.id, preview);
+        await this.deps.approvals.requestApproval(toApprovalRequest(run, body, context));
+      }),
+    ]);
+  }
+
+  /** Stores what approvers are shown of each tool, once per definition (the catalog skips what it stored before). */
+  async publishDefinitions(tools: readonly RegisteredTool[]): Promise<void> {
+    if (!this.deps.tools || tools.length === 0) return;
+    // Only for showing approvers what a tool does: a failure leaves the request without a description, not unasked.
+    await this.deps.tools
+      .publish(
+        tools.map((tool) => ({
+          definitionHash: tool.definitionHash,
+          entry: {
+            name: tool.definition.name,
+            description: tool.definition.description.slice(0, 2_000),
+            tier: tool.tier,
+            argsSchema: tool.jsonSchema,
+          },
+        })),
+      )
+      .catch((error: unknown) =>
+        this.deps.logger.warn({ err: String(error) }, 'tool definitions not stored for approvers'),
+      );
   }
 
   private async finish(
@@ -566,6 +723,41 @@ export class RunLoop {
     this.deps.events.publish(...events);
   }
 }
+
+/** The fingerprint of edited arguments; one that cannot be computed matches nothing (so nothing runs). */
+function editedFingerprint(toolName: string, args: Record<string, unknown>): string {
+  try {
+    return fingerprint(toolName, args);
+  } catch {
+    return '';
+  }
+}
+
+/** What the model is told before the result of a call an approver edited. */
+export function editNote(asked: Record<string, unknown>, ran: Record<string, unknown>): string {
+  return (
+    `Note: an approver edited the arguments before approving. The call ran with ${JSON.stringify(ran)}, ` +
+    `not the ${JSON.stringify(asked)} you asked for.`
+  );
+}
+
+/** A user message per manual step a person did that the model has not been told of yet (marked by its call ID). */
+export function withNotes(messages: ChatMessage[], notes: readonly ManualNote[]): ChatMessage[] {
+  const untold = notes.filter(
+    (note) => !messages.some((m) => m.role === 'user' && m.content.startsWith(manualNoteMarker(note.callId))),
+  );
+  if (untold.length === 0) return messages;
+  return [
+    ...messages,
+    ...untold.map((note) => ({
+      role: 'user' as const,
+      content: `${manualNoteMarker(note.callId)} ${note.text}`,
+    })),
+  ];
+}
+
+/** How a note's message starts: it names the call, so the model is told each manual step once. */
+export const manualNoteMarker = (callId: string) => `[Countersign: manual step ${callId} done]`;
 
 function callerOf(run: RunRecord): CallerContext {
   return { runId: run.runId, agent: run.agent, userId: run.userId, scopes: run.scopes };

@@ -40,6 +40,10 @@ export interface StoredDecision {
   approvers: string[];
   fingerprint: string;
   decidedAt: string;
+  /** Approved with arguments an approver edited: run these (after the worker's own checks), not the parked ones. */
+  args?: Record<string, unknown>;
+  /** The standing rule that decided. */
+  rule?: string;
 }
 
 /** What the model is told about a settled call. */
@@ -53,6 +57,12 @@ export interface FrontierCall {
   state: CallState;
   decision?: StoredDecision;
   result?: CallResult;
+}
+
+/** A person did a manual step of this run: what the model is told at its next turn (see RunLoop.withNotes). */
+export interface ManualNote {
+  callId: string;
+  text: string;
 }
 
 export interface RunRecord {
@@ -71,6 +81,8 @@ export interface RunRecord {
   error?: string;
   /** In call order. */
   frontier: FrontierCall[];
+  /** Manual steps people did, as noted so far (each told to the model once). */
+  notes?: ManualNote[];
 }
 
 /** "<jobId>|<lock token>": who may advance the run right now. */

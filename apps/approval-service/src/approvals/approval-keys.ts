@@ -17,6 +17,8 @@ export function approvalKeys(keyPrefix: string) {
     seenSlackSignature: (signature: string) => `${tag}:slack-seen:${signature}`,
     /** A one-time inbox sign-in code (by hash) → the principal it signs in. */
     signInCode: (codeHash: string) => `${tag}:sign-in:${codeHash}`,
+    /** Standing rules (hash: rule ID → rule JSON); read on every request, so a revoke stops a rule at once. */
+    standingRules: `${tag}:standing-rules`,
     /** Pub/sub channel of changes, so every replica's inbox sees every change. */
     changes: `${keyPrefix}:approvals:changes`,
   };

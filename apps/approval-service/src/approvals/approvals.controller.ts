@@ -18,6 +18,8 @@ import {
   DecisionBodySchema,
   encodeApprovalCursor,
   IdSchema,
+  NoticeDoneBodySchema,
+  type NoticeDoneBody,
   type ApprovalCursor,
   type ApprovalListQuery,
   type ApprovalView,
@@ -26,6 +28,7 @@ import {
 } from '@countersign/contracts';
 import { CurrentPrincipal, type Principal, ZodValidationPipe } from '@countersign/platform';
 import { ApproverDirectory } from '../auth/approver-directory';
+import { nextStep } from './approval-context';
 import { toView, type StoredApproval } from './approval-store';
 import { ApprovalsService } from './approvals.service';
 import { VoteRefusedFilter } from './vote-refused.filter';
@@ -56,7 +59,8 @@ export class ApprovalsController {
       after: query.cursor,
     });
     if (page.next) res.setHeader('Link', `<${nextPageUrl(query, page.next)}>; rel="next"`);
-    return page.approvals.filter((a) => this.visibleTo(a, approver)).map(toView);
+    const visible = page.approvals.filter((a) => this.visibleTo(a, approver));
+    return (await this.approvals.describe(visible)).map(toView);
   }
 
   @Get(':callId')
@@ -67,10 +71,15 @@ export class ApprovalsController {
     const approval = await this.approvals.get(callId);
     if (!approval || !this.visibleTo(approval, approver))
       throw new NotFoundException(`no approval request ${callId}`);
+    await this.approvals.describe([approval]);
     return toView(approval);
   }
 
-  /** 200 when this vote decided the call, 202 when it was counted towards a quorum. */
+  /**
+   * 200 when this vote decided the call, 202 when it was counted towards a quorum. `args` (approve only): the
+   * arguments as the approver edited them, checked against the tool's schema (400 naming the field); `fingerprint`:
+   * what the approver was shown (409 when the arguments were edited since).
+   */
   @Post(':callId/decisions')
   @HttpCode(200)
   async decide(
@@ -87,16 +96,44 @@ export class ApprovalsController {
       decision: body.decision,
       reason: body.reason,
       channel: channelOf(req),
+      ...(body.args ? { editedArgs: body.args } : {}),
+      ...(body.fingerprint ? { seen: { fingerprint: body.fingerprint } } : {}),
     });
+    const toolName = result.status === 'decided' ? result.request.toolName : 'the call';
+    const next = nextStep(result, toolName, { decision: body.decision, reason: body.reason });
     if (result.status === 'vote_recorded') {
       res.status(202);
-      return { callId, status: 'vote_recorded', approvals: result.approvals, quorum: result.quorum };
+      return { callId, status: 'vote_recorded', approvals: result.approvals, quorum: result.quorum, next };
     }
     return {
       callId,
       status: 'decided',
       decision: result.outcome.decision,
       approvers: result.outcome.approvers,
+      next,
+    };
+  }
+
+  /** A manual-step notice: a person did the step. The run's model is told at its next turn. */
+  @Post(':callId/done')
+  @HttpCode(200)
+  async done(
+    @Param('callId', new ZodValidationPipe(IdSchema, 'callId')) callId: string,
+    @Body(new ZodValidationPipe(NoticeDoneBodySchema)) body: NoticeDoneBody,
+    @CurrentPrincipal() approver: Principal,
+    @Req() req: Request,
+  ): Promise<{ callId: string; status: 'done'; next: string }> {
+    const { request } = await this.approvals.completeNotice({
+      callId,
+      approver: approver.id,
+      approverGroups: this.directory.groupsOf(approver.id),
+      note: body.note?.trim() || undefined,
+      channel: channelOf(req),
+    });
+    return {
+      callId,
+      status: 'done',
+      next: `Marked done. The agent is told that a person did ${request.toolName}${body.note ? ', with your note' : ''}, before its next turn (if its run is still going).`,
     };
   }
 

@@ -5,12 +5,31 @@ import { signToken, verifyToken, type TokenCheck } from '../auth/signed-token';
 
 const PURPOSE = 'email-link';
 
-const LinkSchema = z.object({ c: z.string(), n: z.number().int().min(0), p: z.string(), exp: z.number() });
-export type LinkClaims = { callId: string; attempt: number; approver: string; expiresAt: number };
+// `v`: the revision of the arguments the email showed (an approver edited them); left out for 0, as before edits.
+const LinkSchema = z.object({
+  c: z.string(),
+  n: z.number().int().min(0),
+  p: z.string(),
+  exp: z.number(),
+  v: z.number().int().min(1).optional(),
+});
+export type LinkClaims = {
+  callId: string;
+  attempt: number;
+  approver: string;
+  expiresAt: number;
+  rev?: number;
+};
 
 export function signLinkToken(claims: LinkClaims, secret: string): string {
   return signToken(
-    { c: claims.callId, n: claims.attempt, p: claims.approver, exp: claims.expiresAt },
+    {
+      c: claims.callId,
+      n: claims.attempt,
+      p: claims.approver,
+      exp: claims.expiresAt,
+      ...(claims.rev ? { v: claims.rev } : {}),
+    },
     secret,
     PURPOSE,
   );
@@ -19,6 +38,10 @@ export function signLinkToken(claims: LinkClaims, secret: string): string {
 export function verifyLinkToken(token: string, secret: string, now = Date.now()): TokenCheck<LinkClaims> {
   const check = verifyToken(token, secret, PURPOSE, LinkSchema, now);
   if (!check.ok) return check;
-  const { c, n, p, exp } = check.payload;
-  return { ok: true, payload: { callId: c, attempt: n, approver: p, expiresAt: exp }, id: check.id };
+  const { c, n, p, exp, v } = check.payload;
+  return {
+    ok: true,
+    payload: { callId: c, attempt: n, approver: p, expiresAt: exp, rev: v ?? 0 },
+    id: check.id,
+  };
 }

@@ -7,6 +7,7 @@ import {
   JobName,
   parseContract,
   QueueName,
+  withRequestedAt,
 } from '@countersign/contracts';
 import { ApprovalsService, RequestRejectedError } from '../approvals/approvals.service';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
@@ -28,7 +29,9 @@ export class ApprovalRequestProcessor implements QueueProcessor {
     if (job.name !== JobName.RequestApproval)
       throw new UnrecoverableError(`unknown job name "${job.name}" on ${this.queueName}`);
     try {
-      await this.approvals.receive(parseContract(ApprovalRequestSchema, job.data, 'approval request'));
+      // The worker leaves requestedAt out: the job was added when the call was parked.
+      const data = withRequestedAt(job.data, job.timestamp);
+      await this.approvals.receive(parseContract(ApprovalRequestSchema, data, 'approval request'));
     } catch (error) {
       if (error instanceof ContractValidationError || error instanceof RequestRejectedError)
         throw new UnrecoverableError(error.message);

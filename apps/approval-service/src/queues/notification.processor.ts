@@ -13,7 +13,8 @@ import {
 import { NotificationService } from '../notifications/notification.service';
 import type { QueueProcessor } from './queue-processor';
 
-type NotificationJobName = typeof Name.NotifySlack | typeof Name.NotifyEmail | typeof Name.ShowOutcome;
+type NotificationJobName =
+  typeof Name.NotifySlack | typeof Name.NotifyEmail | typeof Name.ShowOutcome | typeof Name.ShowProgress;
 
 @Injectable()
 export class NotificationProcessor implements QueueProcessor {
@@ -31,6 +32,8 @@ export class NotificationProcessor implements QueueProcessor {
         return this.notifications.notifyEmail(validate(job, name));
       case Name.ShowOutcome:
         return this.notifications.showOutcome(validate(job, name));
+      case Name.ShowProgress:
+        return this.notifications.showProgress(validate(job, name));
       default: {
         const unknown: never = name;
         throw new UnrecoverableError(`unknown job name "${String(unknown)}" on ${this.queueName}`);
@@ -43,7 +46,14 @@ export class NotificationProcessor implements QueueProcessor {
     const data = job.data as { callId?: string; channel?: string; approver?: string };
     await this.notifications.failed({
       callId: String(data.callId ?? job.id),
-      channel: job.name === Name.NotifyEmail ? 'email' : job.name === Name.NotifySlack ? 'slack' : 'outcome',
+      channel:
+        job.name === Name.NotifyEmail
+          ? 'email'
+          : job.name === Name.NotifySlack
+            ? 'slack'
+            : job.name === Name.ShowProgress
+              ? 'progress'
+              : 'outcome',
       target: data.channel ?? data.approver ?? '',
       error: error.message,
     });

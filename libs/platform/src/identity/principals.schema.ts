@@ -9,8 +9,10 @@ import { IdSchema, IsoDateSchema, Sha256HexSchema } from '@countersign/contracts
  * - `runs-reader`: read every run and its events (GET /runs/:id) — support staff, dashboards.
  * - `audit-reader`: read the whole audit log and verify it (GET /audit, /audit/verify).
  * - `metrics-reader`: scrape /metrics when it is served on the main port.
+ * - `rule-writer`: create and revoke standing rules (a requester's calls of a tool approved by policy for a while),
+ *   e.g. by accepting a trust suggestion; never for manual_only tools or for the writer's own calls.
  */
-export const ServiceRoleSchema = z.enum(['runs-reader', 'audit-reader', 'metrics-reader']);
+export const ServiceRoleSchema = z.enum(['runs-reader', 'audit-reader', 'metrics-reader', 'rule-writer']);
 export type ServiceRole = z.infer<typeof ServiceRoleSchema>;
 
 export const StoredTokenSchema = z
