@@ -193,6 +193,7 @@ describe('approval service', () => {
     expect(actions?.elements?.map((e) => [e.action_id, e.value])).toEqual([
       ['countersign_approve', `${request.callId}|0`],
       ['countersign_deny', `${request.callId}|0`],
+      ['countersign_open_inbox', undefined], // a link to the inbox (edit form), not a decision
     ]);
     expect(JSON.stringify(message.body.blocks)).toContain('&lt;b&gt;hi&lt;/b&gt;');
 

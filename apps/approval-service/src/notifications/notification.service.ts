@@ -59,7 +59,7 @@ export class NotificationService {
     // Posted only while open (settled before we got to it: nothing to show), but an earlier try's post is
     // finished below whatever the status is now.
     const outcome = await this.deliveries.deliver(delivery, OPEN, async () => {
-      const posted = await this.slack.post(job.channel, requestMessage(approval));
+      const posted = await this.slack.post(job.channel, requestMessage(approval, this.inboxUrl));
       return { receipt: slackReceipt(posted), slackMessage: posted };
     });
     if (outcome.status !== 'delivered') return this.notDelivered(outcome, job.callId, 'slack', job.channel);
@@ -134,8 +134,12 @@ export class NotificationService {
     const approval = await this.current(job);
     if (!approval || !this.slack.enabled) return;
     await this.describe(approval);
-    const message = isOpen(approval) ? requestMessage(approval) : outcomeMessage(approval);
+    const message = isOpen(approval) ? requestMessage(approval, this.inboxUrl) : outcomeMessage(approval);
     for (const posted of approval.slackMessages) await this.slack.update(posted.channel, posted.ts, message);
+  }
+
+  private get inboxUrl(): string {
+    return `${this.address.publicUrl}/inbox`;
   }
 
   /** What the tool does, for the message (from the tool catalog; a message without it still goes out). */
