@@ -258,18 +258,31 @@ export class TestSystem {
 
   // ---- channels -----------------------------------------------------------------------------------
 
-  /** Clicks Approve/Deny in Slack as `approver`: a block_actions interaction signed like Slack signs it. */
-  async slackClick(callId: string, approver: SystemApprover, action: 'approve' | 'deny', attempt = 0) {
+  /**
+   * Clicks Approve/Deny in Slack as `approver`: a block_actions interaction signed like Slack signs it. `rev`: the
+   * revision of edited arguments the button was shown for (0: as the agent asked).
+   */
+  async slackClick(
+    callId: string,
+    approver: SystemApprover | { slackUserId: string },
+    action: 'approve' | 'deny',
+    attempt = 0,
+    rev = 0,
+  ) {
     const posted = await waitFor(
       () => this.slack.find('chat.postMessage', callId).find((c) => c.reply?.ok),
       `Slack message for ${callId}`,
     );
     const payload = {
       type: 'block_actions',
-      user: { id: SYSTEM_APPROVERS[approver].slackUserId },
+      user: {
+        id: typeof approver === 'string' ? SYSTEM_APPROVERS[approver].slackUserId : approver.slackUserId,
+      },
       channel: { id: posted.reply?.channel },
       message: { ts: posted.reply?.ts },
-      actions: [{ action_id: `countersign_${action}`, value: `${callId}|${attempt}` }],
+      // Slack's own, unique per click: two clicks of one button are two requests, not a replay.
+      trigger_id: `${Date.now()}.${Math.random().toString(36).slice(2)}`,
+      actions: [{ action_id: `countersign_${action}`, value: `${callId}|${attempt}${rev ? `|${rev}` : ''}` }],
     };
     const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
     const timestamp = String(Math.floor(Date.now() / 1000));

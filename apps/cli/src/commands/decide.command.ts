@@ -56,7 +56,6 @@ function decideCommand(decision: 'approve' | 'deny'): Command {
             ? `${callId}: ${result.decision === 'approve' ? 'approved' : 'denied'} by ${result.approvers?.join(', ')}${options.args ? ' (edited arguments)' : ''}\n`
             : `${callId}: vote recorded (${result.approvals}/${result.quorum} approvals); waiting for another approver\n`,
         );
-        if (result.next) process.stdout.write(`${result.next}\n`);
       },
     );
 }
