@@ -14,18 +14,18 @@ const ArgGlobsSchema = z.union([
 
 /** Argument path (dots for nesting) → glob(s) its value must match, as in the routing rules of APPROVALS_CONFIG. */
 export const StandingRuleArgsSchema = z
-  .record(
-    z
-      .string()
-      .min(1)
-      .max(200)
-      .regex(
-        /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/,
-        'must be an argument path such as service or target.region',
-      ),
-    ArgGlobsSchema,
-  )
-  .refine((args) => Object.keys(args).length <= 10, 'at most 10 argument patterns');
+  .record(z.string().min(1).max(200), ArgGlobsSchema)
+  .superRefine((args, ctx) => {
+    const paths = Object.keys(args);
+    if (paths.length > 10) ctx.addIssue({ code: 'custom', message: 'at most 10 argument patterns' });
+    for (const path of paths)
+      if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(path))
+        ctx.addIssue({
+          code: 'custom',
+          path: [path],
+          message: 'must be an argument path such as service or target.region',
+        });
+  });
 
 export const StandingRuleSchema = z.object({
   id: IdSchema,
