@@ -11,7 +11,6 @@ import { waitFor } from './support/redis';
 
 jest.setTimeout(30_000);
 
-
 describe('agent worker: context, edited arguments and manual steps', () => {
   const h = new WorkerHarness('worker-ux');
   let worker: RunningAgentWorker;
