@@ -118,7 +118,7 @@ async function confirm(approvals: ApprovalClient, call: PendingCall, prompt: Lin
   const shownFingerprint = view.edited?.fingerprint ?? r.fingerprint;
   for (const line of requestLines(view)) say(`  ${line}`);
   say(`  fingerprint ${shownFingerprint}${view.quorum > 1 ? `; needs ${view.quorum} approvers` : ''}`);
-  const answer = await prompt.choose('Allow? [y/n/e (edit the arguments, then approve)]', [
+  const answer = await prompt.choose('Allow? [y/n] (e: edit the arguments, then approve)', [
     'yes',
     'no',
     'edit',
