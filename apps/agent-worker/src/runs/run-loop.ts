@@ -450,7 +450,8 @@ export class RunLoop {
       });
     await Promise.all([
       outcome.kind === 'executed' ? audit.append(executed) : undefined,
-      this.recordResult(call, result),
+      // The history shows the edited arguments beside it: the tool's own result, without the model's note.
+      this.recordResult(call, { outcome: outcome.kind, content: outcome.content }),
     ]);
     this.afterSettle(run, call, result);
     // The run was taken over while the tool ran: the new owner continues with this result; this one stops.
