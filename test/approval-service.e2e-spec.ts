@@ -742,6 +742,8 @@ describe('approval service', () => {
       expect.arrayContaining([
         '/approvals',
         '/approvals/{callId}/decisions',
+        '/approvals/{callId}/done',
+        '/standing-rules',
         '/slack/interactions',
         '/audit/verify',
       ]),

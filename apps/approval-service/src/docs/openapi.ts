@@ -12,6 +12,9 @@ import {
   DecisionBodySchema,
   DecisionResultSchema,
   EmailDecisionFormSchema,
+  NewStandingRuleSchema,
+  NoticeDoneBodySchema,
+  StandingRuleSchema,
 } from '@countersign/contracts';
 
 const schema = (s: z.ZodType) =>
@@ -122,8 +125,64 @@ export function openApiDocument(): OpenAPIObject {
             '401': error('no approver token'),
             '403': error('not in a routed group, or your own request'),
             '404': error('unknown call'),
-            '409': error('already decided (by whom), or you already voted'),
+            '409': error(
+              'already decided (by whom), you already voted, or the arguments were edited since you looked',
+            ),
             '410': error('expired'),
+          },
+        },
+      },
+      '/approvals/{callId}/done': {
+        post: {
+          summary: 'A manual-step notice: you did the step (the run’s model is told, with your note)',
+          security: bearer,
+          parameters: [callId],
+          requestBody: {
+            required: false,
+            content: { 'application/json': { schema: schema(NoticeDoneBodySchema) } },
+          },
+          responses: {
+            '200': { description: 'marked done; `next` says what happens next' },
+            '403': error('not in a routed group, or your own request'),
+            '404': error('unknown call'),
+            '409': error('already marked done, or not a notice'),
+          },
+        },
+      },
+      '/standing-rules': {
+        get: {
+          summary: 'The standing rules in force (approvers and rule-writers)',
+          security: bearer,
+          responses: {
+            '200': json(z.array(StandingRuleSchema)),
+            '403': error('neither approver nor rule-writer'),
+          },
+        },
+        post: {
+          summary:
+            'Accept a trust suggestion ({fromCallId}) or write a rule ({tool, requester, args?}): its calls are approved by policy until it expires (7d by default) or is revoked',
+          security: bearer,
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: schema(NewStandingRuleSchema) } },
+          },
+          responses: {
+            '201': json(StandingRuleSchema, 'created'),
+            '400': error('body invalid, unknown tool or requester (fields named)'),
+            '403': error('not a rule-writer; a manual_only tool; or your own calls'),
+            '409': error('the request carries no trust suggestion'),
+          },
+        },
+      },
+      '/standing-rules/{id}': {
+        delete: {
+          summary: 'Revoke a standing rule: from the next request on, a person decides again',
+          security: bearer,
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: {
+            '200': json(StandingRuleSchema, 'revoked'),
+            '403': error('not a rule-writer'),
+            '404': error('no such rule'),
           },
         },
       },
