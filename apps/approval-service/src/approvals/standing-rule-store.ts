@@ -62,7 +62,7 @@ export class StandingRuleStore {
     await this.redis.hset(this.keys.standingRules, rule.id, JSON.stringify(StandingRuleSchema.parse(rule)));
   }
 
-  /** Removes a rule; false when there was none with that ID. */
+  /** Removes a rule and gives it back; undefined when there was none with that ID (or another revoke won). */
   async revoke(id: string): Promise<StandingRule | undefined> {
     const json = await this.redis.hget(this.keys.standingRules, id);
     if (!json) return undefined;
