@@ -1,6 +1,10 @@
 // Unit specs live beside the code; end-to-end specs (real Redis, real HTTP) live in test/.
 const moduleNameMapper = {
-  '^@countersign/(contracts|authorization|platform)$': '<rootDir>/libs/$1/src',
+  '^@countersign/(contracts|authorization|platform|sdk)$': '<rootDir>/libs/$1/src',
+  // The SDK shares single files of these (built together with it), and has an entry point per framework adapter.
+  '^@countersign/(contracts|authorization|sdk)/(.+)$': '<rootDir>/libs/$1/src/$2',
+  '^@countersign/tool-providers$': '<rootDir>/libs/tool-providers/src',
+  '^@countersign/demo-infra$': '<rootDir>/libs/demo-infra/src',
 };
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],

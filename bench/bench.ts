@@ -1,5 +1,6 @@
 // `npm run bench`: end-to-end benchmarks of Countersign against a real Redis — approval round trips and their
-// bare-BullMQ floor, scale-out over worker processes, Redis memory of parked runs, and auto-tier overhead.
+// bare-BullMQ floor, scale-out over worker processes, Redis memory of parked runs, auto-tier overhead, and the
+// overhead of an auto MCP call through the worker against calling the same MCP server directly.
 // Prints one table and writes bench/results.json. `--quick` is a smoke-sized run. See bench/README.md.
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -9,6 +10,7 @@ import { DEFAULT_QUEUE_PREFIX, tokenSha256 } from '@countersign/contracts';
 import { deletePrefixedKeys, uniquePrefixes, type TestPrefixes } from '../test/support/redis';
 import { autoOverhead } from './phases/auto-overhead';
 import { floor } from './phases/floor';
+import { mcpOverhead } from './phases/mcp-overhead';
 import { parkRuns } from './phases/parked';
 import { roundTrips, type RoundTripResult } from './phases/round-trip';
 import { describeMachine } from './support/measure';
@@ -20,6 +22,7 @@ import {
   type ServiceEnv,
   startApprovalService,
   startFloorWorker,
+  startOpsMcpServer,
   startWorker,
   waitReady,
 } from './support/processes';
@@ -48,12 +51,30 @@ export interface BenchOptions {
 const APPROVER_TOKEN = 'bench-approver-token-0123456789';
 /** alice starts the runs (an operator of the `ops` agent); bench-approver decides them. */
 const REQUESTER_TOKEN = 'bench-requester-token-0123456789';
+/** The workers' machine client, the one caller the ops MCP server lets in. */
+const OPS_MCP_TOKEN = 'bench-agent-worker-token-0123456789';
 const PRINCIPALS_CONFIG = JSON.stringify({
   principals: [
     { id: 'alice', name: 'Bench requester', tokens: [{ sha256: tokenSha256(REQUESTER_TOKEN) }] },
     { id: 'bench-approver', name: 'Bench approver', tokens: [{ sha256: tokenSha256(APPROVER_TOKEN) }] },
+    {
+      id: 'agent-worker',
+      name: 'Bench agent workers',
+      kind: 'machine',
+      tokens: [{ sha256: tokenSha256(OPS_MCP_TOKEN) }],
+    },
   ],
 });
+/**
+ * The bench starts and decides thousands of runs a minute as one principal from one address, far past the defaults
+ * for real use. The limits stay on (each run start and decision is counted, as in production), set far higher.
+ */
+const BENCH_RATE_LIMITS = {
+  RATE_LIMIT_RUN_STARTS: '1000000/1m',
+  RATE_LIMIT_RUN_STARTS_ADDRESS: '1000000/1m',
+  RATE_LIMIT_DECISIONS: '1000000/1m',
+  RATE_LIMIT_DECISIONS_ADDRESS: '1000000/1m',
+};
 const APPROVALS_CONFIG = JSON.stringify({
   groups: [{ id: 'bench', members: ['bench-approver'] }],
   defaultGroup: 'bench',
@@ -106,6 +127,7 @@ async function main(): Promise<void> {
   const redis = new Redis(redisUrl);
   const machine = await describeMachine(redis);
   const main = uniquePrefixes('bench');
+  const mcpPrefixes = uniquePrefixes('bench-mcp');
   let parkedPrefixes = uniquePrefixes('bench-parked');
   const children: Child[] = [];
   const envOf = (p: TestPrefixes): ServiceEnv => ({
@@ -113,8 +135,10 @@ async function main(): Promise<void> {
     QUEUE_PREFIX: p.queuePrefix,
     KEY_PREFIX: p.keyPrefix,
     DECISION_SIGNING_SECRET: 'bench-decision-secret-0123456789',
+    AUDIT_SIGNING_SECRET: 'bench-audit-signing-secret-0123456789abcdef',
     PRINCIPALS_CONFIG,
     LOG_LEVEL: options.logLevel,
+    ...BENCH_RATE_LIMITS,
   });
   // The parked-run phase runs on a redis-server of its own when there is one (see support/private-redis.ts).
   let parkedRedisUrl = redisUrl;
@@ -133,10 +157,11 @@ async function main(): Promise<void> {
     await stopAll(children);
     const deleted =
       (await deletePrefixedKeys(main, redisUrl)) +
+      (await deletePrefixedKeys(mcpPrefixes, redisUrl)) +
       (stopParkedRedis ? 0 : await deletePrefixedKeys(parkedPrefixes, redisUrl));
     await stopParkedRedis?.();
     log(
-      `cleaned up ${deleted.toLocaleString('en-US')} keys under ${main.keyPrefix} and ${parkedPrefixes.keyPrefix}`,
+      `cleaned up ${deleted.toLocaleString('en-US')} keys under ${main.keyPrefix}, ${mcpPrefixes.keyPrefix} and ${parkedPrefixes.keyPrefix}`,
     );
   };
   process.once('SIGINT', () => {
@@ -222,6 +247,32 @@ async function main(): Promise<void> {
       calls: 100,
     });
 
+    // Its own prefixes: a worker of the main prefix would take these runs off the shared queue.
+    log('starting the ops MCP server and a worker whose ops tools come from it (config/agents.json)');
+    const mcpEnv = envOf(mcpPrefixes);
+    const opsServer = spawned(await startOpsMcpServer(mcpEnv));
+    await allHealthy([opsServer]);
+    const opsServerUrl = `${opsServer.url}/mcp`;
+    const mcpWorker = spawned(
+      await startWorker('mcp', mcpEnv, {
+        concurrency: options.workerConcurrency,
+        agentsConfig: 'config/agents.json',
+        extraEnv: { OPS_MCP_URL: opsServerUrl, OPS_MCP_TOKEN },
+      }),
+    );
+    await allHealthy([mcpWorker]);
+    const mcp = await mcpOverhead({
+      worker: mcpWorker,
+      opsServerUrl,
+      opsServerToken: OPS_MCP_TOKEN,
+      redisUrl,
+      keyPrefix: mcpEnv.KEY_PREFIX,
+      requesterToken: REQUESTER_TOKEN,
+      repeats: options.autoRepeats,
+      calls: 100,
+    });
+    await stopAll([mcpWorker, opsServer]);
+
     const scaleOut: { workers: number; result: RoundTripResult }[] = [];
     for (const count of options.workerCounts) {
       if (count === 1) {
@@ -288,11 +339,12 @@ async function main(): Promise<void> {
       options: { ...options, out: undefined },
       roundTrip: countersign,
       floor: floorResult,
-      ...verdicts(pairs, parked),
+      ...verdicts(pairs, parked, mcp),
       pairs: pairs.map(summarizePair),
       scaleOut: scaleOut.map((s) => ({ workers: s.workers, ...s.result })),
       parked: { ...parked, measuredOn: parkedOn },
       autoOverhead: auto,
+      mcpOverhead: mcp,
       definitions: {
         decisionToExecution:
           'from the moment the approver stand-in starts sending its decision (HTTP POST for Countersign, queue add ' +
@@ -302,6 +354,9 @@ async function main(): Promise<void> {
         throughput: 'runs / (last run finished − first run started)',
         parked:
           'INFO used_memory after − before, over the runs; completed start jobs (BullMQ retention) cleaned first',
+        mcpOverhead:
+          '(run with N auto MCP calls − run with none) / N through a worker on config/agents.json, minus the same ' +
+          'tool of the same ops MCP server called N times by an MCP client of the bench, same concurrency (4)',
       },
     };
     writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);

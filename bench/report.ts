@@ -1,4 +1,4 @@
-// Targets of issue #6 and the one summary table the bench prints.
+// Targets of issue #6 (and the MCP overhead target of issue 14) and the one summary table the bench prints.
 import type { AutoOverheadResult } from './phases/auto-overhead';
 import type { FloorResult } from './phases/floor';
 import type { ParkedResult } from './phases/parked';
@@ -9,6 +9,7 @@ export const TARGETS = {
   throughputVsFloor: 0.5,
   p99VsFloor: 2,
   bytesPerParkedRun: 2048,
+  mcpOverheadMs: 1,
 };
 
 export interface Target {
@@ -50,7 +51,7 @@ export function summarizePair(p: Pair) {
 }
 
 /** Targets judged on the median ratios over the pairs. */
-export function verdicts(pairs: Pair[], parked: ParkedResult) {
+export function verdicts(pairs: Pair[], parked: ParkedResult, mcp: AutoOverheadResult) {
   const throughputRatio = median(pairs.map(throughputRatioOf));
   const p99Ratio = median(pairs.map(p99RatioOf));
   const targets: Record<string, Target> = {
@@ -69,6 +70,11 @@ export function verdicts(pairs: Pair[], parked: ParkedResult) {
       measured: `${Math.round(parked.infoBytesPerRun)} B`,
       pass: parked.infoBytesPerRun < TARGETS.bytesPerParkedRun,
     },
+    mcpOverhead: {
+      target: `< ${TARGETS.mcpOverheadMs} ms per auto MCP call above calling the server directly`,
+      measured: `${mcp.overheadPerCallMs.toFixed(2)} ms`,
+      pass: mcp.overheadPerCallMs < TARGETS.mcpOverheadMs,
+    },
   };
   return { ratios: { throughput: throughputRatio, p99: p99Ratio }, targets };
 }
@@ -85,6 +91,7 @@ interface Printable {
   scaleOut: { workers: number; runsPerSecond: number; decisionToExecution: { p99Ms: number } }[];
   parked: ParkedResult & { measuredOn: { redis: string; composeSettings?: string[] } };
   autoOverhead: AutoOverheadResult;
+  mcpOverhead: AutoOverheadResult;
 }
 
 const ms = (v: number) => `${v.toFixed(2)} ms`;
@@ -184,6 +191,21 @@ export function printTable(r: Printable): void {
       '  overhead per auto call',
       `${ms(r.autoOverhead.overheadPerCallMs)}/call`,
       `median of ${r.autoOverhead.repeats}`,
+    ],
+    [
+      `auto MCP tool: ${r.mcpOverhead.calls} calls through the worker`,
+      `${ms(r.mcpOverhead.perCallThroughWorkerMs)}/call`,
+      `run ${ms(r.mcpOverhead.runWithCallsMs)} − empty run ${ms(r.mcpOverhead.emptyRunMs)}`,
+    ],
+    [
+      '  same MCP server called directly',
+      `${ms(r.mcpOverhead.directPerCallMs)}/call`,
+      'an MCP client of the bench',
+    ],
+    [
+      '  overhead per auto MCP call',
+      `${ms(r.mcpOverhead.overheadPerCallMs)}/call`,
+      `${verdict(r.targets.mcpOverhead)} (< ${TARGETS.mcpOverheadMs} ms); median of ${r.mcpOverhead.repeats}`,
     ],
   ];
   const w0 = Math.max(...rows.map((row) => row[0].length));

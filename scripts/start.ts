@@ -50,6 +50,7 @@ async function main(): Promise<void> {
       'Countersign is running with development defaults (not for production):',
       `  agent worker      ${worker.url}   POST /runs, GET /runs/:id, GET /runs/:id/events, GET /demo/infra`,
       `  approval service  ${approval.url}   /inbox, /approvals, /audit, /docs`,
+      `  ops MCP server    ${services.ops.url}   the ops agent's tools (the worker calls them over MCP)`,
       `  Redis             ${redis.url}${redis.started ? ' (started for this session: its data goes when you stop)' : ''}, key prefix ${serviceEnv.KEY_PREFIX ?? 'countersign'}`,
       `  mail              ${services.catcher ? 'caught locally: each approval email and its link is printed here' : `sent through ${serviceEnv.SMTP_URL ?? serviceEnv.SMTP_HOST}`}`,
       devSecrets.length

@@ -41,7 +41,7 @@ describe('agent worker: context, edited arguments and manual steps', () => {
       preview: 'payments: 2 → 5 replicas',
     });
     // Not in the queued message: the description and schema are in the catalog, once per definition.
-    const job = await h.requests.getJob('ctx-1');
+    const job = await h.requests.getJob(request!.requestId);
     expect(JSON.stringify(job?.data)).not.toContain('Sets the number of replicas');
     const tools = await new ToolCatalog(h.redis, h.prefixes.keyPrefix).get([request!.toolDefinitionHash]);
     expect(tools.get(request!.toolDefinitionHash)).toMatchObject({
@@ -82,9 +82,9 @@ describe('agent worker: context, edited arguments and manual steps', () => {
       args: { service: 'web', replicas: 3 },
       requestedArgs: { service: 'web', replicas: 9 },
     });
-    // What became of it, for approvers' history.
-    const results = await new DecidedCallResults(h.redis, h.prefixes.keyPrefix).read(['edit-1']);
-    expect(results.get('edit-1')).toMatchObject({
+    // What became of it, for approvers' history (by request: a call ID may be reused).
+    const results = await new DecidedCallResults(h.redis, h.prefixes.keyPrefix).read([call.requestId!]);
+    expect(results.get(call.requestId!)).toMatchObject({
       outcome: 'executed',
       editedArgs: { service: 'web', replicas: 3 },
     });
@@ -127,7 +127,9 @@ describe('agent worker: context, edited arguments and manual steps', () => {
     expect((await waitFor(() => h.approvalRequest('man-1'), 'the notice'))?.context?.preview).toBe(
       'scratch: 10 GB and all its data',
     );
+    const notice = await waitFor(() => h.approvalRequest('man-1'), 'the notice');
     const done: ManualStepDone = {
+      requestId: notice!.requestId,
       callId: 'man-1',
       runId,
       toolName: 'delete_volume',
@@ -142,7 +144,7 @@ describe('agent worker: context, edited arguments and manual steps', () => {
     );
     expect(await h.settled(forged)).toBe('failed');
     const job = await h.decisions.add(JobName.ManualStepDone, withSignature({ ...done }, TEST_SECRET), {
-      jobId: jobIds.manualStepDone('man-1'),
+      jobId: jobIds.manualStepDone(done.requestId),
     });
     expect(await h.settled(job)).toBe('completed');
     await waitFor(async () => (await h.auditTypes(runId)).includes('manual_step.noted'), 'noted');
@@ -153,8 +155,7 @@ describe('agent worker: context, edited arguments and manual steps', () => {
     expect(notes).toEqual([
       {
         role: 'user',
-        content:
-          '[Countersign: manual step man-1 done] A person did the manual step delete_volume {"volume":"scratch"} that you could not run (marked done by bob: "snapshot first").',
+        content: `[Countersign: manual step man-1 done (request ${done.requestId})] A person did the manual step delete_volume {"volume":"scratch"} that you could not run (marked done by bob: "snapshot first").`,
       },
     ]);
     expect(JSON.stringify(view.messages)).not.toContain('mallory');

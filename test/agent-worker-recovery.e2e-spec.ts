@@ -20,7 +20,7 @@ const REPO = join(__dirname, '..');
 
 /** The repo's agents config with the `ops` agent's simulated infrastructure changed. */
 function agentsConfigWith(infra: { restartMs?: number; maxReplicas?: number }): string {
-  const config = JSON.parse(readFileSync(join(REPO, 'config/agents.json'), 'utf8'));
+  const config = JSON.parse(readFileSync(join(REPO, 'test/support/agents.json'), 'utf8'));
   config.agents.ops.infra = { ...config.agents.ops.infra, ...infra };
   const file = join(mkdtempSync(join(tmpdir(), 'cs-agents-')), 'agents.json');
   writeFileSync(file, JSON.stringify(config));
@@ -92,10 +92,10 @@ describe('agent worker recovery', () => {
     );
     expect((await h.run(deployed.url, runId)).status).toBe('awaiting_confirmation');
 
-    // A decision on the old attempt no longer counts; one on the new attempt runs it.
+    // A decision on the old attempt no longer counts; one on the new attempt's request runs it.
     await h.settled(await h.publishDecision(h.decision(runId, call, 'approve')));
     expect((await h.run(deployed.url, runId)).status).toBe('awaiting_confirmation');
-    await h.publishDecision(h.decision(runId, call, 'approve', { attempt: 1 }));
+    await h.publishDecision(h.decision(runId, call, 'approve', { attempt: 1, requestId: again.requestId }));
     await h.waitForStatus(deployed.url, runId, 'completed');
     expect((await h.infra(deployed.url)).services.find((s) => s.name === 'api')!.replicas).toBe(5);
     await deployed.close();
@@ -157,6 +157,7 @@ describe('agent worker recovery', () => {
     const types = await h.auditTypes(runId);
     expect(types).not.toContain('tool.interrupted');
     expect(types.filter((t) => t === 'tool.executed')).toHaveLength(1);
+    expect(types.filter((t) => t === 'tool.started')).toHaveLength(1);
     // Resumed by the first processing, then once after the wait; the receipt audited per delivery, not per wait.
     expect(types.filter((t) => t === 'run.resumed')).toHaveLength(2);
     expect(types.filter((t) => t === 'decision.received')).toHaveLength(2);
@@ -299,7 +300,7 @@ describe('agent worker recovery', () => {
       expect(await h.restarts(rescuer.url, 'api')).toBe(before + 1); // the killed attempt, and nothing more
       expect((await h.run(rescuer.url, runId)).pending.map((p) => p.callId)).toEqual([call.callId]);
 
-      await h.publishDecision(h.decision(runId, call, 'approve', { attempt: 1 }));
+      await h.publishDecision(h.decision(runId, call, 'approve', { attempt: 1, requestId: again.requestId }));
       await h.waitForStatus(rescuer.url, runId, 'completed');
       expect(await h.restarts(rescuer.url, 'api')).toBe(before + 2);
       await rescuer.close();

@@ -41,9 +41,12 @@ const pending = (id: string, i: number): FrontierCall => ({
     defHash: 'b'.repeat(64),
     attempt: 0,
     reason: 'confirmation_required',
+    rq: `rq-${id}`,
     i,
   },
 });
+/** The request a decision answers: by default the one `pending(callId)` waits for. */
+const req = (callId: string, attempt = 0, requestId = `rq-${callId}`) => ({ callId, requestId, attempt });
 
 async function parkedRun(runId: string, calls: FrontierCall[]) {
   await sut.claimRun({ runId, agent: 'ops', userId: 'alice', scopes: [], messages: [] }, starter);
@@ -53,12 +56,12 @@ async function parkedRun(runId: string, calls: FrontierCall[]) {
 describe('run store scripts', () => {
   it('resumes only when the last call of the frontier is decided, for exactly one of two racing jobs', async () => {
     await parkedRun('r1', [pending('c1', 0), pending('c2', 1)]);
-    expect(await sut.applyDecision('r1', 'c1', 0, approve, { jobId: 'd1', token: 'x' })).toEqual({
+    expect(await sut.applyDecision('r1', req('c1', 0), approve, { jobId: 'd1', token: 'x' })).toEqual({
       kind: 'recorded',
     });
     const race = await Promise.all([
-      sut.applyDecision('r1', 'c2', 0, approve, { jobId: 'd2', token: 'x' }),
-      sut.applyDecision('r1', 'c2', 0, approve, { jobId: 'd3', token: 'x' }),
+      sut.applyDecision('r1', req('c2', 0), approve, { jobId: 'd2', token: 'x' }),
+      sut.applyDecision('r1', req('c2', 0), approve, { jobId: 'd3', token: 'x' }),
     ]);
     expect(race.map((r) => r.kind).sort()).toEqual(['duplicate', 'resume']);
   });
@@ -66,12 +69,47 @@ describe('run store scripts', () => {
   it('lets a redelivered job take its run over and locks the previous processing out', async () => {
     await parkedRun('r2', [pending('c1', 0)]);
     const first = { jobId: 'd1', token: 'first' };
-    expect((await sut.applyDecision('r2', 'c1', 0, approve, first)).kind).toBe('resume');
+    expect((await sut.applyDecision('r2', req('c1', 0), approve, first)).kind).toBe('resume');
     const redelivered = { jobId: 'd1', token: 'second' };
-    expect((await sut.applyDecision('r2', 'c1', 0, approve, redelivered)).kind).toBe('takeover');
+    expect((await sut.applyDecision('r2', req('c1', 0), approve, redelivered)).kind).toBe('takeover');
     await expect(sut.startCall('r2', first, 'c1', 'x1')).rejects.toBeInstanceOf(OwnershipLostError);
     await sut.startCall('r2', redelivered, 'c1', 'x2');
     await expect(sut.startCall('r2', redelivered, 'c1', 'x3')).rejects.toBeInstanceOf(WrongCallStateError);
+  });
+
+  it('hands a redelivered decision job that parked the run again the run to republish, and records nothing', async () => {
+    await parkedRun('r5', [pending('c1', 0)]);
+    const resumer = { jobId: 'decision-rq-c1', token: 'first' };
+    expect((await sut.applyDecision('r5', req('c1'), approve, resumer)).kind).toBe('resume');
+    // The next turn reuses the call ID: a new call, waiting for a request of its own.
+    const next = { ...pending('c1', 0), body: { ...pending('c1', 0).body, rq: 'rq-turn-2' } };
+    await sut.parkRun('r5', resumer, [], [next]);
+
+    const again = await sut.applyDecision('r5', req('c1'), approve, { ...resumer, token: 'second' });
+    expect(again.kind).toBe('republish');
+    expect(again.kind === 'republish' && again.run.frontier).toEqual([next]);
+    // Any other job with the earlier request's decision (a replay) finds the call waiting for another request.
+    expect(await sut.applyDecision('r5', req('c1'), approve, { jobId: 'replayed', token: 'x' })).toEqual({
+      kind: 'request_mismatch',
+      pendingRequestId: 'rq-turn-2',
+    });
+    expect((await sut.load('r5'))!.frontier).toEqual([next]);
+  });
+
+  it('indexes parked calls whose request is not published yet, and drops them once it is', async () => {
+    const entries = [
+      { runId: 'u1', callId: 'c1', requestId: 'rq-1' },
+      { runId: 'u1', callId: 'c2', requestId: 'rq-2' },
+    ];
+    await sut.markUnpublished(entries, 1_000);
+    await sut.markUnpublished([entries[0]], 5_000); // noted again (a retried park): keeps its first time
+    expect(await sut.unpublishedBefore(1_000, 10)).toEqual(['u1|c1|rq-1', 'u1|c2|rq-2']);
+    expect(await sut.unpublishedBefore(999, 10)).toEqual([]);
+    expect(await sut.countUnpublishedBefore(1_000)).toBe(2);
+    await sut.markPublished([entries[0]]);
+    expect(await sut.unpublishedBefore(1_000, 10)).toEqual(['u1|c2|rq-2']);
+    await sut.dropUnpublished(['u1|c2|rq-2']);
+    expect(await sut.countUnpublishedBefore(Number.MAX_SAFE_INTEGER)).toBe(0);
   });
 
   describe('a call executing when its run is taken over', () => {
@@ -82,9 +120,9 @@ describe('run store scripts', () => {
     /** Approved, claimed for execution by `first`, then its decision job redelivered (takeover). */
     async function executingThenTakenOver(runId: string): Promise<void> {
       await parkedRun(runId, [pending('c1', 0)]);
-      await sut.applyDecision(runId, 'c1', 0, approve, first);
+      await sut.applyDecision(runId, req('c1', 0), approve, first);
       await sut.startCall(runId, first, 'c1', 'exec-1');
-      expect((await sut.applyDecision(runId, 'c1', 0, approve, redelivered)).kind).toBe('takeover');
+      expect((await sut.applyDecision(runId, req('c1', 0), approve, redelivered)).kind).toBe('takeover');
     }
     const reask = { ...pending('c1', 0).body, attempt: 1, reason: 'interrupted' as const };
 
@@ -137,7 +175,7 @@ describe('run store scripts', () => {
 
   it('fails a run for a job that failed for good only while a processing of that job owns it', async () => {
     await parkedRun('f1', [pending('c1', 0)]);
-    await sut.applyDecision('f1', 'c1', 0, approve, { jobId: 'd1', token: 'x' });
+    await sut.applyDecision('f1', req('c1', 0), approve, { jobId: 'd1', token: 'x' });
     const end = { status: 'failed' as const, error: 'stalled' };
     expect(await sut.finishRun('f1', { jobId: 'd2' }, end)).toBe(false);
     expect(await sut.finishRun('f1', { jobId: 'd' }, end)).toBe(false); // a prefix of the owner's job ID is not it
@@ -146,28 +184,26 @@ describe('run store scripts', () => {
   });
 
   it.each([
-    ['an unknown call', 'nope', 0, FP, 'call_not_in_frontier'],
-    ['another attempt', 'c1', 1, FP, 'stale_attempt'],
-    ['another fingerprint', 'c1', 0, 'c'.repeat(64), 'fingerprint_mismatch'],
-  ])('leaves the call pending for %s', async (_what, callId, attempt, fingerprint, kind) => {
+    ['an unknown call', req('nope'), FP, 'call_not_in_frontier'],
+    ['another attempt', req('c1', 1), FP, 'stale_attempt'],
+    [
+      'another request of the same call ID (an earlier turn, another run)',
+      req('c1', 0, 'rq-other'),
+      FP,
+      'request_mismatch',
+    ],
+    ['another fingerprint', req('c1'), 'c'.repeat(64), 'fingerprint_mismatch'],
+  ])('leaves the call pending for %s', async (_what, request, fingerprint, kind) => {
     const runId = `r3-${kind}`;
     await parkedRun(runId, [pending('c1', 0)]);
     expect(
-      (
-        await sut.applyDecision(
-          runId,
-          callId,
-          attempt,
-          { ...approve, fingerprint },
-          { jobId: 'd', token: 'x' },
-        )
-      ).kind,
+      (await sut.applyDecision(runId, request, { ...approve, fingerprint }, { jobId: 'd', token: 'x' })).kind,
     ).toBe(kind);
     expect((await sut.load(runId))!.frontier[0].state).toBe('pending');
   });
 
   it('ignores a decision for a run that does not exist', async () => {
-    expect((await sut.applyDecision('ghost', 'c1', 0, approve, { jobId: 'd', token: 'x' })).kind).toBe(
+    expect((await sut.applyDecision('ghost', req('c1', 0), approve, { jobId: 'd', token: 'x' })).kind).toBe(
       'run_not_found',
     );
   });

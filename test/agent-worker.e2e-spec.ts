@@ -394,12 +394,14 @@ describe('agent worker', () => {
       status: 'ok',
       redis: 'up',
       queues: 'running',
+      parkedCallsWithoutRequest: 0,
     });
     const text = await (await fetch(`${url}/metrics`, { headers: bearer('scraper') })).text();
     expect(text).toMatch(/countersign_runs_resumed_total [1-9]/);
     expect(text).toContain('countersign_decision_to_resume_seconds_bucket');
     expect(text).toMatch(/countersign_tool_calls_total\{outcome="executed"\} [1-9]/);
     expect(text).toContain('nodejs_eventloop_lag_p99_seconds');
+    expect(text).toMatch(/^countersign_parked_calls_without_request 0$/m);
   });
 });
 

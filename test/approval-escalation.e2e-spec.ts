@@ -96,13 +96,13 @@ afterAll(async () => {
 
 // ---- helpers -------------------------------------------------------------------------------------------
 
-async function clickInSlack(callId: string, userId: string, channelId: string) {
+async function clickInSlack(requestId: string, userId: string, channelId: string) {
   const body = new URLSearchParams({
     payload: JSON.stringify({
       type: 'block_actions',
       user: { id: userId },
       channel: { id: channelId },
-      actions: [{ action_id: 'countersign_approve', value: `${callId}|0` }],
+      actions: [{ action_id: 'countersign_approve', value: `${requestId}|0` }],
     }),
   }).toString();
   const timestamp = String(Math.floor(Date.now() / 1000));
@@ -142,8 +142,8 @@ const postedTo = (callId: string, channel: string) =>
 const mailTo = (who: string, needle: string) =>
   waitFor(() => smtp.to(`${who}@example.test`, needle)[0], `mail to ${who} containing ${needle}`);
 
-const timerDueAt = (kind: TimerKind, callId: string) =>
-  service.app.get(DueTimers).dueAt({ kind, callId, attempt: 0 });
+const timerDueAt = (kind: TimerKind, requestId: string) =>
+  service.app.get(DueTimers).dueAt({ kind, requestId, attempt: 0 });
 
 /** Every notification job has run (none waiting, active or delayed): only then is "not sent" a fact. */
 async function notificationsDrained(): Promise<void> {
@@ -171,13 +171,13 @@ describe('escalation', () => {
     const request: ApprovalRequest = await queues.submit(
       approvalRequest({ toolName: 'scale_service', args: { service: 'web', replicas: 6, ticket: 'ESC-1' } }),
     );
-    const { callId } = request;
+    const { callId, requestId } = request;
 
     // Before escalation: ops is told, leads is not, and frank (leads only) may neither see nor decide.
     await postedTo(callId, '#ops');
     await mailTo('bob', '"ticket": "ESC-1"');
     expect(await api('GET', `/approvals/${callId}`, 'frank')).toMatchObject({ status: 404 });
-    expect(await clickInSlack(callId, 'U_FRANK', 'C-ops')).toEqual({
+    expect(await clickInSlack(requestId, 'U_FRANK', 'C-ops')).toEqual({
       status: 200,
       json: { ok: false, error: 'you are not an approver for this request' },
     });
@@ -205,22 +205,22 @@ describe('escalation', () => {
       async () => (await auditTypes(callId)).find((e) => e.type === 'request.escalated'),
       'request.escalated audited',
     );
-    expect(escalated.detail).toEqual({ groups: ['leads'] });
+    expect(escalated.detail).toEqual({ groups: ['leads'], requestId });
 
     // The escalation timer is done; a retried run of it (its first run failed after the script ran) notifies
     // again, idempotently, but the escalation is audited once.
     await waitFor(
-      async () => (await timerDueAt('escalate', callId)) === undefined,
+      async () => (await timerDueAt('escalate', requestId)) === undefined,
       'escalation timer removed',
     );
-    expect(await service.app.get(ApprovalsService).escalate(callId, 0)).toBe('done');
+    expect(await service.app.get(ApprovalsService).escalate(requestId, 0)).toBe('done');
     expect((await auditTypes(callId)).filter((e) => e.type === 'request.escalated')).toHaveLength(1);
     expect((await api('GET', `/approvals/${callId}`, 'frank')).json).toMatchObject({
       status: 'pending',
       groups: ['ops', 'leads'],
     });
 
-    expect(await clickInSlack(callId, 'U_FRANK', 'C-leads')).toEqual({
+    expect(await clickInSlack(requestId, 'U_FRANK', 'C-leads')).toEqual({
       status: 200,
       json: { ok: true, status: 'decided' },
     });
@@ -242,11 +242,11 @@ describe('escalation', () => {
         `Slack message in ${channel} shows the outcome`,
       );
     }
-    await waitFor(async () => (await timerDueAt('expire', callId)) === undefined, 'expiry timer removed');
+    await waitFor(async () => (await timerDueAt('expire', requestId)) === undefined, 'expiry timer removed');
   });
 
   it('does not escalate a request that was decided before the delay', async () => {
-    const { callId, requestedAt } = await queues.submit(
+    const { callId, requestId, requestedAt } = await queues.submit(
       approvalRequest({ toolName: 'scale_service', args: { service: 'search', ticket: 'ESC-2' } }),
     );
     await postedTo(callId, '#ops');
@@ -258,8 +258,8 @@ describe('escalation', () => {
     // The decision removes both timers; past the escalation delay nothing was escalated or sent to leads.
     await waitFor(
       async () =>
-        (await timerDueAt('escalate', callId)) === undefined &&
-        (await timerDueAt('expire', callId)) === undefined,
+        (await timerDueAt('escalate', requestId)) === undefined &&
+        (await timerDueAt('expire', requestId)) === undefined,
       'escalation and expiry timers removed',
     );
     await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(requestedAt) + 2_500 - Date.now())));
@@ -289,7 +289,7 @@ describe('escalation', () => {
     // The expiry mail does not name the call, so count them: other tests expire purge_cache requests too.
     const expiries = (who: string) => smtp.to(`${who}@example.test`, 'Expired: purge_cache').length;
     const before = { bob: expiries('bob'), frank: expiries('frank') };
-    const { callId } = await queues.submit(
+    const { callId, requestId } = await queues.submit(
       approvalRequest({ toolName: 'purge_cache', args: { prefix: 'css/', ticket: 'ESC-5' } }),
     );
     await Promise.all([mailTo('bob', '"ticket": "ESC-5"'), mailTo('frank', '"ticket": "ESC-5"')]);
@@ -297,7 +297,8 @@ describe('escalation', () => {
     const redis = new Redis(TEST_REDIS_URL);
     try {
       await waitFor(
-        async () => (await redis.hdel(approvalKeys(prefixes.keyPrefix).call(callId), 'emailed:frank')) === 1,
+        async () =>
+          (await redis.hdel(approvalKeys(prefixes.keyPrefix).request(requestId), 'emailed:frank')) === 1,
         "frank's email recorded",
       );
     } finally {
@@ -306,7 +307,7 @@ describe('escalation', () => {
 
     await queues.waitForDecision(callId);
     await waitFor(() => expiries('bob') === before.bob + 1, 'the expiry emailed to bob');
-    await waitFor(async () => (await timerDueAt('expire', callId)) === undefined, 'expiry published');
+    await waitFor(async () => (await timerDueAt('expire', requestId)) === undefined, 'expiry published');
     await notificationsDrained();
     expect(expiries('frank')).toBe(before.frank);
   });
@@ -315,7 +316,7 @@ describe('escalation', () => {
     const request = await queues.submit(
       approvalRequest({ toolName: 'purge_cache', args: { prefix: 'img/', ticket: 'ESC-3' } }),
     );
-    const { callId } = request;
+    const { callId, requestId } = request;
     const shown = await Promise.all([postedTo(callId, '#ops'), postedTo(callId, '#leads')]);
     await Promise.all([mailTo('bob', '"ticket": "ESC-3"'), mailTo('frank', '"ticket": "ESC-3"')]);
 
@@ -343,8 +344,8 @@ describe('escalation', () => {
     expect((await api('GET', `/approvals/${callId}`, 'frank')).json).toMatchObject({ status: 'expired' });
     await waitFor(
       async () =>
-        (await timerDueAt('escalate', callId)) === undefined &&
-        (await timerDueAt('expire', callId)) === undefined,
+        (await timerDueAt('escalate', requestId)) === undefined &&
+        (await timerDueAt('expire', requestId)) === undefined,
       'timers removed once the expiry is published',
     );
   });

@@ -58,7 +58,7 @@ async function get(path: string, as = 'bob') {
 }
 
 interface Walk {
-  /** Call IDs of each page, in order. */
+  /** Request IDs of each page, in order (the lists hold request IDs). */
   pages: string[][];
   /** The Link header of each page (null on the last). */
   links: (string | null)[];
@@ -70,7 +70,7 @@ async function walk(path: string, between?: (page: number) => Promise<void>, as 
   for (let next: string | undefined = path; next;) {
     const page = await get(next, as);
     expect(page.status).toBe(200);
-    result.pages.push((page.json as ApprovalView[]).map((v) => v.request.callId));
+    result.pages.push((page.json as ApprovalView[]).map((v) => v.request.requestId));
     result.links.push(page.link);
     next = page.link ? /^<(\/approvals\?[^>]+)>; rel="next"$/.exec(page.link)?.[1] : undefined;
     if (page.link) expect(next).toBeDefined(); // a Link header always has this form
@@ -80,20 +80,20 @@ async function walk(path: string, between?: (page: number) => Promise<void>, as 
   return result;
 }
 
-/** Submits requests one after the other (so they are created in this order) and waits until each is listed. */
+/** Submits requests one after the other (so they are created in this order), waits until each is listed; their IDs. */
 async function submit(count: number, over: Partial<ApprovalRequest> = {}): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
     const request = await queues.submit(approvalRequest({ args: { n: i }, ...over }));
     const as = over.toolName === 'pay_invoice' ? 'eve' : 'bob';
     await waitFor(async () => (await get(`/approvals/${request.callId}`, as)).status === 200, 'stored');
-    ids.push(request.callId);
+    ids.push(request.requestId);
   }
   return ids;
 }
 
-const approve = async (callId: string) => {
-  const res = await fetch(`${service.url}/approvals/${callId}/decisions`, {
+const approve = async (requestId: string) => {
+  const res = await fetch(`${service.url}/approvals/${requestId}/decisions`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${token('bob')}`, 'Content-Type': 'application/json' },
     body: JSON.stringify({ decision: 'approve' }),
@@ -101,7 +101,7 @@ const approve = async (callId: string) => {
   expect(res.status).toBe(200);
 };
 
-/** What Redis holds in a list, in its own order (score, then call ID byte by byte). */
+/** What Redis holds in a list, in its own order (score, then request ID byte by byte). */
 const inRedis = (key: string) => redis.zrange(key, 0, -1);
 
 /** Stores a request directly, created at `now` (the score of the pending list). */
@@ -180,18 +180,19 @@ it('returns a request created during the walk once, at the end of its list', asy
   expect(result.pages.flat()).toEqual([...ids, ...late]);
 });
 
-it('pages through entries of equal score in call ID order (byte by byte), also when the cursor entry is gone', async () => {
+it('pages through entries of equal score in request ID order (byte by byte), also when the cursor entry is gone', async () => {
   const t = Date.now();
   // Byte order: '-' (45) < '.' (46) < digits < upper case < '_' (95) < lower case.
   const tied = ['tie-b', 'tie.a', 'tie_A', 'tie-B', 'tieZ', 'tie-a', 'tie9', 'tiea'];
   await storeAt(t - 1000, 'early');
   for (const id of tied) await storeAt(t, id);
   await storeAt(t + 1000, 'late');
+  // Their request IDs are `rq-<call ID>` (approvalRequest): the same order.
   const expected = [
     'early',
     ...[...tied].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))),
     'late',
-  ];
+  ].map((id) => `rq-${id}`);
   expect(await inRedis(store().keys.pending)).toEqual(expected);
 
   const result = await walk('/approvals?status=pending&limit=2', async (page) => {
@@ -220,7 +221,7 @@ it('reads at most `limit` entries per page; requests of other groups are left ou
 it('removes from its list an entry whose hash aged out, and skips it', async () => {
   await submit(3);
   const ids = await inRedis(store().keys.pending);
-  await redis.del(store().keys.call(ids[1]));
+  await redis.del(store().keys.request(ids[1]));
   const result = await walk('/approvals?status=pending&limit=2');
   expect(result.pages).toEqual([[ids[0]], [ids[2]]]);
   expect(await inRedis(store().keys.pending)).toEqual([ids[0], ids[2]]);
@@ -244,7 +245,7 @@ describe('answers 400 naming the field', () => {
     // A cursor of another list would skip entries of this one.
     [
       'a cursor of another list than the status asked for',
-      'status=pending&cursor=' + encodeApprovalCursor({ status: 'decided', score: '12', callId: 'c' }),
+      'status=pending&cursor=' + encodeApprovalCursor({ status: 'decided', score: '12', requestId: 'c' }),
       'cursor',
     ],
   ])('%s', async (_, query, field) => {
@@ -257,13 +258,13 @@ describe('answers 400 naming the field', () => {
   it('but takes any well-formed cursor as a position (it grants nothing)', async () => {
     await storeAt(1_000, 'call-1');
     await storeAt(2_000, 'call-2');
-    const after = encodeApprovalCursor({ status: 'pending', score: '1000', callId: 'call-1' });
+    const after = encodeApprovalCursor({ status: 'pending', score: '1000', requestId: 'rq-call-1' });
     const res = await get(`/approvals?status=pending&cursor=${after}`);
     expect([res.status, res.json.map((v: ApprovalView) => v.request.callId)]).toEqual([200, ['call-2']]);
   });
 });
 
-it('bounds what the inbox reads, and says how many are waiting in all', async () => {
+it('bounds what the inbox reads to the oldest and the newest, and says how many wait in between', async () => {
   const t = Date.now() - 60_000;
   await Promise.all(
     Array.from({ length: 502 }, (_, i) => storeAt(t + i, `bulk-${String(i).padStart(3, '0')}`)),
@@ -273,10 +274,15 @@ it('bounds what the inbox reads, and says how many are waiting in all', async ()
   });
   const html = await res.text();
   expect(res.status).toBe(200);
-  expect(html).toContain('Showing the oldest 500 of 502 pending requests');
+  expect(html).toContain('Showing the oldest 250 and the newest 250 of 502 pending requests');
   expect(html.match(/data-call-id=/g)).toHaveLength(500);
-  expect(html).toContain('data-call-id="bulk-499"');
-  expect(html).not.toContain('data-call-id="bulk-500"');
+  for (const shown of ['bulk-000', 'bulk-249', 'bulk-252', 'bulk-501'])
+    expect(html).toContain(`data-call-id="${shown}"`);
+  for (const hidden of ['bulk-250', 'bulk-251']) expect(html).not.toContain(`data-call-id="${hidden}"`);
+  // The gap is shown where it is: after the oldest, before the newest.
+  const gap = html.indexOf('2 more pending requests in between');
+  expect(gap).toBeGreaterThan(html.indexOf('data-call-id="bulk-249"'));
+  expect(gap).toBeLessThan(html.indexOf('data-call-id="bulk-252"'));
 });
 
 it('documents limit, cursor and the Link header in the OpenAPI document', async () => {

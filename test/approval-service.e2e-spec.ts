@@ -5,6 +5,7 @@ import { fingerprint, verifyPayloadSignature } from '@countersign/authorization'
 import {
   ApprovalServiceQueueName,
   approvalServiceJobIds,
+  jobIds,
   SignedDecisionSchema,
   type ApprovalRequest,
 } from '@countersign/contracts';
@@ -69,6 +70,8 @@ beforeAll(async () => {
     SMTP_URL: smtpUrl,
     NOTIFY_ATTEMPTS: '20',
     NOTIFY_BACKOFF: '50ms',
+    DECISION_ATTEMPTS: '7',
+    DECISION_BACKOFF: '250ms',
     // Sweep often, and take over an unpublished decision or a dead sweep's timers after 2 s, not 30.
     TIMER_SWEEP_MS: '50',
     TIMER_LEASE_MS: '2000',
@@ -91,12 +94,13 @@ afterAll(async () => {
 
 // ---- helpers -------------------------------------------------------------------------------------------
 
-function slackBody(callId: string, userId: string, action: 'approve' | 'deny', attempt = 0): string {
+/** A click on a button of the request's Slack message: its value names the request and attempt. */
+function slackBody(requestId: string, userId: string, action: 'approve' | 'deny', attempt = 0): string {
   const payload = {
     type: 'block_actions',
     user: { id: userId },
     channel: { id: 'C-ops' },
-    actions: [{ action_id: `countersign_${action}`, value: `${callId}|${attempt}` }],
+    actions: [{ action_id: `countersign_${action}`, value: `${requestId}|${attempt}` }],
   };
   return new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
 }
@@ -123,10 +127,16 @@ async function postSlack(
   };
 }
 
+/** As an approver of this file (its own token), a default test principal (auditor, scraper, …), or no one. */
 async function api(method: string, path: string, as: string | undefined, body?: unknown) {
+  const credential = approvers.some((a) => a.id === as)
+    ? { Authorization: `Bearer ${token(as!)}` }
+    : as
+      ? bearer(as)
+      : {};
   const res = await fetch(`${service.url}${path}`, {
     method,
-    headers: { ...(as ? { Authorization: `Bearer ${token(as)}` } : {}), 'Content-Type': 'application/json' },
+    headers: { ...credential, 'Content-Type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -162,12 +172,12 @@ async function submitAndShow(over: Partial<ApprovalRequest> = {}) {
 
 const store = () => service.app.get(ApprovalStore);
 const dueTimers = () => service.app.get(DueTimers);
-const expireTimer = (callId: string, attempt = 0) => ({ kind: 'expire' as const, callId, attempt });
+const expireTimer = (requestId: string, attempt = 0) => ({ kind: 'expire' as const, requestId, attempt });
 
-async function noTimersLeft(callId: string, attempt = 0): Promise<boolean> {
+async function noTimersLeft(requestId: string, attempt = 0): Promise<boolean> {
   const [expire, escalate] = await Promise.all([
-    dueTimers().dueAt(expireTimer(callId, attempt)),
-    dueTimers().dueAt({ kind: 'escalate', callId, attempt }),
+    dueTimers().dueAt(expireTimer(requestId, attempt)),
+    dueTimers().dueAt({ kind: 'escalate', requestId, attempt }),
   ]);
   return expire === undefined && escalate === undefined;
 }
@@ -191,8 +201,8 @@ describe('approval service', () => {
       message.body.blocks as { type: string; elements?: { action_id: string; value: string }[] }[]
     ).find((b) => b.type === 'actions');
     expect(actions?.elements?.map((e) => [e.action_id, e.value])).toEqual([
-      ['countersign_approve', `${request.callId}|0`],
-      ['countersign_deny', `${request.callId}|0`],
+      ['countersign_approve', `${request.requestId}|0`],
+      ['countersign_deny', `${request.requestId}|0`],
       ['countersign_open_inbox', undefined], // a link to the inbox (edit form), not a decision
     ]);
     expect(JSON.stringify(message.body.blocks)).toContain('&lt;b&gt;hi&lt;/b&gt;');
@@ -216,7 +226,7 @@ describe('approval service', () => {
     await posted(request.callId);
     const message = slack.replyTo(request.callId)!;
 
-    const reply = await postSlack(slackBody(request.callId, 'U_BOB', 'approve'));
+    const reply = await postSlack(slackBody(request.requestId, 'U_BOB', 'approve'));
     expect(reply).toEqual({ status: 200, json: { ok: true, status: 'decided' } });
 
     const decision = await queues.waitForDecision(request.callId);
@@ -232,6 +242,11 @@ describe('approval service', () => {
     });
     expect(verifyPayloadSignature(decision, DECISION_SIGNING_SECRET)).toBe(true);
     expect(verifyPayloadSignature({ ...decision, decision: 'deny' }, DECISION_SIGNING_SECRET)).toBe(false);
+    // The workers' retries of the decision job, as configured (DECISION_ATTEMPTS, DECISION_BACKOFF).
+    expect((await queues.decisions.getJob(jobIds.decision(request.requestId)))?.opts).toMatchObject({
+      attempts: 7,
+      backoff: { type: 'exponential', delay: 250 },
+    });
 
     const update = await waitFor(
       () => slack.find('chat.update', 'Approved by bob').find((c) => c.body.ts === message.ts),
@@ -250,24 +265,28 @@ describe('approval service', () => {
     it.each([
       [
         'a bad signature',
-        () => postSlack(slackBody(request.callId, 'U_BOB', 'approve'), { secret: 'not-the-secret' }),
+        () => postSlack(slackBody(request.requestId, 'U_BOB', 'approve'), { secret: 'not-the-secret' }),
         401,
         'bad_signature',
       ],
       [
         'a stale timestamp',
         () =>
-          postSlack(slackBody(request.callId, 'U_BOB', 'approve'), {
+          postSlack(slackBody(request.requestId, 'U_BOB', 'approve'), {
             timestamp: Math.floor(Date.now() / 1000) - 301,
           }),
         401,
         'stale_timestamp',
       ],
-    ])('a Slack request with %s', async (_what, send, status, reason) => {
-      const before = await rejectionCount(reason);
-      expect((await send()).status).toBe(status);
-      await waitFor(async () => (await rejectionCount(reason)) === before + 1, `${reason} audited`);
-    });
+    ])(
+      'a Slack request with %s (unauthenticated: counted, not audited)',
+      async (_what, send, status, reason) => {
+        const before = { counted: await unauthenticatedCount(reason), audited: await rejectionCount(reason) };
+        expect((await send()).status).toBe(status);
+        expect(await unauthenticatedCount(reason)).toBe(before.counted + 1);
+        expect(await rejectionCount(reason)).toBe(before.audited);
+      },
+    );
 
     it.each([
       ['an unknown Slack user', 'U_MALLORY', 'unknown_slack_user', 'unknown Slack user'],
@@ -279,17 +298,19 @@ describe('approval service', () => {
         'you are not an approver for this request',
       ],
     ])('a click by %s', async (_who, userId, reason, error) => {
-      const reply = await postSlack(slackBody(request.callId, userId, 'approve'));
+      const reply = await postSlack(slackBody(request.requestId, userId, 'approve'));
       expect(reply).toEqual({ status: 200, json: { ok: false, error } });
       expect(await rejectionsFor(request.callId)).toContain(reason);
     });
 
     it('a replayed Slack request', async () => {
-      const body = slackBody(request.callId, 'U_REPLAYER', 'deny');
+      const body = slackBody(request.requestId, 'U_REPLAYER', 'deny');
       const timestamp = Math.floor(Date.now() / 1000);
       expect((await postSlack(body, { timestamp })).status).toBe(200);
+      const replays = await unauthenticatedCount('replay');
       expect((await postSlack(body, { timestamp })).status).toBe(401);
-      expect(await rejectionCount('replay')).toBeGreaterThanOrEqual(1);
+      expect(await unauthenticatedCount('replay')).toBe(replays + 1);
+      expect(await rejectionCount('replay')).toBe(0);
     });
 
     it('the requester deciding through the API, and a non-member', async () => {
@@ -424,13 +445,13 @@ describe('approval service', () => {
     await Promise.all([queues.waitForDecision(inboxOnly.callId), queues.waitForDecision(onSlack.callId)]);
 
     const outcomeNotice = (r: ApprovalRequest) =>
-      internalQueues.notifications.getJob(approvalServiceJobIds.showOutcome(r.callId, 0));
+      internalQueues.notifications.getJob(approvalServiceJobIds.showOutcome(r.requestId, 0));
     // The timers go last, with the mark that the decision is published, once the outcome notice (if any) is queued.
     await waitFor(
-      async () => (await noTimersLeft(inboxOnly.callId)) && (await noTimersLeft(onSlack.callId)),
+      async () => (await noTimersLeft(inboxOnly.requestId)) && (await noTimersLeft(onSlack.requestId)),
       'timers removed',
     );
-    expect((await store().get(onSlack.callId))?.published).toBe(true);
+    expect((await store().get(onSlack.requestId))?.published).toBe(true);
     expect(await outcomeNotice(inboxOnly)).toBeUndefined();
     expect(await outcomeNotice(onSlack)).toBeDefined();
     await waitFor(
@@ -475,8 +496,8 @@ describe('approval service', () => {
       expect(first).toEqual({
         claimedScore: 3_500,
         timers: [
-          { member: member('a'), timer: { kind: 'expire', callId: 'a', attempt: 0 } },
-          { member: member('b'), timer: { kind: 'expire', callId: 'b', attempt: 0 } },
+          { member: member('a'), timer: { kind: 'expire', requestId: 'a', attempt: 0 } },
+          { member: member('b'), timer: { kind: 'expire', requestId: 'b', attempt: 0 } },
         ],
       });
       // Under the lease, another sweep gets only what is left.
@@ -496,7 +517,7 @@ describe('approval service', () => {
       const request = await submitAndShow({ args: { service: 'orphaned-decision' } });
       // The vote settles the request in Redis; nothing publishes it, as if the replica died right after.
       const voted = await store().recordVote({
-        callId: request.callId,
+        requestId: request.requestId,
         approver: 'carol',
         approverGroups: ['ops'],
         decision: 'approve',
@@ -504,14 +525,14 @@ describe('approval service', () => {
       });
       expect(voted.status).toBe('decided');
       expect(await queues.decision(request.callId)).toBeUndefined();
-      expect(await dueTimers().dueAt(expireTimer(request.callId))).toBeDefined();
+      expect(await dueTimers().dueAt(expireTimer(request.requestId))).toBeDefined();
 
       // Once the lease runs out, a sweep publishes the recorded decision, and then nothing is left to check.
       const decision = await queues.waitForDecision(request.callId);
       expect(decision).toMatchObject({ decision: 'approve', decidedBy: 'person', approvers: ['carol'] });
       expect(verifyPayloadSignature(decision, DECISION_SIGNING_SECRET)).toBe(true);
-      await waitFor(() => noTimersLeft(request.callId), 'publish check removed');
-      expect((await store().get(request.callId))?.published).toBe(true);
+      await waitFor(() => noTimersLeft(request.requestId), 'publish check removed');
+      expect((await store().get(request.requestId))?.published).toBe(true);
       expect(await auditOf(request.callId, 'decision.published')).toHaveLength(1);
     });
 
@@ -525,10 +546,13 @@ describe('approval service', () => {
         );
         const decisions = await Promise.all(requests.map((r) => queues.waitForDecision(r.callId)));
         expect(decisions.every((d) => d.decidedBy === 'expired' && d.reason === 'expired')).toBe(true);
-        for (const { callId } of requests) {
-          await waitFor(() => noTimersLeft(callId), `timers of ${callId} removed`);
+        for (const { callId, requestId } of requests) {
+          await waitFor(() => noTimersLeft(requestId), `timers of ${callId} removed`);
           expect(await auditOf(callId, 'decision.recorded')).toEqual([
-            expect.objectContaining({ actor: 'expiry', detail: { decision: 'deny', decidedBy: 'expired' } }),
+            expect.objectContaining({
+              actor: 'expiry',
+              detail: { decision: 'deny', decidedBy: 'expired', requestId },
+            }),
           ]);
         }
         const jobs = await queues.decisions.getJobs(['waiting', 'active', 'completed', 'failed', 'delayed']);
@@ -542,22 +566,22 @@ describe('approval service', () => {
     it('retries, once the lease runs out, a timer claimed by a sweep that never finished', async () => {
       const request = await queues.submit(approvalRequest({ toolName: 'longer_lived', args: { n: 1 } }));
       const dueAt = await waitFor(
-        () => dueTimers().dueAt(expireTimer(request.callId)),
+        () => dueTimers().dueAt(expireTimer(request.requestId)),
         'expiry timer stored',
       );
 
       // Another replica claims the timer when it is due (4 s from now: no sweep of the service can have taken
       // it yet) and dies without finishing it.
       const claim = await dueTimers().claim(dueAt, 1_000, 100);
-      expect(claim.timers.map((t) => t.timer)).toContainEqual(expireTimer(request.callId));
+      expect(claim.timers.map((t) => t.timer)).toContainEqual(expireTimer(request.requestId));
       expect(claim.claimedScore).toBe(dueAt + 1_000);
-      expect(await dueTimers().dueAt(expireTimer(request.callId))).toBe(claim.claimedScore);
+      expect(await dueTimers().dueAt(expireTimer(request.requestId))).toBe(claim.claimedScore);
 
       // The service's sweep takes it over when the lease runs out, not before, and expires the request once.
       const decision = await queues.waitForDecision(request.callId, 20_000);
       expect(decision).toMatchObject({ decision: 'deny', decidedBy: 'expired', reason: 'expired' });
       expect(Date.parse(decision.decidedAt)).toBeGreaterThanOrEqual(claim.claimedScore);
-      await waitFor(() => noTimersLeft(request.callId), 'timer removed');
+      await waitFor(() => noTimersLeft(request.requestId), 'timer removed');
       expect(await auditOf(request.callId, 'decision.recorded')).toHaveLength(1);
     });
   });
@@ -621,7 +645,7 @@ describe('approval service', () => {
         slack.find('chat.update', 'Approved by bob').some((c) => JSON.stringify(c.body).includes('cache')),
       'Slack shows the inbox decision',
     );
-    const late = await postSlack(slackBody(request.callId, 'U_CAROL', 'deny'));
+    const late = await postSlack(slackBody(request.requestId, 'U_CAROL', 'deny'));
     expect(late.json).toEqual({ ok: false, error: 'already decided by bob' });
     await waitFor(
       () => slack.find('chat.postEphemeral', 'already decided by bob').length > 0,
@@ -689,7 +713,7 @@ describe('approval service', () => {
     const forged = approvalRequest();
     await queues.submit({ ...forged, fingerprint: 'f'.repeat(64) });
     const rejected = await waitFor(
-      async () => (await queues.requests.getJob(forged.callId))?.failedReason,
+      async () => (await queues.requests.getJob(forged.requestId))?.failedReason,
       'forged fingerprint rejected',
     );
     expect(rejected).toContain('fingerprint');
@@ -721,11 +745,21 @@ describe('approval service', () => {
   });
 
   it('serves health, metrics and the OpenAPI document', async () => {
-    expect((await api('GET', '/health', undefined)).json).toMatchObject({
+    const counts = {
+      waiting: expect.any(Number),
+      active: expect.any(Number),
+      delayed: expect.any(Number),
+      failed: expect.any(Number),
+    };
+    const health = (await api('GET', '/health', undefined)).json;
+    expect(health).toMatchObject({
       status: 'ok',
       redis: 'up',
+      queues: { 'approval-decisions': counts, 'approval-notifications': counts },
       timers: { scheduled: expect.any(Number), due: expect.any(Number) },
     });
+    // No agent worker runs in this file: every decision published so far still waits.
+    expect(health.queues['approval-decisions'].waiting).toBeGreaterThan(0);
     expect((await fetch(`${service.url}/metrics`)).status).toBe(401);
     expect(
       (await fetch(`${service.url}/metrics`, { headers: { Authorization: `Bearer ${token('bob')}` } }))
@@ -741,8 +775,8 @@ describe('approval service', () => {
     expect(Object.keys(doc.paths)).toEqual(
       expect.arrayContaining([
         '/approvals',
-        '/approvals/{callId}/decisions',
-        '/approvals/{callId}/done',
+        '/approvals/{id}/decisions',
+        '/approvals/{id}/done',
         '/standing-rules',
         '/slack/interactions',
         '/audit/verify',
@@ -752,7 +786,8 @@ describe('approval service', () => {
 
   // Last: it breaks this file's audit chain on purpose.
   it('keeps a hash-chained audit log that verifies, and detects a removed entry', async () => {
-    const before = (await api('GET', '/audit/verify', 'bob')).json;
+    expect((await api('GET', '/audit/verify', 'bob')).status).toBe(403);
+    const before = (await api('GET', '/audit/verify', 'auditor')).json;
     expect(before).toMatchObject({ intact: true, entries: expect.any(Number) });
     expect(before.chains).toBeGreaterThanOrEqual(1); // one per service process that wrote
     const stream = `{${prefixes.keyPrefix}:audit}:stream`;
@@ -763,13 +798,26 @@ describe('approval service', () => {
     // The break shows at the next entry of the victim's chain (each writer keeps its own chain).
     const [nextId] = entries.slice(6).find((e) => chainOf(e) === chainOf(entries[5]))!;
     await redis.xdel(stream, victimId);
-    const check = (await api('GET', '/audit/verify', 'bob')).json;
+    const check = (await api('GET', '/audit/verify', 'auditor')).json;
     expect(check.intact).toBe(false);
     expect(check.brokenAt.id).toBe(nextId);
   });
 
+  /** Refusals of `reason` in the whole audit log (as an audit reader sees it). */
   async function rejectionCount(reason: string): Promise<number> {
-    const all: { type: string; detail: Record<string, unknown> }[] = (await api('GET', '/audit', 'bob')).json;
+    const all: { type: string; detail: Record<string, unknown> }[] = (await api('GET', '/audit', 'auditor'))
+      .json;
     return all.filter((e) => e.type === 'decision.rejected' && e.detail.reason === reason).length;
+  }
+
+  /** Slack requests refused for `reason` before they named anyone (the metric they are counted in). */
+  async function unauthenticatedCount(reason: string): Promise<number> {
+    const text = await (await fetch(`${service.url}/metrics`, { headers: bearer('scraper') })).text();
+    const line = text
+      .split('\n')
+      .find((l) =>
+        l.startsWith(`countersign_unauthenticated_requests_total{channel="slack",reason="${reason}"}`),
+      );
+    return line ? Number(line.split(' ').at(-1)) : 0;
   }
 });

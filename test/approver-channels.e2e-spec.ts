@@ -80,13 +80,15 @@ describe('Slack', () => {
       () => system.slack.find('chat.update', 'Edited by *carol*').at(-1),
       'edit in Slack',
     );
-    expect(JSON.stringify(update.body.blocks)).toContain(`${call.callId}|0|1`);
+    expect(JSON.stringify(update.body.blocks)).toContain(`${call.requestId}|0|1`);
     // A click on a button of the arguments before the edit counts for nothing.
     expect((await system.slackClick(call.callId, slackUser('dave'), 'approve')).json).toMatchObject({
       ok: false,
       error: expect.stringContaining('edited the arguments since you looked'),
     });
-    expect((await system.slackClick(call.callId, slackUser('dave'), 'approve', 0, 1)).json).toMatchObject({
+    expect(
+      (await system.slackClick(call.callId, slackUser('dave'), 'approve', { rev: 1 })).json,
+    ).toMatchObject({
       ok: true,
       status: 'decided',
     });
@@ -230,7 +232,8 @@ describe('edits through the API', () => {
     });
     await decide(call.callId, 'carol', { decision: 'deny' });
     await system.waitForStatus(runId, 'completed');
-    const decision = await system.waitForAudit(call.callId, 'decision.published');
+    // bob is in none of the request's groups: the auditor reads the entry.
+    const decision = await system.waitForAudit(call.callId, 'decision.published', 'auditor');
     expect(decision.detail).toMatchObject({ decision: 'deny' });
   });
 });
@@ -289,7 +292,8 @@ describe('standing rules through the API', () => {
       const waiting = await system.waitForPendingCall(asks);
       expect((await system.waitForApproval(waiting.callId)).status).toBe('pending');
       await decide(waiting.callId, 'bob', { decision: 'deny' });
-      const audit = await system.audit({});
+      // A rule written by hand is about no request: audit readers see its entries.
+      const audit = await system.audit({}, 'auditor');
       expect(audit.find((e) => e.type === 'rule.created')).toMatchObject({
         actor: 'carol',
         detail: { rule: { id: created.json.id, args: { service: 'api' } } },
@@ -297,7 +301,9 @@ describe('standing rules through the API', () => {
     } finally {
       expect((await system.api('DELETE', `/standing-rules/${created.json.id}`, 'carol')).status).toBe(200);
     }
-    expect((await system.audit({})).find((e) => e.type === 'rule.revoked')).toMatchObject({ actor: 'carol' });
+    expect((await system.audit({}, 'auditor')).find((e) => e.type === 'rule.revoked')).toMatchObject({
+      actor: 'carol',
+    });
   });
 
   it('is not made from a request without a trust suggestion', async () => {

@@ -132,7 +132,7 @@ describeInChromium('the inbox: context, edits, standing rules, manual steps', ()
     expect(told?.content).toContain(
       'Note: an approver edited the arguments before approving. The call ran with {"service":"payments","replicas":4}, not the {"service":"payments","replicas":9} you asked for.',
     );
-    const audit = await system.audit({ callId: call.callId });
+    const audit = await system.audit({ callId: call.callId }, 'carol');
     expect(audit.filter((e) => e.type === 'tool.executed')).toEqual([
       expect.objectContaining({
         detail: expect.objectContaining({
@@ -236,8 +236,9 @@ describeInChromium('the inbox: context, edits, standing rules, manual steps', ()
     const note = view.messages.find(
       (m) => m.role === 'user' && m.content.includes('manual step ux-manual done'),
     );
+    const { requestId } = (await system.waitForApproval('ux-manual', 'bob')).request;
     expect(note?.content).toBe(
-      '[Countersign: manual step ux-manual done] A person did the manual step delete_volume {"volume":"scratch"} that you could not run (marked done by bob: "took a snapshot first").',
+      `[Countersign: manual step ux-manual done (request ${requestId})] A person did the manual step delete_volume {"volume":"scratch"} that you could not run (marked done by bob: "took a snapshot first").`,
     );
     expect(await system.waitForAudit('ux-manual', 'manual_step.done')).toMatchObject({
       actor: 'bob',

@@ -50,7 +50,9 @@ describe('npm run bench --quick', () => {
     expect(results.parked.breakdown['approval-request job hash'].keys).toBe(2000);
     expect(results.autoOverhead.perCallThroughWorkerMs).toBeGreaterThan(0);
     expect(results.autoOverhead.directPerCallMs).toBeGreaterThan(0);
-    expect(Object.keys(results.targets)).toEqual(['throughput', 'p99', 'parkedMemory']);
+    expect(results.mcpOverhead.perCallThroughWorkerMs).toBeGreaterThan(0);
+    expect(results.mcpOverhead.directPerCallMs).toBeGreaterThan(0);
+    expect(Object.keys(results.targets)).toEqual(['throughput', 'p99', 'parkedMemory', 'mcpOverhead']);
     expect(output).toContain('measurement');
   }, 300_000);
 });

@@ -5,11 +5,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { z } from 'zod';
+import { referencedVariables } from '@countersign/tool-providers';
+import { loadAgentsConfig } from '../apps/agent-worker/src/config/agents-config.schema';
 import { AgentWorkerEnvSchema, loadWorkerConfig } from '../apps/agent-worker/src/config/worker-config';
 import {
   ApprovalServiceEnvSchema,
   loadApprovalServiceConfig,
 } from '../apps/approval-service/src/config/approval-service.config';
+import { loadOpsServerConfig, OpsServerEnvSchema } from '../apps/ops-mcp-server/src/config/ops-server-config';
 
 const root = join(__dirname, '..');
 interface ComposeService {
@@ -34,6 +37,8 @@ const { services } = compose;
 const SECRETS = {
   DECISION_SIGNING_SECRET: 'operator-decision-secret-0123456789',
   LINK_TOKEN_SECRET: 'operator-link-secret-0123456789',
+  AUDIT_SIGNING_SECRET: 'operator-audit-signing-secret-0123456789abcdef',
+  OPS_MCP_TOKEN: 'operator-ops-mcp-token-0123456789',
 };
 
 /**
@@ -64,8 +69,17 @@ const apps: [string, z.ZodObject, (env: Record<string, string>) => unknown][] = 
   ['approval-service', ApprovalServiceEnvSchema as unknown as z.ZodObject, loadApprovalServiceConfig],
 ];
 
-it('has redis, the agent worker, the approval service and a mail catcher with a web UI', () => {
-  expect(Object.keys(services).sort()).toEqual(['agent-worker', 'approval-service', 'mailpit', 'redis']);
+/** Variables the agents config reads through its references ({"$env"}, {"$secret"}): the worker may be given them. */
+const agentsConfigVariables = referencedVariables(loadAgentsConfig(join(root, 'config/agents.json')));
+
+it('has redis, the agent worker, the approval service, the ops MCP server and a mail catcher with a web UI', () => {
+  expect(Object.keys(services).sort()).toEqual([
+    'agent-worker',
+    'approval-service',
+    'mailpit',
+    'ops-mcp-server',
+    'redis',
+  ]);
   expect(services.mailpit.image).toMatch(/^axllent\/mailpit/);
   expect(services.mailpit.ports).toContain('8025:8025');
 });
@@ -93,22 +107,52 @@ it('lets the agent worker scale: no container name and no single fixed host port
   for (const port of worker.ports ?? []) expect(port).toMatch(/^\d+-\d+:\d+$/);
 });
 
-it.each(apps)('sets only variables the %s config knows, and every required one', (name, schema, load) => {
-  const env = resolvedEnv(services[name]);
-  const known = Object.keys(schema.shape);
-  for (const key of Object.keys(services[name].environment ?? {})) {
-    expect({ key, known: known.includes(key) }).toEqual({ key, known: true });
-  }
-  const required = known.filter((key) => !schema.shape[key].safeParse(undefined).success);
-  for (const key of required) expect({ key, set: key in env }).toEqual({ key, set: true });
-  // The values compose passes with an empty shell are a valid configuration (files resolved from the repo
-  // root, as from /app in the image).
-  expect(() => load(env)).not.toThrow();
+it.each([...apps, ['ops-mcp-server', OpsServerEnvSchema, loadOpsServerConfig] as (typeof apps)[number]])(
+  'sets only variables the %s config knows, and every required one',
+  (name, schema, load) => {
+    const env = resolvedEnv(services[name]);
+    const known = [...Object.keys(schema.shape), ...(name === 'agent-worker' ? agentsConfigVariables : [])];
+    for (const key of Object.keys(services[name].environment ?? {})) {
+      expect({ key, known: known.includes(key) }).toEqual({ key, known: true });
+    }
+    const required = Object.keys(schema.shape).filter(
+      (key) => !schema.shape[key].safeParse(undefined).success,
+    );
+    for (const key of required) expect({ key, set: key in env }).toEqual({ key, set: true });
+    // The values compose passes with an empty shell are a valid configuration (files resolved from the repo
+    // root, as from /app in the image).
+    expect(() => load(env)).not.toThrow();
+  },
+);
+
+it('points the workers at the ops MCP server with a token compose refuses to start without', () => {
+  const worker = resolvedEnv(services['agent-worker']);
+  expect(worker.OPS_MCP_URL).toBe('http://ops-mcp-server:3002/mcp');
+  expect(worker.OPS_MCP_TOKEN).toBe(SECRETS.OPS_MCP_TOKEN);
+  const { OPS_MCP_TOKEN: _unset, ...withoutToken } = SECRETS;
+  expect(() => resolvedEnv(services['agent-worker'], withoutToken)).toThrow(
+    /OPS_MCP_TOKEN: set OPS_MCP_TOKEN/,
+  );
+  const ops = resolvedEnv(services['ops-mcp-server']);
+  expect({ redis: ops.REDIS_URL, prefix: ops.KEY_PREFIX, callers: ops.OPS_MCP_CALLERS }).toEqual({
+    redis: worker.REDIS_URL,
+    prefix: worker.KEY_PREFIX,
+    callers: 'agent-worker',
+  });
+  expect(services['agent-worker'].depends_on?.['ops-mcp-server']).toEqual({ condition: 'service_healthy' });
 });
 
-it('wires both apps to the same Redis, prefixes and decision signing secret', () => {
-  const [worker, approvals] = apps.map(([name]) => resolvedEnv(services[name]));
-  for (const key of ['REDIS_URL', 'QUEUE_PREFIX', 'KEY_PREFIX', 'DECISION_SIGNING_SECRET']) {
+it('wires both apps to the same Redis, prefixes, decision signing secret and audit signing secrets', () => {
+  const shell = { ...SECRETS, AUDIT_SIGNING_PREVIOUS_SECRETS: 'previous-audit-signing-secret-0123456789' };
+  const [worker, approvals] = apps.map(([name]) => resolvedEnv(services[name], shell));
+  for (const key of [
+    'REDIS_URL',
+    'QUEUE_PREFIX',
+    'KEY_PREFIX',
+    'DECISION_SIGNING_SECRET',
+    'AUDIT_SIGNING_SECRET',
+    'AUDIT_SIGNING_PREVIOUS_SECRETS',
+  ]) {
     expect({ key, value: worker[key] }).toEqual({ key, value: approvals[key] });
   }
   expect(worker.REDIS_URL).toBe('redis://redis:6379');
@@ -122,13 +166,21 @@ it('refuses to start without real secrets instead of falling back to placeholder
       /DECISION_SIGNING_SECRET: set DECISION_SIGNING_SECRET/,
     );
   }
+  for (const [name] of apps) {
+    expect(() => resolvedEnv(services[name], { DECISION_SIGNING_SECRET: 'x'.repeat(20) })).toThrow(
+      /AUDIT_SIGNING_SECRET: set AUDIT_SIGNING_SECRET/,
+    );
+  }
   expect(() =>
-    resolvedEnv(services['approval-service'], { DECISION_SIGNING_SECRET: 'x'.repeat(20) }),
+    resolvedEnv(services['approval-service'], {
+      DECISION_SIGNING_SECRET: 'x'.repeat(20),
+      AUDIT_SIGNING_SECRET: 'a'.repeat(32),
+    }),
   ).toThrow(/LINK_TOKEN_SECRET: set LINK_TOKEN_SECRET/);
 });
 
 it('mounts the config files read-only instead of baking them into the images', () => {
-  for (const [name] of apps) {
+  for (const name of [...apps.map(([app]) => app), 'ops-mcp-server']) {
     expect({ name, volumes: services[name].volumes }).toEqual({ name, volumes: ['./config:/app/config:ro'] });
   }
   const ignored = readFileSync(join(root, '.dockerignore'), 'utf8').split('\n');
@@ -136,16 +188,22 @@ it('mounts the config files read-only instead of baking them into the images', (
   expect(readFileSync(join(root, 'docker', 'Dockerfile'), 'utf8')).not.toMatch(/^COPY\b.*\sconfig\b/m);
 });
 
-it('builds both apps from one Dockerfile whose single build stage compiles everything once', () => {
+it('builds the apps from one Dockerfile whose single build stage compiles everything once', () => {
   const dockerfile = readFileSync(join(root, 'docker', 'Dockerfile'), 'utf8');
   const stages = [...dockerfile.matchAll(/^FROM (\S+) AS (\S+)$/gm)].map(([, from, stage]) => ({
     from,
     stage,
   }));
-  expect(stages.map((s) => s.stage)).toEqual(['build', 'runtime', 'agent-worker', 'approval-service']);
+  expect(stages.map((s) => s.stage)).toEqual([
+    'build',
+    'runtime',
+    'agent-worker',
+    'approval-service',
+    'ops-mcp-server',
+  ]);
   expect(dockerfile.match(/^RUN npm ci/gm)).toHaveLength(1);
   expect(dockerfile.match(/^RUN npm run build/gm)).toHaveLength(1);
-  for (const [name] of apps) {
+  for (const name of [...apps.map(([app]) => app), 'ops-mcp-server']) {
     expect(services[name].build).toEqual({ context: '.', dockerfile: 'docker/Dockerfile', target: name });
     expect(stages.find((s) => s.stage === name)?.from).toBe('runtime');
     const stage = dockerfile.slice(dockerfile.indexOf(`AS ${name}\n`)).split(/^FROM /m)[0];

@@ -132,9 +132,9 @@ async function completed(jobId: string): Promise<number> {
 }
 
 /** Decided in process: how an approver gets in is not what these tests are about. */
-const approve = (callId: string, approver: string) =>
+const approve = (requestId: string, approver: string) =>
   service.app.get(ApprovalsService).vote({
-    callId,
+    requestId,
     approver,
     approverGroups: ['ops'],
     decision: 'approve',
@@ -152,14 +152,14 @@ describe('a retry after the post or the email', () => {
     const fault = failAuditOnce((e) => e.type === 'notification.sent' && e.callId === r.callId);
     await queues.submit(r);
 
-    expect(await completed(jobIds.notifySlack(r.callId, 0, '#ops'))).toBe(2);
+    expect(await completed(jobIds.notifySlack(r.requestId, 0, '#ops'))).toBe(2);
     expect(fault.fired()).toBe(true);
     expect(slack.find('chat.postMessage', r.callId)).toHaveLength(1);
     expect(await audited(r.callId, 'notification.sent')).toHaveLength(1);
     const message = slack.replyTo(r.callId)!;
-    expect((await store().get(r.callId))?.slackMessages).toEqual([message]);
+    expect((await store().get(r.requestId))?.slackMessages).toEqual([message]);
 
-    await approve(r.callId, 'bob');
+    await approve(r.requestId, 'bob');
     await waitFor(
       () => slack.find('chat.update', 'Approved by bob').find((c) => c.body.ts === message.ts),
       'the posted message shows the outcome',
@@ -168,13 +168,13 @@ describe('a retry after the post or the email', () => {
 
   it('posts to Slack once when recording the post fails once, and still remembers the message', async () => {
     const r = request('slack_record', 'ONCE-2');
-    const fault = failRecordOnce((claim) => claim.ref.callId === r.callId);
+    const fault = failRecordOnce((claim) => claim.ref.requestId === r.requestId);
     await queues.submit(r);
 
-    await completed(jobIds.notifySlack(r.callId, 0, '#ops'));
+    await completed(jobIds.notifySlack(r.requestId, 0, '#ops'));
     expect(fault.fired()).toBe(true);
     expect(slack.find('chat.postMessage', r.callId)).toHaveLength(1);
-    expect((await store().get(r.callId))?.slackMessages).toEqual([slack.replyTo(r.callId)]);
+    expect((await store().get(r.requestId))?.slackMessages).toEqual([slack.replyTo(r.callId)]);
     expect(await audited(r.callId, 'notification.sent')).toHaveLength(1);
   });
 
@@ -185,17 +185,17 @@ describe('a retry after the post or the email', () => {
     );
     await queues.submit(r);
 
-    expect(await completed(jobIds.notifyEmail(r.callId, 0, 'bob'))).toBe(2);
+    expect(await completed(jobIds.notifyEmail(r.requestId, 0, 'bob'))).toBe(2);
     expect(fault.fired()).toBe(true);
     expect(smtp.to('bob@example.test', '"ticket": "ONCE-3"')).toHaveLength(1);
     expect((await audited(r.callId, 'notification.sent')).map((e) => e.detail.target).sort()).toEqual([
       'bob',
       'carol',
     ]);
-    expect((await store().get(r.callId))?.emailed.sort()).toEqual(['bob', 'carol']);
+    expect((await store().get(r.requestId))?.emailed.sort()).toEqual(['bob', 'carol']);
 
     expect(await queues.waitForDecision(r.callId)).toMatchObject({ decidedBy: 'expired' });
-    await completed(jobIds.showOutcome(r.callId, 0));
+    await completed(jobIds.showOutcome(r.requestId, 0));
     expect(smtp.to('bob@example.test', 'Expired: expiring_audit')).toHaveLength(1);
     expect(smtp.to('carol@example.test', 'Expired: expiring_audit')).toHaveLength(1);
   });
@@ -203,16 +203,16 @@ describe('a retry after the post or the email', () => {
   it('emails each expiry once when one of them is refused and the outcome job is retried', async () => {
     const r = request('expiring_refused', 'ONCE-4');
     await queues.submit(r);
-    await Promise.all(['bob', 'carol'].map((id) => completed(jobIds.notifyEmail(r.callId, 0, id))));
+    await Promise.all(['bob', 'carol'].map((id) => completed(jobIds.notifyEmail(r.requestId, 0, id))));
     // The expiry mails go out in this order: refuse the second, after the first was sent.
-    const [first, second] = (await store().get(r.callId))!.emailed;
+    const [first, second] = (await store().get(r.requestId))!.emailed;
     smtp.failNext(
       'refuse',
       (mail) => mail.to.includes(`${second}@example.test`) && mail.text.includes('Expired: expiring_refused'),
     );
 
     expect(await queues.waitForDecision(r.callId)).toMatchObject({ decidedBy: 'expired' });
-    expect(await completed(jobIds.showOutcome(r.callId, 0))).toBe(2);
+    expect(await completed(jobIds.showOutcome(r.requestId, 0))).toBe(2);
     expect(smtp.to(`${first}@example.test`, 'Expired: expiring_refused')).toHaveLength(1);
     expect(smtp.to(`${second}@example.test`, 'Expired: expiring_refused')).toHaveLength(1);
   });
@@ -229,7 +229,7 @@ describe('a try that lost the answer', () => {
     await queues.submit(r);
 
     await waitFor(async () => (await audited(r.callId, 'notification.failed'))[0], 'reported in doubt');
-    expect(await completed(jobIds.notifySlack(r.callId, 0, '#ops'))).toBe(2);
+    expect(await completed(jobIds.notifySlack(r.requestId, 0, '#ops'))).toBe(2);
     expect(hungUp).toBe(true);
     expect(slack.find('chat.postMessage', r.callId)).toHaveLength(1);
     expect((await audited(r.callId, 'notification.failed'))[0].detail).toMatchObject({
@@ -246,7 +246,7 @@ describe('a try that lost the answer', () => {
     await queues.submit(r);
 
     await waitFor(async () => (await audited(r.callId, 'notification.failed'))[0], 'reported in doubt');
-    expect(await completed(jobIds.notifyEmail(r.callId, 0, 'bob'))).toBe(2);
+    expect(await completed(jobIds.notifyEmail(r.requestId, 0, 'bob'))).toBe(2);
     expect(smtp.to('bob@example.test', '"ticket": "ONCE-6"')).toHaveLength(1);
     expect((await audited(r.callId, 'notification.failed'))[0].detail).toMatchObject({
       channel: 'email',
@@ -255,7 +255,7 @@ describe('a try that lost the answer', () => {
     });
     // bob may have the request, so an expiry is emailed to him too.
     await queues.waitForDecision(r.callId);
-    await completed(jobIds.showOutcome(r.callId, 0));
+    await completed(jobIds.showOutcome(r.requestId, 0));
     expect(smtp.to('bob@example.test', 'Expired: expiring_hang_up')).toHaveLength(1);
     expect(smtp.to('carol@example.test', 'Expired: expiring_hang_up')).toHaveLength(1);
   });
@@ -284,8 +284,8 @@ describe('ApprovalStore deliveries', () => {
   }
 
   it('reserves a delivery once, gives its record back to a retry, and keeps an unrecorded reservation in doubt', async () => {
-    const { callId } = await stored();
-    const ref = { callId, attempt: 0, key: 'email:bob' };
+    const { requestId } = await stored();
+    const ref = { requestId, attempt: 0, key: 'email:bob' };
     const claim = await sut.claimDelivery(ref, ['pending'], 1_000);
     expect(claim).toMatchObject({ status: 'claimed' });
     expect(await sut.claimDelivery(ref, ['pending'])).toEqual({ status: 'in_doubt', reservedAt: 1_000 });
@@ -297,12 +297,12 @@ describe('ApprovalStore deliveries', () => {
       }),
     ).toBe(true);
     expect(await sut.claimDelivery(ref, ['pending'])).toEqual({ status: 'delivered', receipt: 'r1' });
-    expect((await sut.get(callId))?.emailed).toEqual(['bob']);
+    expect((await sut.get(requestId))?.emailed).toEqual(['bob']);
   });
 
   it('releases only its own reservation, after which the delivery may be claimed again', async () => {
-    const { callId } = await stored();
-    const ref = { callId, attempt: 0, key: 'slack:#ops' };
+    const { requestId } = await stored();
+    const ref = { requestId, attempt: 0, key: 'slack:#ops' };
     const first = (await sut.claimDelivery(ref, ['pending'])) as DeliveryClaim & { status: 'claimed' };
     await sut.releaseDelivery({ ...first, reservation: 'reserved:1:other' });
     expect(await sut.claimDelivery(ref, ['pending'])).toMatchObject({ status: 'in_doubt' });
@@ -313,30 +313,30 @@ describe('ApprovalStore deliveries', () => {
     expect(
       await sut.recordDelivery(first, { receipt: 'C1 1.1', slackMessage: { channel: 'C1', ts: '1.1' } }),
     ).toBe(false);
-    expect((await sut.get(callId))?.slackMessages).toEqual([]);
+    expect((await sut.get(requestId))?.slackMessages).toEqual([]);
   });
 
-  it('reserves nothing for another attempt, a missing call, or a request in none of the statuses', async () => {
+  it('reserves nothing for another attempt, a missing request, or a request in none of the statuses', async () => {
     const pending = await stored();
     const decided = await stored('decided');
     expect(
-      await sut.claimDelivery({ callId: pending.callId, attempt: 1, key: 'email:bob' }, ['pending']),
+      await sut.claimDelivery({ requestId: pending.requestId, attempt: 1, key: 'email:bob' }, ['pending']),
     ).toEqual({
       status: 'not_due',
     });
     expect(
-      await sut.claimDelivery({ callId: 'call-missing', attempt: 0, key: 'email:bob' }, ['pending']),
+      await sut.claimDelivery({ requestId: 'rq-missing', attempt: 0, key: 'email:bob' }, ['pending']),
     ).toEqual({
       status: 'not_due',
     });
     expect(
-      await sut.claimDelivery({ callId: decided.callId, attempt: 0, key: 'email:bob' }, [
+      await sut.claimDelivery({ requestId: decided.requestId, attempt: 0, key: 'email:bob' }, [
         'pending',
         'notice',
       ]),
     ).toEqual({ status: 'not_due' });
     expect(
-      await sut.claimDelivery({ callId: decided.callId, attempt: 0, key: 'email:bob' }, ['decided']),
+      await sut.claimDelivery({ requestId: decided.requestId, attempt: 0, key: 'email:bob' }, ['decided']),
     ).toMatchObject({
       status: 'claimed',
     });

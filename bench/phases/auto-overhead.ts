@@ -1,10 +1,11 @@
 // Auto-tier overhead through the whole worker: a run of 100 auto calls (two turns of 50, the scripted model
 // allows 64 per turn) against a run with no tool call, and against calling the same handler directly on the
-// same Redis with the same concurrency (maxConcurrentTools, 4) in the same two batches.
+// same Redis with the same concurrency (maxConcurrentTools, 4) in the same two batches. With `callDirect`, the
+// same measurement for a worker whose tool is a provider's (an MCP server): "direct" is then the same server
+// called by a client of its own.
 import { Redis } from 'ioredis';
 import { mapWithConcurrency } from '@countersign/authorization';
-import { opsTools } from '../../apps/agent-worker/src/agents/ops-tools';
-import { InfraStore } from '../../apps/agent-worker/src/infra/infra-store';
+import { InfraStore, opsTools } from '@countersign/demo-infra';
 import type { Child } from '../support/processes';
 import { sendJson } from '../support/http';
 import { median, Progress, wallNow } from '../support/measure';
@@ -19,6 +20,10 @@ export interface AutoOverheadOptions {
   repeats: number;
   calls: number;
   quiet?: boolean;
+  /** @defaultValue 'auto-tier overhead' */
+  label?: string;
+  /** The direct call to compare with; @defaultValue the built-in get_service_status handler on the same Redis */
+  callDirect?: (args: { service: string }) => Promise<unknown>;
 }
 
 export interface AutoOverheadResult {
@@ -52,7 +57,7 @@ function scriptOf(calls: number) {
 }
 
 export async function autoOverhead(o: AutoOverheadOptions): Promise<AutoOverheadResult> {
-  const bar = o.quiet ? undefined : new Progress('auto-tier overhead', o.repeats * 3);
+  const bar = o.quiet ? undefined : new Progress(o.label ?? 'auto-tier overhead', o.repeats * 3);
   const finished = new Map<string, number>();
   const waiters = new Map<string, (at: number) => void>();
   const listener = (event: ProbeEvent) => {
@@ -90,11 +95,12 @@ export async function autoOverhead(o: AutoOverheadOptions): Promise<AutoOverhead
     (t) => t.name === 'get_service_status',
   )!.handler;
   const ctx = { runId: 'direct', agent: 'ops', userId: 'alice', scopes: [], callId: 'direct' };
+  const callDirect = o.callDirect ?? (async (args: { service: string }) => handler(args, ctx));
   const timeDirect = async (): Promise<number> => {
     const start = wallNow();
     for (let done = 0; done < o.calls; done += TURN) {
       const batch = Array.from({ length: Math.min(TURN, o.calls - done) }, () => ({ service: 'api' }));
-      await mapWithConcurrency(batch, MAX_CONCURRENT_TOOLS, async (args) => handler(args, ctx));
+      await mapWithConcurrency(batch, MAX_CONCURRENT_TOOLS, callDirect);
     }
     return wallNow() - start;
   };

@@ -43,7 +43,7 @@ export interface ParkedResult {
   approvalServiceConsuming: false;
 }
 
-/** The agent worker's job defaults (Connections.defaultJobOptions). */
+/** The agent worker's job options at their defaults (agentWorkerQueues: JOB_ATTEMPTS, JOB_BACKOFF_MS). */
 const JOB_OPTIONS = {
   attempts: 3,
   backoff: { type: 'exponential', delay: 1_000 },

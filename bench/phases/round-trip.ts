@@ -55,10 +55,16 @@ export const ROUND_TRIP_SCRIPT = [
   { text: 'restarted' },
 ];
 
+/** A request to decide, as the inbox's live stream and the list name it. */
+interface Pending {
+  requestId: string;
+  callId: string;
+}
+
 export async function roundTrips(o: RoundTripOptions): Promise<RoundTripResult> {
   const bar = o.quiet ? undefined : new Progress(o.label, o.runs);
   const post = new Latencies();
-  const queue: string[] = [];
+  const queue: Pending[] = [];
   const seen = new Set<string>();
   let inFlight = 0;
   let decisionErrors = 0;
@@ -72,31 +78,32 @@ export async function roundTrips(o: RoundTripOptions): Promise<RoundTripResult> 
   );
   flow.watch(o.workers);
 
-  const decide = async (callId: string, attempt = 0): Promise<void> => {
+  // Decided by request ID (as the inbox does); the flow matches executions by call ID.
+  const decide = async ({ requestId, callId }: Pending, attempt = 0): Promise<void> => {
     const t0 = wallNow();
     flow.sentAt.set(callId, t0);
     const res = await sendJson(
       'POST',
-      `${o.approvalUrl}/approvals/${callId}/decisions`,
+      `${o.approvalUrl}/approvals/${requestId}/decisions`,
       { decision: 'approve' },
       auth,
     );
     post.recordMs(wallNow() - t0);
     flow.progressed();
     if (res.status === 200) return;
-    if (res.status >= 500 && attempt < 5) return decide(callId, attempt + 1);
+    if (res.status >= 500 && attempt < 5) return decide({ requestId, callId }, attempt + 1);
     decisionErrors++;
     if (decisionErrors <= 3)
       console.error(`[bench] decision ${callId}: ${res.status} ${JSON.stringify(res.body)}`);
   };
   const pump = () => {
     while (inFlight < o.decideConcurrency && queue.length > 0) {
-      const callId = queue.shift()!;
+      const pending = queue.shift()!;
       inFlight++;
-      void decide(callId)
+      void decide(pending)
         .catch((error: Error) => {
           decisionErrors++;
-          console.error(`[bench] decision ${callId}: ${error.message}`);
+          console.error(`[bench] decision ${pending.callId}: ${error.message}`);
         })
         .finally(() => {
           inFlight--;
@@ -104,17 +111,17 @@ export async function roundTrips(o: RoundTripOptions): Promise<RoundTripResult> 
         });
     }
   };
-  const offer = (callId: string) => {
-    if (seen.has(callId)) return;
-    seen.add(callId);
-    queue.push(callId);
+  const offer = (pending: Pending) => {
+    if (seen.has(pending.requestId)) return;
+    seen.add(pending.requestId);
+    queue.push(pending);
     pump();
   };
 
   const stream = await openEventStream(`${o.approvalUrl}/inbox/events`, auth, (event, data) => {
     if (event !== 'change') return;
-    const change = JSON.parse(data) as { callId: string; status: string };
-    if (change.status === 'pending') offer(change.callId);
+    const change = JSON.parse(data) as Pending & { status: string };
+    if (change.status === 'pending') offer(change);
   });
   // Safety net for a missed live update: list what is pending when nothing moved for a while.
   let lastDone = 0;
@@ -124,7 +131,7 @@ export async function roundTrips(o: RoundTripOptions): Promise<RoundTripResult> 
       `${o.approvalUrl}/approvals?status=pending&limit=500`,
       auth,
     ).catch(() => undefined);
-    if (res?.status === 200) for (const a of res.body) offer(a.request.callId);
+    if (res?.status === 200) for (const a of res.body) offer(a.request);
   }, 2_000);
 
   const commandsBefore = await commandCalls(o.redis);

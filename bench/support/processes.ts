@@ -119,15 +119,18 @@ export interface ServiceEnv {
   QUEUE_PREFIX: string;
   KEY_PREFIX: string;
   DECISION_SIGNING_SECRET: string;
+  AUDIT_SIGNING_SECRET: string;
   /** The principal directory (inline JSON) both services read. */
   PRINCIPALS_CONFIG: string;
   LOG_LEVEL: string;
+  /** Explicit rate limits (RATE_LIMIT_*): the bench starts thousands of runs as one principal in seconds. */
+  [limit: `RATE_LIMIT_${string}`]: string;
 }
 
 export async function startWorker(
-  index: number,
+  index: number | string,
   env: ServiceEnv,
-  options: { concurrency: number },
+  options: { concurrency: number; agentsConfig?: string; extraEnv?: Record<string, string> },
 ): Promise<Child> {
   const port = await freePort();
   const child = startTs(
@@ -137,8 +140,10 @@ export async function startWorker(
       ...env,
       PORT: String(port),
       HOST: '127.0.0.1',
-      AGENTS_CONFIG: 'config/agents.json',
+      // By default the worker's built-in ops tools (in-process); config/agents.json takes them from the ops MCP server.
+      AGENTS_CONFIG: options.agentsConfig ?? 'test/support/agents.json',
       WORKER_CONCURRENCY: String(options.concurrency),
+      ...options.extraEnv,
     },
     ['./bench/support/worker-probe.ts'],
     `http://127.0.0.1:${port}`,
@@ -160,6 +165,25 @@ export async function startApprovalService(
       HOST: '127.0.0.1',
       APPROVALS_CONFIG: options.approvalsConfig,
       LINK_TOKEN_SECRET: options.linkSecret,
+    },
+    [],
+    `http://127.0.0.1:${port}`,
+  );
+}
+
+/** The repository's ops MCP server; its MCP endpoint is `${url}/mcp`. */
+export async function startOpsMcpServer(env: ServiceEnv): Promise<Child> {
+  const port = await freePort();
+  return startTs(
+    'ops-mcp-server',
+    'apps/ops-mcp-server/src/main.ts',
+    {
+      REDIS_URL: env.REDIS_URL,
+      KEY_PREFIX: env.KEY_PREFIX,
+      PRINCIPALS_CONFIG: env.PRINCIPALS_CONFIG,
+      LOG_LEVEL: env.LOG_LEVEL,
+      PORT: String(port),
+      HOST: '127.0.0.1',
     },
     [],
     `http://127.0.0.1:${port}`,

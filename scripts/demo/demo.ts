@@ -50,6 +50,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     if (catcher) log('mail catcher (local SMTP): every approval email is kept and its link printed here');
     log(`agent worker      ${worker.url}   (POST /runs, GET /runs/:id/events, GET /demo/infra)`);
     log(`approval service  ${approval.url}   (/inbox, /approvals, /audit, /docs)`);
+    log(`ops MCP server    ${services.ops.url}   (the ops agent's tools; the worker calls them over MCP)`);
 
     const config = loadApprovalServiceConfig(serviceEnv);
     const approvers = new Approvers(config, approval.url);

@@ -1,9 +1,12 @@
 // Both services in this process with development defaults, for `npm run demo` and `npm start`: Redis (found or
 // started), a local mail catcher unless SMTP is configured, development-only secrets unless set, and free ports.
+// The ops agent's tools come from the repository's ops MCP server, started here too (the worker reaches it over
+// streamable HTTP, as it would any MCP server).
 import { Redis } from 'ioredis';
 import type { RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
 import { startAgentWorker } from '../../apps/agent-worker/src/bootstrap';
 import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
+import { startOpsMcpServer, type RunningOpsMcpServer } from '../../apps/ops-mcp-server/src/bootstrap';
 import { ensureRedis, type DemoRedis } from './local-redis';
 import { type CaughtMail, MailCatcher } from './mail-catcher';
 import { freePort } from './ports';
@@ -12,6 +15,9 @@ import { freePort } from './ports';
 export const DEV_SECRETS = {
   DECISION_SIGNING_SECRET: 'dev-only-decision-signing-secret-NOT-FOR-PRODUCTION',
   LINK_TOKEN_SECRET: 'dev-only-link-token-secret-NOT-FOR-PRODUCTION',
+  AUDIT_SIGNING_SECRET: 'dev-only-audit-signing-secret-NOT-FOR-PRODUCTION',
+  // The demo token of the `agent-worker` principal of config/principals.json, which the ops MCP server lets in.
+  OPS_MCP_TOKEN: 'agent-worker-demo-token-change-me',
 };
 
 export interface LocalServicesOptions {
@@ -19,6 +25,8 @@ export interface LocalServicesOptions {
   /** Preferred ports; another free one is taken when one is in use (0: any). */
   workerPort: number;
   approvalPort: number;
+  /** The ops MCP server's preferred port. @defaultValue 3002, or any when `workerPort` is 0 */
+  opsPort?: number;
   /** The environment the services start from (secrets, SMTP_*, SLACK_*, LOG_LEVEL ... pass through). */
   env: Record<string, string | undefined>;
   /** Key and queue prefix; without it, the environment's or the services' defaults. */
@@ -33,6 +41,8 @@ export interface LocalServices {
   redis: DemoRedis;
   worker: RunningAgentWorker;
   approval: RunningApprovalService;
+  /** The repository's MCP server behind the `ops` agent's tools. */
+  ops: RunningOpsMcpServer;
   /** The environment both services were started with. */
   serviceEnv: Record<string, string | undefined>;
   /** Set when mail goes to the local catcher (no SMTP_URL or SMTP_HOST in the environment). */
@@ -67,12 +77,21 @@ export async function startLocalServices(o: LocalServicesOptions): Promise<Local
       ...(o.keyPrefix ? { KEY_PREFIX: o.keyPrefix, QUEUE_PREFIX: `{${o.keyPrefix}}` } : {}),
       DECISION_SIGNING_SECRET: env.DECISION_SIGNING_SECRET || DEV_SECRETS.DECISION_SIGNING_SECRET,
       LINK_TOKEN_SECRET: env.LINK_TOKEN_SECRET || DEV_SECRETS.LINK_TOKEN_SECRET,
+      AUDIT_SIGNING_SECRET: env.AUDIT_SIGNING_SECRET || DEV_SECRETS.AUDIT_SIGNING_SECRET,
+      OPS_MCP_TOKEN: env.OPS_MCP_TOKEN || DEV_SECRETS.OPS_MCP_TOKEN,
       LOG_LEVEL: env.LOG_LEVEL ?? o.logLevel,
       SMTP_URL: smtpUrl,
       SEED_DEMO_INFRA: 'true',
       PORT: undefined,
       HOST: undefined,
     };
+
+    const ops = await startOpsMcpServer(serviceEnv, {
+      port: await freePort(o.opsPort ?? (o.workerPort === 0 ? 0 : 3002)),
+      host: '127.0.0.1',
+    });
+    started.push(() => ops.close());
+    serviceEnv.OPS_MCP_URL = ops.url;
 
     const approval = await startApprovalService(serviceEnv, {
       port: await freePort(o.approvalPort),
@@ -84,7 +103,7 @@ export async function startLocalServices(o: LocalServicesOptions): Promise<Local
       host: '127.0.0.1',
     });
     started.push(() => worker.close());
-    return { redis, worker, approval, serviceEnv, catcher, devSecrets, stop };
+    return { redis, worker, approval, ops, serviceEnv, catcher, devSecrets, stop };
   } catch (error) {
     await stop();
     throw error;

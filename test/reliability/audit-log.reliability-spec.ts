@@ -3,6 +3,7 @@
 // flush that had already ended, and waited for a later append that a quiet system never makes.
 import { Redis } from 'ioredis';
 import { AuditLog } from '@countersign/platform';
+import { testAuditKeyring } from '../support/audit';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes } from '../support/redis';
 import { ScenarioTally } from './support/scenario-tally';
 
@@ -16,7 +17,7 @@ describe('audit log under sequential appends', () => {
 
   it('resolves an append made the moment the previous one resolved', async () => {
     const tally = new ScenarioTally('audit append right after an append');
-    const sut = new AuditLog(redis, prefixes.keyPrefix, 'reliability');
+    const sut = new AuditLog(redis, prefixes.keyPrefix, 'reliability', testAuditKeyring());
     for (let i = 0; i < 20; i++) {
       tally.case();
       await sut.append({ type: 'tool.executed', callId: `first-${i}` });

@@ -103,6 +103,30 @@ describe('Redis Cluster (three masters)', () => {
     expect(split).toEqual([]);
   });
 
+  it('counts rate limits on the cluster, shared by the replicas of the approval service', async () => {
+    const target = { url: 'redis://127.0.0.1:6379', clusterNodes: cluster.nodes, owned: true };
+    const deployment = new Deployment('cluster-rate', target);
+    const replicas: RunningApprovalService[] = [];
+    try {
+      for (let i = 0; i < 2; i++)
+        replicas.push(await startApprovalServiceFor(deployment, { RATE_LIMIT_DECISIONS: '3/1m' }));
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const res = await fetch(`${replicas[i % 2].url}/approvals/call-${i}/decisions`, {
+          method: 'POST',
+          headers: { ...bearer('bob'), 'content-type': 'application/json' },
+          body: JSON.stringify({ decision: 'approve' }),
+        });
+        statuses.push(res.status);
+      }
+      // Unknown calls (404) count like any decision sent; the fourth, on either replica, is refused.
+      expect(statuses).toEqual([404, 404, 404, 429, 429]);
+    } finally {
+      await Promise.all(replicas.map((r) => r.close()));
+      await deployment.close();
+    }
+  });
+
   it(`completes ${CLUSTER_RUNS} load runs on 3 workers with every approved call executed exactly once`, () =>
     loadScenario(
       'load, Redis Cluster',

@@ -1,8 +1,12 @@
 // Faults: worker processes killed with SIGKILL while runs are parked, while decisions are being applied
-// and while approved tools execute, then restarted; and the Redis server itself killed (AOF, fsync always)
+// and while approved tools execute, then restarted; a decision job that parks its run again killed (or its publish
+// failing) between the park and the publish; and the Redis server itself killed (AOF, fsync always)
 // and restarted with runs parked, also with the approval service holding their requests. Every run ends; no
 // approved call runs more than once per approved attempt (counted on /demo/infra); every call a dead worker was
-// executing is asked about again.
+// executing is asked about again; every parked call's request reaches an approver.
+import { randomBytes } from 'node:crypto';
+import type { ApprovalView, StartRunJob } from '@countersign/contracts';
+import { unpublishedRequestsKey } from '../../apps/agent-worker/src/runs/run-keys';
 import type { RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
 import { decideAllThroughApi, pendingApprovals, startApprovalServiceFor } from './support/approval-desk';
 import { DecisionDesk } from './support/decision-desk';
@@ -10,7 +14,8 @@ import { Deployment } from './support/deployment';
 import { type OwnRedisServer, startDurableRedis } from './support/redis-servers';
 import { ScenarioTally } from './support/scenario-tally';
 import { agentsConfigWith } from './support/worker-processes';
-import { checkRuns, mostlyApprove, type PlannedCall, planRuns } from './support/workload';
+import { checkRuns, mostlyApprove, type PlannedCall, type PlannedRun, planRuns } from './support/workload';
+import { bearer } from '../support/principals';
 import { waitFor } from '../support/redis';
 
 /** Short locks so a killed worker's jobs are redelivered within a second or two. */
@@ -23,6 +28,65 @@ async function parkAll(deployment: Deployment, desk: DecisionDesk, calls: number
 /** Attempts of a call that were asked again because a worker died while executing it. */
 const interruptedOf = (desk: DecisionDesk) => (call: PlannedCall) =>
   desk.requests.filter((r) => r.callId === call.callId && r.reason === 'interrupted').length;
+
+/** How often the workers of the park-and-publish scenarios sweep for unpublished requests. */
+const REQUEST_SWEEP_MS = 1_000;
+
+/**
+ * Runs of two turns, one restart each (of its own service): the second turn parks inside the job of the first
+ * call's decision, which is where the park-and-publish faults strike.
+ */
+function twoTurnRuns(count: number, label: string): { runs: PlannedRun[]; jobs: StartRunJob[] } {
+  const tag = randomBytes(3).toString('hex');
+  const runs: PlannedRun[] = [];
+  const jobs: StartRunJob[] = [];
+  for (let i = 0; i < count; i++) {
+    const runId = `${label}${tag}-${i}`;
+    const calls = ['1', '2'].map((turn) => ({ callId: `${runId}-t${turn}`, service: `${runId}-t${turn}` }));
+    runs.push({ runId, calls });
+    jobs.push({
+      runId,
+      agent: 'ops',
+      userId: 'alice',
+      input: 'restart one, then the other',
+      scopes: [],
+      script: [
+        ...calls.map((c) => ({
+          toolCalls: [{ id: c.callId, name: 'restart_service', args: { service: c.service } }],
+        })),
+        { text: 'done' },
+      ],
+    });
+  }
+  return { runs, jobs };
+}
+
+/** Waits until the approval service lists a pending request for each of `callIds`; returns them. */
+function pendingFor(approvalsUrl: string, callIds: string[], timeoutMs = 60_000): Promise<ApprovalView[]> {
+  return waitFor(
+    async () => {
+      const pending = await pendingApprovals(approvalsUrl);
+      const found = callIds.map((id) => pending.find((p) => p.request.callId === id));
+      return found.every(Boolean) ? (found as ApprovalView[]) : undefined;
+    },
+    `${callIds.length} pending requests`,
+    timeoutMs,
+    50,
+  );
+}
+
+async function approveThroughApi(approvalsUrl: string, views: ApprovalView[]): Promise<void> {
+  for (const { request } of views) {
+    const res = await fetch(`${approvalsUrl}/approvals/${request.requestId}/decisions`, {
+      method: 'POST',
+      headers: { ...bearer('bob'), 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    // 409: asked again meanwhile (a killed worker was running it), or already decided: the desk decides the rest.
+    if (res.status !== 200 && res.status !== 409)
+      throw new Error(`vote on ${request.callId} answered ${res.status}: ${await res.text()}`);
+  }
+}
 
 describe('faults', () => {
   it('kill -9 of every worker while runs are parked: a restarted fleet resumes every run', async () => {
@@ -144,6 +208,100 @@ describe('faults', () => {
       await desk.close();
       await deployment.close();
     }
+  });
+
+  describe('a decision job that parks its run again, faulted between the park and the publish', () => {
+    it.each([
+      ['kill -9 of the worker', 'decision-park-then-kill', {}],
+      // No retry left (DECISION_ATTEMPTS=1): only the request sweep can publish it.
+      ['a failing Queue.add, no retry left', 'decision-park-then-fail-publish', { DECISION_ATTEMPTS: '1' }],
+    ])(
+      '%s: the request reaches an approver within lock + sweep interval; each call runs once, each run completes',
+      async (what, fault, approvalEnv) => {
+        const tally = new ScenarioTally(`${what} between park and publish`);
+        const deployment = new Deployment(`fault-${fault}`);
+        let approvals: RunningApprovalService | undefined;
+        try {
+          const { runs, jobs } = twoTurnRuns(6, fault.endsWith('kill') ? 'K' : 'Q');
+          const runIds = runs.map((r) => r.runId);
+          await deployment.addServices(runs.flatMap((r) => r.calls.map((c) => c.service)));
+          const [worker] = await deployment.startWorkers(1, {
+            ...FAST_RECOVERY,
+            REQUEST_SWEEP_MS: String(REQUEST_SWEEP_MS),
+            COUNTERSIGN_TEST_FAULTS: fault,
+          });
+          approvals = await startApprovalServiceFor(deployment, approvalEnv);
+          const service = approvals;
+          await deployment.startRuns(jobs);
+          await approveThroughApi(
+            service.url,
+            await pendingFor(
+              service.url,
+              runs.map((r) => r.calls[0].callId),
+            ),
+          );
+
+          // The fault strikes in the first decision job that parks its run on the second turn, leaving that turn's
+          // request unpublished. From the moment a worker can act again (the killed one restarted without the fault;
+          // the failed job failed for good), it reaches the approval service within the lock duration plus the
+          // sweep interval.
+          let faulted: string[];
+          let since: number;
+          if (fault.endsWith('kill')) {
+            await worker.exited();
+            // Nothing runs now: what the index holds is what the dead job never published.
+            const index = unpublishedRequestsKey(deployment.prefixes.keyPrefix);
+            faulted = (await deployment.redis.zrange(index, 0, -1)).map((m) => m.split('|')[1]);
+            await worker.restart({ COUNTERSIGN_TEST_FAULTS: '' });
+            since = Date.now();
+          } else {
+            const failed = await waitFor(
+              async () =>
+                (await deployment.decisions.getJobs(['failed'])).find((j) =>
+                  /injected fault/.test(j.failedReason ?? ''),
+                ),
+              'the decision job whose publish failed to fail for good',
+              60_000,
+              50,
+            );
+            faulted = [
+              runs.find((r) => r.runId === (failed.data as { runId: string }).runId)!.calls[1].callId,
+            ];
+            since = failed.finishedOn!;
+          }
+          expect(faulted).toHaveLength(1);
+          await pendingFor(service.url, faulted);
+          const reachedMs = Date.now() - since;
+          const boundMs = Number(FAST_RECOVERY.LOCK_DURATION_MS) + REQUEST_SWEEP_MS;
+          process.stdout.write(
+            `[reliability]   ${what}: the unpublished request reached the approver ${reachedMs} ms after ` +
+              `recovery (lock ${FAST_RECOVERY.LOCK_DURATION_MS} + sweep ${REQUEST_SWEEP_MS} = ${boundMs} ms)\n`,
+          );
+          // The bound, plus what the test adds: the stalled check's interval, the approval service's intake, polling.
+          expect(reachedMs).toBeLessThan(boundMs + Number(FAST_RECOVERY.STALLED_INTERVAL_MS) + 2_000);
+
+          // Everything is decided (approve), including what a killed worker was running (asked again), until every
+          // run ends: each call ran once per approved attempt, and each run completed after three model turns.
+          await decideAllThroughApi(service.url, deployment, runIds, () => 'approve', tally);
+          const decided = await pendingApprovals(service.url, 'decided');
+          const interrupted = (call: PlannedCall) =>
+            decided.filter((v) => v.request.callId === call.callId && v.request.reason === 'interrupted')
+              .length;
+          await checkRuns(
+            deployment,
+            worker,
+            runs,
+            { verdict: () => 'approve', interrupted, modelTurns: 3 },
+            tally,
+          );
+          expect(await pendingApprovals(service.url)).toEqual([]);
+          tally.expectClean();
+        } finally {
+          await approvals?.close();
+          await deployment.close();
+        }
+      },
+    );
   });
 
   describe('Redis killed (-9) and restarted with runs parked', () => {

@@ -18,7 +18,9 @@ import {
 import { AuditLog } from '@countersign/platform';
 import { startAgentWorker, type RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
 import type { InfraView } from '../../apps/agent-worker/src/infra/infra-store';
+import { TEST_AUDIT_SECRET, testAuditKeyring } from './audit';
 import { bearer, principalsConfig } from './principals';
+import { TEST_RATE_LIMITS } from './rate-limits';
 import {
   deletePrefixedKeys,
   redisEnv,
@@ -37,7 +39,9 @@ export function workerEnv(
   return {
     ...redisEnv(prefixes),
     DECISION_SIGNING_SECRET: TEST_SECRET,
-    AGENTS_CONFIG: 'config/agents.json',
+    AUDIT_SIGNING_SECRET: TEST_AUDIT_SECRET,
+    // The worker's built-in ops tools, in-process (config/agents.json reaches them through the ops MCP server).
+    AGENTS_CONFIG: 'test/support/agents.json',
     PRINCIPALS_CONFIG: principalsConfig(),
     STALLED_INTERVAL_MS: '500',
     LOCK_DURATION_MS: '1000',
@@ -45,6 +49,7 @@ export function workerEnv(
     EXECUTION_HEARTBEAT_MS: '300',
     EXECUTION_STALE_MS: '3000',
     JOB_BACKOFF_MS: '50',
+    ...TEST_RATE_LIMITS,
     ...extra,
   };
 }
@@ -66,7 +71,7 @@ export class WorkerHarness {
     this.decisions = queue(QueueName.ApprovalDecisions);
     this.requests = queue(QueueName.ApprovalRequests);
     this.runs = queue(QueueName.AgentRuns);
-    this.audit = new AuditLog(this.redis, this.prefixes.keyPrefix, 'test');
+    this.audit = new AuditLog(this.redis, this.prefixes.keyPrefix, 'test', testAuditKeyring());
   }
 
   async startWorker(extra: Record<string, string> = {}): Promise<RunningAgentWorker> {
@@ -131,16 +136,21 @@ export class WorkerHarness {
     return (await this.infra(url)).services.find((s) => s.name === service)!.restarts;
   }
 
-  /** What the approval service would publish: the fingerprint of what the approver was shown, signed. */
+  /**
+   * What the approval service would publish: the fingerprint of what the approver was shown, signed, for the request
+   * the call waits for (`call.requestId`, as GET /runs/:runId shows it).
+   */
   decision(
     runId: string,
-    call: Pick<PendingCall, 'callId' | 'toolName' | 'args'>,
+    call: Pick<PendingCall, 'callId' | 'requestId' | 'toolName' | 'args'>,
     value: 'approve' | 'deny',
     overrides: Partial<Decision> = {},
     secret = TEST_SECRET,
   ): Decision & { signature: string } {
     const shown = overrides.shown ?? { toolName: call.toolName, args: call.args };
+    if (!call.requestId && !overrides.requestId) throw new Error(`call ${call.callId} has no request ID`);
     const decision: Decision = {
+      requestId: call.requestId!,
       callId: call.callId,
       runId,
       decision: value,
@@ -167,13 +177,19 @@ export class WorkerHarness {
     }, `decision job ${job.id} to settle`);
   }
 
+  /** The newest request published for the call (of the given attempt), parsed as the approval service does. */
   async approvalRequest(callId: string, attempt = 0): Promise<ApprovalRequest | undefined> {
-    const id = attempt === 0 ? callId : `${callId}-r${attempt}`;
-    const job = await this.requests.getJob(id);
+    return (await this.approvalRequests(callId)).filter((r) => r.attempt === attempt).at(-1);
+  }
+
+  /** Every request published for a call ID, oldest first (the queue keeps them: nothing consumes it here). */
+  async approvalRequests(callId: string): Promise<ApprovalRequest[]> {
+    const jobs = await this.requests.getJobs(['wait', 'delayed', 'active', 'completed', 'failed']);
     // Parsed as the approval service does: the worker leaves fields at their default out of the job.
-    return job === undefined
-      ? undefined
-      : ApprovalRequestSchema.parse(withRequestedAt(job.data, job.timestamp));
+    return jobs
+      .filter((job) => (job.data as { callId?: unknown } | undefined)?.callId === callId)
+      .sort((a, b) => a.timestamp - b.timestamp)
+      .map((job) => ApprovalRequestSchema.parse(withRequestedAt(job.data, job.timestamp)));
   }
 
   async auditTypes(runId: string): Promise<string[]> {

@@ -10,14 +10,19 @@ import {
   type ApprovalRequest,
   type SignedDecision,
 } from '@countersign/contracts';
+import { TEST_AUDIT_SECRET } from './audit';
 import { directoryEnv, type TestApprover } from './principals';
+import { TEST_RATE_LIMITS } from './rate-limits';
 import { redisEnv, TEST_REDIS_URL, waitFor, type TestPrefixes } from './redis';
 
+/** A request as a worker would publish it; its request ID follows from its call ID unless given (list order). */
 export function approvalRequest(over: Partial<ApprovalRequest> = {}): ApprovalRequest {
   const toolName = over.toolName ?? 'restart_service';
   const args = over.args ?? { service: 'web', replicas: 2 };
+  const callId = over.callId ?? `call-${randomBytes(5).toString('hex')}`;
   return {
-    callId: `call-${randomBytes(5).toString('hex')}`,
+    requestId: `rq-${callId}`,
+    callId,
     runId: `run-${randomBytes(5).toString('hex')}`,
     agent: 'ops',
     requester: 'alice',
@@ -44,7 +49,9 @@ export function approvalServiceEnv(
     ...redisEnv(prefixes),
     DECISION_SIGNING_SECRET: 'decision-secret-0123456789',
     LINK_TOKEN_SECRET: 'link-secret-0123456789',
+    AUDIT_SIGNING_SECRET: TEST_AUDIT_SECRET,
     ...directoryEnv(approvals),
+    ...TEST_RATE_LIMITS,
     ...extra,
   };
 }
@@ -54,6 +61,8 @@ export class AgentSideQueues {
   readonly connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   readonly requests: Queue;
   readonly decisions: Queue;
+  /** The request ID of the latest request submitted for each call ID, so tests can name requests by call ID. */
+  private readonly requestIdOf = new Map<string, string>();
 
   constructor(prefixes: TestPrefixes) {
     this.requests = new Queue(QueueName.ApprovalRequests, {
@@ -67,15 +76,17 @@ export class AgentSideQueues {
   }
 
   async submit(request: ApprovalRequest): Promise<ApprovalRequest> {
+    this.requestIdOf.set(request.callId, request.requestId);
     await this.requests.add(JobName.RequestApproval, request, {
-      jobId: jobIds.approvalRequest(request.callId, request.attempt),
+      jobId: jobIds.approvalRequest(request.requestId),
     });
     return request;
   }
 
-  async decision(callId: string, attempt = 0): Promise<SignedDecision | undefined> {
-    return (await this.decisions.getJob(jobIds.decision(callId, attempt)))?.data as
-      SignedDecision | undefined;
+  /** The decision published for the request last submitted with this call ID (or for this request ID). */
+  async decision(callId: string): Promise<SignedDecision | undefined> {
+    const requestId = this.requestIdOf.get(callId) ?? callId;
+    return (await this.decisions.getJob(jobIds.decision(requestId)))?.data as SignedDecision | undefined;
   }
 
   waitForDecision(callId: string, timeoutMs = 10_000): Promise<SignedDecision> {

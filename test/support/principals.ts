@@ -9,9 +9,10 @@ export const testToken = (id: string) => `${id}-test-token-0123456789`;
 type Entry = Partial<Principal> & { id: string; name: string; token?: string };
 
 /**
- * alice and bob are operators of the `ops` agent (config/agents.json), mallory a viewer; bob, carol and dave are the
+ * alice and bob are operators of the `ops` agent (test/support/agents.json), mallory a viewer; bob, carol and dave are the
  * usual approvers. `ops-bot` is a machine client that may start runs for alice; `auditor` reads every run and the
- * whole audit; `scraper` reads /metrics.
+ * whole audit; `scraper` reads /metrics; `agent-bot` (which may act for alice) and `other-bot` submit calls to the
+ * approvals API.
  */
 export const TEST_PRINCIPALS: Entry[] = [
   { id: 'alice', name: 'Alice', email: 'alice@example.test' },
@@ -22,6 +23,9 @@ export const TEST_PRINCIPALS: Entry[] = [
   { id: 'ops-bot', name: 'Ops bot', kind: 'machine', actAs: ['alice'] },
   { id: 'auditor', name: 'Auditor', roles: ['runs-reader', 'audit-reader'] },
   { id: 'scraper', name: 'Scraper', kind: 'machine', roles: ['metrics-reader'] },
+  // Agents Countersign does not run, submitting their calls to the approvals API (/external-approvals).
+  { id: 'agent-bot', name: 'Agent bot', kind: 'machine', roles: ['approvals-client'], actAs: ['alice'] },
+  { id: 'other-bot', name: 'Other bot', kind: 'machine', roles: ['approvals-client'] },
 ];
 
 /** An approver as the tests' approvals configs list it: a principal with its readable token. */

@@ -19,12 +19,14 @@ import type {
 } from '@countersign/contracts';
 import { FakeSlackApi } from './fake-slack-api';
 import { directoryEnv, testToken, type TestApprover } from './principals';
+import { TEST_RATE_LIMITS } from './rate-limits';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor, type TestPrefixes } from './redis';
 import { SmtpCapture, type CapturedMail } from './smtp-capture';
 
 export const SYSTEM_SECRETS = {
   DECISION_SIGNING_SECRET: 'system-decision-secret-0123456789',
   LINK_TOKEN_SECRET: 'system-link-secret-0123456789',
+  AUDIT_SIGNING_SECRET: 'system-audit-signing-secret-0123456789abcdef',
   SLACK_SIGNING_SECRET: 'system-slack-signing-secret',
   SLACK_BOT_TOKEN: 'xoxb-system-test',
 };
@@ -99,8 +101,10 @@ export class TestSystem {
       KEY_PREFIX: this.prefixes.keyPrefix,
       QUEUE_PREFIX: this.prefixes.queuePrefix,
       DECISION_SIGNING_SECRET: SYSTEM_SECRETS.DECISION_SIGNING_SECRET,
+      AUDIT_SIGNING_SECRET: SYSTEM_SECRETS.AUDIT_SIGNING_SECRET,
       PRINCIPALS_CONFIG: directory.PRINCIPALS_CONFIG,
       LOG_LEVEL: 'silent',
+      ...TEST_RATE_LIMITS,
     };
     const local = { port: 0, host: '127.0.0.1' };
     this.approvals = await startApprovalService(
@@ -122,7 +126,7 @@ export class TestSystem {
         await startAgentWorker(
           {
             ...shared,
-            AGENTS_CONFIG: 'config/agents.json',
+            AGENTS_CONFIG: 'test/support/agents.json',
             STALLED_INTERVAL_MS: '500',
             LOCK_DURATION_MS: '2000',
             JOB_BACKOFF_MS: '50',
@@ -243,15 +247,18 @@ export class TestSystem {
     }, `approval request ${callId}`);
   }
 
-  async audit(filter: { runId?: string; callId?: string }): Promise<AuditEntry[]> {
+  /** GET /audit (one page) as `as`: an approver sees the entries of requests routed to them; `auditor` sees all. */
+  async audit(filter: { runId?: string; callId?: string }, as = 'bob'): Promise<AuditEntry[]> {
     const query = new URLSearchParams(filter as Record<string, string>).toString();
-    return (await this.api<AuditEntry[]>('GET', `/audit?${query}`)).json;
+    const res = await fetch(`${this.approvalUrl}/audit?${query}`, { headers: this.bearer(as) });
+    if (res.status !== 200) throw new Error(`GET /audit answered ${res.status}: ${await res.text()}`);
+    return (await res.json()) as AuditEntry[];
   }
 
-  /** Waits for an audit entry of `type` about the call (audit appends may trail the HTTP answer). */
-  waitForAudit(callId: string, type: AuditEntry['type']): Promise<AuditEntry> {
+  /** Waits for an audit entry of `type` about the call (audit appends may trail the HTTP answer), read as `as`. */
+  waitForAudit(callId: string, type: AuditEntry['type'], as = 'bob'): Promise<AuditEntry> {
     return waitFor(
-      async () => (await this.audit({ callId })).find((e) => e.type === type),
+      async () => (await this.audit({ callId }, as)).find((e) => e.type === type),
       `audit ${type} for ${callId}`,
     );
   }
@@ -259,20 +266,33 @@ export class TestSystem {
   // ---- channels -----------------------------------------------------------------------------------
 
   /**
-   * Clicks Approve/Deny in Slack as `approver`: a block_actions interaction signed like Slack signs it. `rev`: the
-   * revision of edited arguments the button was shown for (0: as the agent asked).
+   * Clicks Approve/Deny in Slack as `approver` on the newest message about the call: a block_actions interaction
+   * signed like Slack signs it, with the value its button carries (the request and attempt it was posted for). `rev`:
+   * click as if the button showed this revision of edited arguments (Slack updates the message's buttons after an
+   * edit; 0: as the agent asked).
    */
   async slackClick(
     callId: string,
     approver: SystemApprover | { slackUserId: string },
     action: 'approve' | 'deny',
-    attempt = 0,
-    rev = 0,
+    { rev }: { rev?: number } = {},
   ) {
     const posted = await waitFor(
-      () => this.slack.find('chat.postMessage', callId).find((c) => c.reply?.ok),
+      () =>
+        this.slack
+          .find('chat.postMessage', callId)
+          .filter((c) => c.reply?.ok)
+          .at(-1),
       `Slack message for ${callId}`,
     );
+    const blocks = posted.body.blocks as {
+      type: string;
+      elements?: { action_id: string; value: string }[];
+    }[];
+    const button = blocks
+      .find((b) => b.type === 'actions')
+      ?.elements?.find((e) => e.action_id === `countersign_${action}`);
+    if (!button) throw new Error(`the Slack message for ${callId} has no ${action} button`);
     const payload = {
       type: 'block_actions',
       user: {
@@ -282,7 +302,9 @@ export class TestSystem {
       message: { ts: posted.reply?.ts },
       // Slack's own, unique per click: two clicks of one button are two requests, not a replay.
       trigger_id: `${Date.now()}.${Math.random().toString(36).slice(2)}`,
-      actions: [{ action_id: `countersign_${action}`, value: `${callId}|${attempt}${rev ? `|${rev}` : ''}` }],
+      actions: [
+        { action_id: button.action_id, value: rev === undefined ? button.value : withRev(button.value, rev) },
+      ],
     };
     const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
     const timestamp = String(Math.floor(Date.now() / 1000));
@@ -327,4 +349,10 @@ export function linkCallId(link: string | undefined): string | undefined {
 /** One confirm-tier call, then a final text: the smallest run that parks and resumes. */
 export function restartScript(service: string): StartRunBody['script'] {
   return [{ toolCalls: [{ name: 'restart_service', args: { service } }] }, { text: `restarted ${service}` }];
+}
+
+/** A Slack button value (`<requestId>|<attempt>[|<rev>]`) for another revision of the arguments. */
+function withRev(value: string, rev: number): string {
+  const [requestId, attempt] = value.split('|');
+  return rev === 0 ? `${requestId}|${attempt}` : `${requestId}|${attempt}|${rev}`;
 }

@@ -6,18 +6,23 @@ import {
   Inject,
   Injectable,
   Module,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
+  type OnModuleInit,
 } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { QueueName } from '@countersign/contracts';
 import {
+  AuditKeyring,
   AuditLog,
   Authenticator,
   BearerAuthenticator,
   METRICS_REGISTRY,
   MetricsController,
   PrincipalGuard,
+  provideJobCatalog,
+  QueueModule,
+  RedisConnections,
+  RATE_LIMIT_STORAGE,
+  rateLimitGuards,
+  redisRateLimitStorage,
   REQUEST_AUTHENTICATOR,
   DecidedCallResults,
   RunReaders,
@@ -25,76 +30,74 @@ import {
   type Logger,
   type PrincipalsConfig,
 } from '@countersign/platform';
+import { ToolProviders } from '@countersign/tool-providers';
 import { AgentCatalog } from './agents/agent-catalog';
+import { ToolProvidersLifecycle } from './agents/tool-providers.lifecycle';
 import type { AgentsConfig } from './config/agents-config.schema';
+import { workerRateLimits } from './config/rate-limits';
 import type { AgentWorkerConfig } from './config/worker-config';
 import { InfraController } from './infra/infra.controller';
 import { InfraStore } from './infra/infra-store';
 import { HealthController } from './observability/health.controller';
 import { WorkerMetrics } from './observability/worker-metrics';
-import { Connections } from './queues/connections';
-import { DecisionsProcessor, RunsProcessor } from './queues/processors';
+import { agentWorkerJobs, agentWorkerQueues } from './queues/agent-worker-jobs';
+import { DecisionsProcessor, ManualStepsProcessor, RunsProcessor } from './queues/processors';
 import { ApprovalRequestsProducer, RunsProducer } from './queues/producers';
-import { QueueWorkers } from './queues/queue-workers';
 import { Decisions } from './runs/decisions';
+import { RequestSweep } from './runs/request-sweep';
 import { RunEvents } from './runs/run-events';
 import { RunLoop } from './runs/run-loop';
 import { RunStore } from './runs/run-store';
 import { RunsController } from './runs/runs.controller';
 import { RunsService } from './runs/runs.service';
+import { TestFaults } from './runs/test-faults';
 
 export interface AgentWorkerSettings {
   config: AgentWorkerConfig;
   agents: AgentsConfig;
   principals: PrincipalsConfig;
   logger: Logger;
+  /** The MCP servers and HTTP tools of AGENTS_CONFIG, built with the service's environment (its secrets). */
+  providers: ToolProviders;
 }
 
 export const SETTINGS = Symbol('AgentWorkerSettings');
 
-/** Start-up and shutdown order: events and infra first, workers last; workers drain before Redis closes. */
+/**
+ * Infra and events are ready before the queue workers start (QueueModule starts them once every module is
+ * initialised); events stop after the workers have finished their in-flight jobs and tool calls (QueueModule
+ * closes them on module destroy, and Redis last).
+ */
 @Injectable()
-export class Lifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+export class Lifecycle implements OnModuleInit, BeforeApplicationShutdown {
   constructor(
     @Inject(SETTINGS) private readonly settings: AgentWorkerSettings,
-    @Inject(Connections) private readonly connections: Connections,
     @Inject(InfraStore) private readonly infra: InfraStore,
     @Inject(RunEvents) private readonly events: RunEvents,
-    @Inject(QueueWorkers) private readonly workers: QueueWorkers,
-    @Inject(RunsProcessor) private readonly runs: RunsProcessor,
-    @Inject(DecisionsProcessor) private readonly decisions: DecisionsProcessor,
     @Inject(AgentCatalog) private readonly agents: AgentCatalog,
     @Inject(RunLoop) private readonly runLoop: RunLoop,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
+  async onModuleInit(): Promise<void> {
     if (this.settings.config.SEED_DEMO_INFRA) await this.infra.seedDefaults();
     // What approvers are shown of each tool, stored before any request can name it.
     await this.runLoop.publishDefinitions(this.agents.registeredTools());
     await this.events.start();
-    this.workers.start({
-      [QueueName.AgentRuns]: this.runs,
-      [QueueName.ApprovalDecisions]: this.decisions,
-    });
   }
 
-  /** Finishes in-flight jobs (and so in-flight tool calls) before anything closes. */
-  async beforeApplicationShutdown(): Promise<void> {
-    await this.workers.close();
+  beforeApplicationShutdown(): void {
     this.events.stop();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.connections.close();
   }
 }
 
 @Module({})
 export class AgentWorkerModule {
   static forRoot(settings: AgentWorkerSettings): DynamicModule {
-    const { config, agents, principals, logger } = settings;
+    const { config, agents, principals, logger, providers } = settings;
+    const rateLimits = rateLimitGuards(workerRateLimits(config, logger));
     return {
       module: AgentWorkerModule,
+      imports: [QueueModule.forRoot(agentWorkerQueues(config, logger))],
       // /demo/infra exists only while the simulated infrastructure does; /metrics moves to its own port when asked.
       controllers: [
         RunsController,
@@ -106,47 +109,52 @@ export class AgentWorkerModule {
         { provide: SETTINGS, useValue: settings },
         { provide: WorkerMetrics, useValue: new WorkerMetrics() },
         { provide: METRICS_REGISTRY, useFactory: (m: WorkerMetrics) => m.registry, inject: [WorkerMetrics] },
-        // Every route names its caller (PrincipalGuard); the requester of a run is that principal.
+        // Every route names its caller (PrincipalGuard); the requester of a run is that principal. Run starts are
+        // rate-limited per source address before it, and per principal after it.
         { provide: REQUEST_AUTHENTICATOR, useValue: new BearerAuthenticator(new Authenticator(principals)) },
+        ...rateLimits.before,
         { provide: APP_GUARD, useClass: PrincipalGuard },
-        { provide: Connections, useFactory: () => new Connections(config, logger) },
+        ...rateLimits.after,
+        {
+          provide: RATE_LIMIT_STORAGE,
+          useFactory: (c: RedisConnections) => redisRateLimitStorage(c.commands),
+          inject: [RedisConnections],
+        },
         {
           provide: AuditLog,
-          useFactory: (c: Connections) => new AuditLog(c.commands, config.KEY_PREFIX, 'agent-worker'),
-          inject: [Connections],
+          useFactory: (c: RedisConnections) => {
+            const keyring = AuditKeyring.fromEnv(config);
+            logger.info({ current: keyring.current.id, verifying: keyring.ids }, 'audit signing keys');
+            return new AuditLog(c.commands, config.KEY_PREFIX, 'agent-worker', keyring);
+          },
+          inject: [RedisConnections],
         },
         {
           provide: InfraStore,
-          useFactory: (c: Connections) => new InfraStore(c.commands, config.KEY_PREFIX),
-          inject: [Connections],
+          useFactory: (c: RedisConnections) => new InfraStore(c.commands, config.KEY_PREFIX),
+          inject: [RedisConnections],
         },
+        { provide: ToolProviders, useValue: providers },
+        ToolProvidersLifecycle,
         {
           provide: AgentCatalog,
-          useFactory: (infra: InfraStore) => new AgentCatalog(agents, config, infra),
+          useFactory: (infra: InfraStore) => new AgentCatalog(agents, config, infra, providers, logger),
           inject: [InfraStore],
         },
         {
           provide: RunStore,
-          useFactory: (c: Connections) =>
+          useFactory: (c: RedisConnections) =>
             new RunStore(c.commands, config.KEY_PREFIX, config.FINISHED_RUN_TTL_SECONDS),
-          inject: [Connections],
+          inject: [RedisConnections],
         },
         {
           provide: RunEvents,
-          useFactory: (c: Connections, store: RunStore) =>
+          useFactory: (c: RedisConnections, store: RunStore) =>
             new RunEvents(store, c.subscriber, config.KEY_PREFIX, logger),
-          inject: [Connections, RunStore],
+          inject: [RedisConnections, RunStore],
         },
-        {
-          provide: ApprovalRequestsProducer,
-          useFactory: (c: Connections) => new ApprovalRequestsProducer(c.queues[QueueName.ApprovalRequests]),
-          inject: [Connections],
-        },
-        {
-          provide: RunsProducer,
-          useFactory: (c: Connections) => new RunsProducer(c.queues[QueueName.AgentRuns]),
-          inject: [Connections],
-        },
+        ApprovalRequestsProducer,
+        RunsProducer,
         {
           provide: RunLoop,
           useFactory: (
@@ -157,7 +165,7 @@ export class AgentWorkerModule {
               RunEvents,
               AuditLog,
               WorkerMetrics,
-              Connections,
+              RedisConnections,
             ]
           ) => {
             const [store, catalog, approvals, events, audit, metrics, c] = deps;
@@ -170,6 +178,7 @@ export class AgentWorkerModule {
               store: new DecidedCallResults(c.commands, config.KEY_PREFIX),
               ttlMs: config.FINISHED_RUN_TTL_SECONDS * 1000,
             };
+            const faults = new TestFaults(config.COUNTERSIGN_TEST_FAULTS);
             return new RunLoop({
               store,
               catalog,
@@ -179,6 +188,7 @@ export class AgentWorkerModule {
               metrics,
               logger,
               execution,
+              faults,
               tools,
               results,
             });
@@ -190,7 +200,7 @@ export class AgentWorkerModule {
             RunEvents,
             AuditLog,
             WorkerMetrics,
-            Connections,
+            RedisConnections,
           ],
         },
         {
@@ -210,6 +220,13 @@ export class AgentWorkerModule {
           inject: [RunStore, RunLoop, AuditLog, WorkerMetrics],
         },
         {
+          // Starts once the app has booted and stops before the queues close (it publishes on them).
+          provide: RequestSweep,
+          useFactory: (store: RunStore, runLoop: RunLoop, metrics: WorkerMetrics) =>
+            new RequestSweep({ store, runLoop, metrics, logger, intervalMs: config.REQUEST_SWEEP_MS }),
+          inject: [RunStore, RunLoop, WorkerMetrics],
+        },
+        {
           provide: RunsProcessor,
           useFactory: (runLoop: RunLoop) => new RunsProcessor(runLoop, logger),
           inject: [RunLoop],
@@ -221,18 +238,21 @@ export class AgentWorkerModule {
           inject: [Decisions, RunLoop],
         },
         {
-          provide: QueueWorkers,
-          useFactory: (c: Connections) => new QueueWorkers(config, c, logger),
-          inject: [Connections],
+          provide: ManualStepsProcessor,
+          useFactory: (decisions: Decisions) => new ManualStepsProcessor(decisions),
+          inject: [Decisions],
         },
+        provideJobCatalog(agentWorkerJobs, [RunsProcessor, DecisionsProcessor, ManualStepsProcessor]),
         {
           provide: RunsService,
-          useFactory: (...deps: [RunStore, AgentCatalog, RunsProducer, RunEvents, AuditLog, Connections]) => {
+          useFactory: (
+            ...deps: [RunStore, AgentCatalog, RunsProducer, RunEvents, AuditLog, RedisConnections]
+          ) => {
             const [store, catalog, producer, events, audit, c] = deps;
             const readers = new RunReaders(c.commands, config.KEY_PREFIX);
             return new RunsService({ store, catalog, producer, events, audit, readers });
           },
-          inject: [RunStore, AgentCatalog, RunsProducer, RunEvents, AuditLog, Connections],
+          inject: [RunStore, AgentCatalog, RunsProducer, RunEvents, AuditLog, RedisConnections],
         },
         Lifecycle,
       ],

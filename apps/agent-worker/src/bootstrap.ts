@@ -4,15 +4,19 @@ import type { AddressInfo } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import {
+  applyTrustProxy,
+  ConfigError,
   createLogger,
   loadJsonConfig,
+  type Logger,
   PinoNestLogger,
   PrincipalsConfigSchema,
   startMetricsServer,
   type MetricsServer,
 } from '@countersign/platform';
+import { InvalidToolConfigError, SecretSource, ToolProviders } from '@countersign/tool-providers';
 import { AgentWorkerModule } from './agent-worker.module';
-import { loadAgentsConfig } from './config/agents-config.schema';
+import { type AgentsConfig, loadAgentsConfig } from './config/agents-config.schema';
 import { loadWorkerConfig } from './config/worker-config';
 import { WorkerMetrics } from './observability/worker-metrics';
 
@@ -36,13 +40,23 @@ export async function startAgentWorker(
   const agents = loadAgentsConfig(config.AGENTS_CONFIG);
   const principals = loadJsonConfig('PRINCIPALS_CONFIG', config.PRINCIPALS_CONFIG, PrincipalsConfigSchema);
   const logger = createLogger('agent-worker', config.LOG_LEVEL);
-  const app = await NestFactory.create(AgentWorkerModule.forRoot({ config, agents, principals, logger }), {
-    logger: new PinoNestLogger(logger),
-    abortOnError: false,
-    forceCloseConnections: true,
-  });
+  const providers = toolProviders(agents, env, logger);
+  const app = await NestFactory.create(
+    AgentWorkerModule.forRoot({ config, agents, principals, logger, providers }),
+    {
+      logger: new PinoNestLogger(logger),
+      abortOnError: false,
+      forceCloseConnections: true,
+    },
+  );
+  applyTrustProxy(app, config.TRUST_PROXY);
   const host = options.host ?? config.HOST;
-  await app.listen(options.port ?? config.PORT, host);
+  try {
+    await app.listen(options.port ?? config.PORT, host);
+  } catch (error) {
+    await app.close(); // e.g. a job without a handler: nothing stays connected
+    throw error;
+  }
   const { port } = app.getHttpServer().address() as AddressInfo;
   const url = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
   let metrics: MetricsServer | undefined;
@@ -65,4 +79,18 @@ export async function startAgentWorker(
     close: () => (closing ??= Promise.all([app.close(), metrics?.close()]).then(() => undefined)),
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   };
+}
+
+/** The config's tool providers; secrets are read from `env` when a call needs them, never copied elsewhere. */
+function toolProviders(
+  agents: AgentsConfig,
+  env: Record<string, string | undefined>,
+  logger: Logger,
+): ToolProviders {
+  try {
+    return new ToolProviders(agents, { secrets: new SecretSource(env), logger });
+  } catch (error) {
+    if (error instanceof InvalidToolConfigError) throw new ConfigError(`AGENTS_CONFIG: ${error.message}`);
+    throw error;
+  }
 }

@@ -6,6 +6,12 @@ import {
   METRICS_REGISTRY,
   MetricsController,
   PrincipalGuard,
+  provideJobCatalog,
+  QueueModule,
+  RedisConnections,
+  RATE_LIMIT_STORAGE,
+  rateLimitGuards,
+  redisRateLimitStorage,
   REQUEST_AUTHENTICATOR,
   DecidedCallResults,
   RunReaders,
@@ -18,26 +24,32 @@ import { ApprovalsService } from './approvals/approvals.service';
 import { DecisionPublisher } from './approvals/decision-publisher';
 import { StandingRuleStore } from './approvals/standing-rule-store';
 import { AuditController } from './audit/audit.controller';
+import { AuditVisibility } from './audit/audit-visibility';
 import { ApproverAuth } from './auth/approver-auth';
 import { ApproverDirectory } from './auth/approver-directory';
 import { SignInCodes } from './auth/sign-in-codes';
+import { UnauthenticatedRequests } from './auth/unauthenticated-requests';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from './config/approval-service.config';
+import { approvalRateLimits } from './config/rate-limits';
 import { AuditTrail } from './core/audit-trail';
 import { Metrics } from './core/metrics';
-import { Queues } from './core/queues';
-import { RedisConnections } from './core/redis-connections';
 import { ServiceAddress } from './core/service-address';
 import { LOGGER } from './core/tokens';
 import { EmailLinkController } from './email/email-link.controller';
 import { EmailNotifier } from './email/email-notifier';
+import { ExternalApprovalsController } from './external/external-approvals.controller';
+import { ExternalApprovalsService } from './external/external-approvals.service';
+import { ExternalCallStore } from './external/external-call-store';
+import { ExternalWebhooks } from './external/external-webhooks';
 import { HealthController } from './health/health.controller';
 import { InboxController } from './inbox/inbox.controller';
 import { LiveUpdates } from './live/live-updates';
+import { DigestStore } from './notifications/digest-store';
 import { NotificationScheduler } from './notifications/notification-scheduler';
 import { NotificationService } from './notifications/notification.service';
 import { ApprovalRequestProcessor } from './queues/approval-request.processor';
+import { approvalServiceJobs, approvalServiceQueues } from './queues/approval-service-jobs';
 import { NotificationProcessor } from './queues/notification.processor';
-import { QueueWorkers } from './queues/queue-workers';
 import { SlackController } from './slack/slack.controller';
 import { StandingRulesController } from './standing-rules/standing-rules.controller';
 import { StandingRulesService } from './standing-rules/standing-rules.service';
@@ -48,10 +60,13 @@ import { TimerSweep } from './timers/timer-sweep';
 @Module({})
 export class ApprovalServiceModule {
   static register(config: ApprovalServiceConfig, logger: Logger): DynamicModule {
+    const rateLimits = rateLimitGuards(approvalRateLimits(config.env, logger));
     return {
       module: ApprovalServiceModule,
+      imports: [QueueModule.forRoot(approvalServiceQueues(config, logger))],
       controllers: [
         ApprovalsController,
+        ExternalApprovalsController,
         SlackController,
         EmailLinkController,
         InboxController,
@@ -65,9 +80,17 @@ export class ApprovalServiceModule {
         { provide: APPROVAL_SERVICE_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
         // Every route names its caller (PrincipalGuard), by bearer credential or inbox session (ApproverAuth).
+        // Decisions and sign-ins are rate-limited per source address before it, and per principal after it.
         { provide: Authenticator, useValue: new Authenticator(config.principals) },
         { provide: REQUEST_AUTHENTICATOR, useExisting: ApproverAuth },
+        ...rateLimits.before,
         { provide: APP_GUARD, useClass: PrincipalGuard },
+        ...rateLimits.after,
+        {
+          provide: RATE_LIMIT_STORAGE,
+          inject: [RedisConnections],
+          useFactory: (redis: RedisConnections) => redisRateLimitStorage(redis.commands),
+        },
         { provide: METRICS_REGISTRY, useFactory: (m: Metrics) => m.registry, inject: [Metrics] },
         {
           provide: RunReaders,
@@ -108,14 +131,22 @@ export class ApprovalServiceModule {
             new DecidedCallResults(redis.commands, config.env.KEY_PREFIX),
         },
         StandingRulesService,
-        RedisConnections,
-        Queues,
+        {
+          provide: ExternalCallStore,
+          inject: [RedisConnections],
+          useFactory: (redis: RedisConnections) =>
+            new ExternalCallStore(redis.commands, config.env.KEY_PREFIX),
+        },
+        ExternalWebhooks,
+        ExternalApprovalsService,
         Metrics,
         AuditTrail,
         ServiceAddress,
         ApproverDirectory,
         ApproverAuth,
         SignInCodes,
+        UnauthenticatedRequests,
+        AuditVisibility,
         LiveUpdates,
         DecisionPublisher,
         NotificationScheduler,
@@ -125,13 +156,24 @@ export class ApprovalServiceModule {
         NotificationService,
         ApprovalRequestProcessor,
         NotificationProcessor,
-        QueueWorkers,
+        provideJobCatalog(approvalServiceJobs, [ApprovalRequestProcessor, NotificationProcessor]),
         {
           provide: DueTimers,
           inject: [RedisConnections],
           useFactory: (redis: RedisConnections) => new DueTimers(redis.commands, config.env.KEY_PREFIX),
         },
         TimerSweep,
+        {
+          provide: DigestStore,
+          inject: [RedisConnections],
+          useFactory: (redis: RedisConnections) =>
+            new DigestStore(
+              redis.commands,
+              config.env.KEY_PREFIX,
+              config.env.NOTIFY_DIGEST_WINDOW,
+              config.env.NOTIFY_DIGEST_AFTER,
+            ),
+        },
       ],
     };
   }

@@ -5,7 +5,13 @@ import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { createLogger, PinoNestLogger, startMetricsServer, type MetricsServer } from '@countersign/platform';
+import {
+  applyTrustProxy,
+  createLogger,
+  PinoNestLogger,
+  startMetricsServer,
+  type MetricsServer,
+} from '@countersign/platform';
 import { ApprovalServiceModule } from './approval-service.module';
 import { loadApprovalServiceConfig } from './config/approval-service.config';
 
@@ -37,6 +43,7 @@ export async function startApprovalService(
     },
   );
   app.disable('x-powered-by');
+  applyTrustProxy(app, config.env.TRUST_PROXY);
   setupOpenApi(app);
 
   const host = options.host ?? config.env.HOST;

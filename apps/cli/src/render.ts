@@ -42,7 +42,7 @@ export function approvalLine(view: ApprovalView): string {
   const outcome = view.outcome
     ? ` → ${view.outcome.decision} by ${view.outcome.approvers.join(', ') || view.outcome.decidedBy}${view.outcome.reason ? ` (${view.outcome.reason})` : ''}`
     : '';
-  return `${r.callId}  ${view.status}${votes}  ${callText(r)}  requested by ${r.requester} (agent ${r.agent})  expires ${view.expiresAt}${outcome}`;
+  return `${r.callId}  ${view.status}${votes}  ${callText(r)}  requested by ${r.requester} (agent ${r.agent})  expires ${view.expiresAt}  request ${r.requestId}${outcome}`;
 }
 
 /** "in 29 min", "expired 3 min ago". */

@@ -1,6 +1,7 @@
 // @countersign/authorization: the pure policy engine (no Nest, no Redis, no I/O).
 export * from './fingerprint';
 export * from './decision-signature';
+export * from './webhook-signature';
 export * from './tool';
 export * from './call-preview';
 export * from './tool-registry';

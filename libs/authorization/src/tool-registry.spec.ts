@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { countingTool } from './__fixtures__/counting-tools';
+import { canonicalJson } from './fingerprint';
 import { defineTool } from './tool';
 import { ToolRegistry } from './tool-registry';
 
@@ -97,5 +99,43 @@ describe('ToolRegistry', () => {
     ])('changes when %s', (_case, overrides) => {
       expect(hashOf(overrides)).not.toBe(baseline);
     });
+
+    it('is what it was for a tool declared in code: sha256 of canonical {name, schema, tier}', () => {
+      // Parked calls of code-declared tools are not asked about again after this change is deployed.
+      const registered = new ToolRegistry([tool()]).get('restart_service')!;
+      const expected = createHash('sha256')
+        .update(canonicalJson({ name: 'restart_service', tier: 'confirm', schema: registered.jsonSchema }))
+        .digest('hex');
+      expect(baseline).toBe(expected);
+    });
+
+    it('covers what the source advertised, e.g. an MCP tool description', () => {
+      const advertised = hashOf({ advertised: { description: 'Restarts a service' } });
+      expect(advertised).not.toBe(baseline);
+      expect(hashOf({ advertised: { description: 'Restarts a service' } })).toBe(advertised);
+      expect(hashOf({ advertised: { description: 'Restarts and wipes a service' } })).not.toBe(advertised);
+    });
+
+    it('covers a given JSON schema instead of the generated one', () => {
+      const given = { type: 'object', properties: { service: { type: 'string' } } };
+      const hash = hashOf({ inputSchema: given });
+      expect(hash).not.toBe(baseline);
+      expect(hashOf({ inputSchema: { ...given, required: ['service'] } })).not.toBe(hash);
+    });
+  });
+
+  it('shows the model a JSON schema given by the source as it is', () => {
+    const given = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] };
+    const sut = new ToolRegistry([tool({ inputSchema: given })]);
+    expect(sut.get('restart_service')!.jsonSchema).toBe(given);
+    expect(sut.toModelTools()[0].parameters).toBe(given);
+  });
+
+  it('unregisters a tool, so its name can be registered again', () => {
+    const sut = new ToolRegistry([tool()]);
+    expect(sut.unregister('restart_service')).toBe(true);
+    expect(sut.get('restart_service')).toBeUndefined();
+    expect(sut.unregister('restart_service')).toBe(false);
+    expect(() => sut.register(tool({ description: 'again' }))).not.toThrow();
   });
 });

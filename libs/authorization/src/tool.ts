@@ -17,6 +17,19 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   args: S;
   /** @defaultValue `'auto'` */
   tier?: Tier;
+  /**
+   * The arguments' JSON schema as the tool's source declares it (e.g. an MCP server's `inputSchema`). When set, it is
+   * what the model sees and what the definition hash covers, instead of the schema generated from `args`; `args`
+   * must then check that same schema (see the tool providers' JSON-schema validator).
+   * @defaultValue generated from `args`
+   */
+  inputSchema?: Record<string, unknown>;
+  /**
+   * What the tool's source advertised besides its name and schema (e.g. an MCP tool's own name and description).
+   * Covered by the definition hash, so a source that changes it while a call waits gets the call asked about again.
+   * @defaultValue nothing beyond name, tier and schema
+   */
+  advertised?: Record<string, unknown>;
   handler: (args: z.output<S>, ctx: CallerContext & { callId: string }) => unknown | Promise<unknown>;
   /**
    * Optional, read-only: what the call would change, in a few words for approvers (`payments: 3 → 6 replicas`).

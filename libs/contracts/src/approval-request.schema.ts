@@ -8,6 +8,7 @@ import {
   ToolArgsSchema,
   ToolNameSchema,
 } from './common.schema';
+import { ExternalOriginSchema } from './external-approvals.schema';
 
 export const ApprovalRequestReasonSchema = z.enum([
   'confirmation_required',
@@ -46,6 +47,13 @@ export function excerpt(text: string | null | undefined, max: number): string | 
 }
 
 export const ApprovalRequestSchema = z.object({
+  /**
+   * This request's own identity: new each time a call is parked or asked again, so two runs that use one call ID,
+   * or a later turn that reuses one, never share a request. The signed decision carries it back, and a worker applies
+   * a decision only to the parked call that waits for this request ID. The approval service keys its state by it.
+   */
+  requestId: IdSchema,
+  /** The model's ID of the call (chosen by the model or the script; unique only within one turn). */
   callId: IdSchema,
   runId: IdSchema,
   agent: IdSchema,
@@ -70,6 +78,12 @@ export const ApprovalRequestSchema = z.object({
   requestedAt: IsoDateSchema,
   /** What the run is for and what the call will change; absent when nothing is known. */
   context: RequestContextSchema.optional(),
+  /**
+   * Set on calls submitted through the approvals API by an agent Countersign does not run. Their `callId` is the
+   * approval ID the service made (clients' own call IDs may collide); the client's IDs are kept here. Their
+   * decisions go back to the client, never to the worker's approval-decisions queue.
+   */
+  external: ExternalOriginSchema.optional(),
 });
 export type ApprovalRequest = z.infer<typeof ApprovalRequestSchema>;
 

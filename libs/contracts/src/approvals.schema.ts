@@ -19,14 +19,14 @@ export const APPROVAL_LIST_ORDER = [
 export const APPROVAL_PAGE_LIMIT = { default: 100, max: 500 } as const;
 
 /**
- * Where a page of `GET /approvals` ended: the list, and the score and call ID of the last entry it read. Each list
- * is a sorted set ordered by (score, call ID), so the next page starts strictly after this pair.
+ * Where a page of `GET /approvals` ended: the list, and the score and request ID of the last entry it read. Each list
+ * is a sorted set of request IDs ordered by (score, request ID), so the next page starts strictly after this pair.
  */
 export const ApprovalCursorSchema = z.object({
   status: ApprovalStatusSchema,
   /** The score as Redis prints it (ms since the epoch for every list this service writes). */
   score: z.string().regex(/^-?\d+(\.\d+)?(e[+-]?\d+)?$/i),
-  callId: IdSchema,
+  requestId: IdSchema,
 });
 export type ApprovalCursor = z.infer<typeof ApprovalCursorSchema>;
 
@@ -35,7 +35,7 @@ export type ApprovalCursor = z.infer<typeof ApprovalCursorSchema>;
  * checked against the caller's groups), so it is encoded, not signed.
  */
 export function encodeApprovalCursor(cursor: ApprovalCursor): string {
-  return Buffer.from(`${cursor.status}:${cursor.score}:${cursor.callId}`).toString('base64url');
+  return Buffer.from(`${cursor.status}:${cursor.score}:${cursor.requestId}`).toString('base64url');
 }
 
 const CURSOR_PROBLEM = 'is not a cursor of this list (use the Link header of the previous page)';
@@ -46,8 +46,8 @@ const CursorParamSchema = z
   .transform((text, ctx) => {
     // Node's base64url decoder skips characters it does not know, so check the alphabet first.
     const decoded = /^[A-Za-z0-9_-]+$/.test(text) ? Buffer.from(text, 'base64url').toString() : '';
-    const [status, score, callId, ...rest] = decoded.split(':'); // call IDs never contain ':'
-    const cursor = ApprovalCursorSchema.safeParse({ status, score, callId });
+    const [status, score, requestId, ...rest] = decoded.split(':'); // IDs never contain ':'
+    const cursor = ApprovalCursorSchema.safeParse({ status, score, requestId });
     if (rest.length === 0 && cursor.success) return cursor.data;
     ctx.addIssue({ code: 'custom', message: CURSOR_PROBLEM });
     return z.NEVER;
@@ -152,9 +152,13 @@ export const AuditEventType = [
   'run.started',
   'run.parked',
   'run.resumed',
+  'tool.started',
   'tool.executed',
+  'tool.failed',
   'tool.denied',
   'tool.interrupted',
+  'tool.claimed', // an approved external call was claimed by its client, which may now run it
+  'tool.claim_refused', // a claim or completion report the approvals API refused (why: detail.reason)
   'rule.created',
   'rule.revoked',
   'manual_step.done',
@@ -162,11 +166,18 @@ export const AuditEventType = [
 ] as const;
 export const AuditEventTypeSchema = z.enum(AuditEventType);
 
+/** Where a page of `GET /audit` ended: the stream ID of the oldest entry it looked at; the next page reads older ones. */
+export const AuditCursorSchema = z
+  .string()
+  .regex(/^\d{1,20}-\d{1,20}$/, 'is not a cursor of GET /audit (use the Link header of the previous page)');
+
 export const AuditQuerySchema = z.object({
   runId: IdSchema.optional(),
   callId: IdSchema.optional(),
   limit: z.coerce.number().int().min(1).max(10_000).default(1_000),
+  cursor: AuditCursorSchema.optional(),
 });
+export type AuditQuery = z.infer<typeof AuditQuerySchema>;
 
 /** One audit entry as read back. Each writer (one process) keeps its own hash chain in the shared stream. */
 export const AuditEntrySchema = z.object({
@@ -179,11 +190,14 @@ export const AuditEntrySchema = z.object({
   callId: IdSchema.optional(),
   actor: z.string().optional(),
   detail: z.record(z.string(), z.unknown()).default({}),
-  /** The writer's chain (`<service>:<8 hex>`, new each time a process starts). */
+  /** The writer's chain (`<service>:<8 hex>:<key ID>`, new when a process starts or after an hour without appends). */
   chain: z.string(),
-  /** Hash of the previous entry of the same chain; "" for a chain's first entry. */
-  prevHash: z.string(),
-  /** SHA-256 of `prevHash`, a newline and the entry's canonical JSON. */
+  /**
+   * Hash of the previous entry of the same chain; "" for a chain's first entry. Absent when that entry lies beyond
+   * what the request read (GET /audit reads a bounded part of the stream).
+   */
+  prevHash: z.string().optional(),
+  /** HMAC-SHA256, under the audit signing key, of the chain ID, `prevHash` and the entry's canonical JSON. */
   hash: z.string(),
 });
 export type AuditEntry = z.infer<typeof AuditEntrySchema>;
@@ -191,15 +205,23 @@ export type AuditEntry = z.infer<typeof AuditEntrySchema>;
 /** `GET /audit/verify`: whether every writer's chain is intact, and the first place one breaks. */
 export const AuditVerificationSchema = z.object({
   intact: z.boolean(),
+  /** Entries walked (those retention trimmed are not among them). */
   entries: z.number().int().min(0),
   chains: z.number().int().min(0),
+  /** IDs of the signing keys the log's chains and checkpoint need (a previous secret can go once its ID is not here). */
+  keys: z.array(z.string()),
+  /** What retention trimmed: everything up to the stream ID `upTo`, `trimmed` entries in all. */
+  checkpoint: z.object({ upTo: z.string(), at: z.string(), trimmed: z.number().int().min(0) }).optional(),
+  /** The first break: a stream ID, or "-" when it is no entry (a head, a chain, the checkpoint). */
   brokenAt: z.object({ id: z.string(), reason: z.string() }).optional(),
 });
 export type AuditVerification = z.infer<typeof AuditVerificationSchema>;
 
-/** `POST /approvals/:callId/decisions` answer: decided now, or a vote counted towards a quorum. */
+/** `POST /approvals/:id/decisions` answer: decided now, or a vote counted towards a quorum. */
 export const DecisionResultSchema = z.object({
   callId: IdSchema,
+  /** The request the vote was counted on (the path may have named it by its call ID). */
+  requestId: IdSchema,
   status: z.enum(['decided', 'vote_recorded']),
   /** Set when decided. */
   decision: DecisionValueSchema.optional(),

@@ -69,6 +69,7 @@ describe('DecisionBodySchema', () => {
 describe('DecisionSchema', () => {
   it('keeps a decision without the added fields exactly as it was (signatures of earlier decisions still verify)', () => {
     const decision = {
+      requestId: 'rq',
       callId: 'c',
       runId: 'r',
       decision: 'approve',

@@ -15,6 +15,8 @@ export const DecidedBySchema = z.enum([
 export type DecidedBy = z.infer<typeof DecidedBySchema>;
 
 export const DecisionSchema = z.object({
+  /** The request this decides (ApprovalRequest.requestId): a decision never applies to another request of the call. */
+  requestId: IdSchema,
   callId: IdSchema,
   runId: IdSchema,
   decision: DecisionValueSchema,
@@ -46,7 +48,7 @@ export const SignedDecisionSchema = DecisionSchema.extend({
 });
 export type SignedDecision = z.infer<typeof SignedDecisionSchema>;
 
-/** `POST /approvals/:callId/decisions`. */
+/** `POST /approvals/:id/decisions` (a request ID, or a call ID that names one request). */
 export const DecisionBodySchema = z
   .object({
     decision: DecisionValueSchema,

@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { IdSchema, IsoDateSchema, ToolArgsSchema, ToolNameSchema } from './common.schema';
 
 export const ManualStepDoneSchema = z.object({
+  /** The notice's request: the worker keeps one note per request (a later turn may reuse the call ID). */
+  requestId: IdSchema,
   callId: IdSchema,
   runId: IdSchema,
   toolName: ToolNameSchema,

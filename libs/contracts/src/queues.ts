@@ -1,9 +1,6 @@
-// Queue names, job names and the name → payload map: the contract between producers and consumers.
-import type { z } from 'zod';
-import type { StartRunJobSchema } from './runs.schema';
-import type { ApprovalRequestSchema } from './approval-request.schema';
-import type { SignedDecisionSchema } from './decision.schema';
-import type { SignedManualStepDoneSchema } from './manual-step.schema';
+// Every queue and job name of both apps. The agent-runs, approval-requests and approval-decisions queues are the
+// contract between the agent workers and the approval service; approval-notifications is the approval service's
+// own. Which queue carries each job, and the schema of its payload, is the job catalog (job-contracts.ts).
 
 /** The braces make a Redis Cluster hash tag, so every key of every queue lands on one slot. */
 export const DEFAULT_QUEUE_PREFIX = '{countersign}';
@@ -12,8 +9,9 @@ export const QueueName = {
   AgentRuns: 'agent-runs',
   ApprovalRequests: 'approval-requests',
   ApprovalDecisions: 'approval-decisions',
+  /** Slack and email delivery, retried with backoff so an outage never delays or loses a request. */
+  ApprovalNotifications: 'approval-notifications',
 } as const;
-export type QueueName = (typeof QueueName)[keyof typeof QueueName];
 
 export const JobName = {
   StartRun: 'run.start',
@@ -21,29 +19,24 @@ export const JobName = {
   Decision: 'approval.decision',
   /** A person did a manual step (see manual-step.schema.ts); rides the decisions queue to the run's worker. */
   ManualStepDone: 'approval.manual-step-done',
+  NotifySlack: 'notify.slack',
+  NotifyEmail: 'notify.email',
+  ShowOutcome: 'notify.outcome',
+  /** Votes were counted or the arguments edited: Slack messages show the request as it is now. */
+  ShowProgress: 'notify.progress',
+  NotifyWebhook: 'notify.webhook',
+  NotifyDigest: 'notify.digest',
 } as const;
+
+export type QueueName = (typeof QueueName)[keyof typeof QueueName];
 export type JobName = (typeof JobName)[keyof typeof JobName];
-
-/** Which job names each public queue carries. */
-export const QueueJobs = {
-  [QueueName.AgentRuns]: [JobName.StartRun],
-  [QueueName.ApprovalRequests]: [JobName.RequestApproval],
-  [QueueName.ApprovalDecisions]: [JobName.Decision, JobName.ManualStepDone],
-} as const satisfies Record<QueueName, readonly JobName[]>;
-
-export interface JobPayloads {
-  [JobName.StartRun]: z.infer<typeof StartRunJobSchema>;
-  [JobName.RequestApproval]: z.infer<typeof ApprovalRequestSchema>;
-  [JobName.Decision]: z.infer<typeof SignedDecisionSchema>;
-  [JobName.ManualStepDone]: z.infer<typeof SignedManualStepDoneSchema>;
-}
 
 /** Deterministic job IDs: a retried publish never duplicates a message. BullMQ forbids ':' in custom IDs. */
 export const jobIds = {
   startRun: (runId: string) => `run-${runId}`,
-  approvalRequest: (callId: string, attempt = 0) => (attempt === 0 ? callId : `${callId}-r${attempt}`),
-  decision: (callId: string, attempt = 0) =>
-    attempt === 0 ? `decision-${callId}` : `decision-${callId}-r${attempt}`,
-  /** A notice is done once. */
-  manualStepDone: (callId: string) => `manual-done-${callId}`,
+  /** By request ID: a new request (a re-ask, a reused call ID) is a new job, a republished one is the same job. */
+  approvalRequest: (requestId: string) => requestId,
+  decision: (requestId: string) => `decision-${requestId}`,
+  /** A notice (one request) is done once. */
+  manualStepDone: (requestId: string) => `manual-done-${requestId}`,
 };

@@ -57,6 +57,8 @@ export type RunStatus = z.infer<typeof RunStatusSchema>;
 
 export const PendingCallSchema = z.object({
   callId: IdSchema,
+  /** The request the call waits for (GET /runs/:runId says it; the event history leaves it out to stay small). */
+  requestId: IdSchema.optional(),
   toolName: ToolNameSchema,
   args: ToolArgsSchema,
   tier: TierSchema,

@@ -37,7 +37,7 @@ export const StandingRuleSchema = z.object({
   createdBy: IdSchema,
   createdAt: IsoDateSchema,
   expiresAt: IsoDateSchema,
-  /** The request whose trust suggestion was accepted, when it was made from one. */
+  /** The call ID of the request whose trust suggestion was accepted, when it was made from one. */
   fromCallId: IdSchema.optional(),
   note: z.string().max(500).optional(),
 });
@@ -59,6 +59,7 @@ const RuleExpirySchema = z
  */
 export const NewStandingRuleSchema = z
   .object({
+    /** The request whose suggestion is accepted: its request ID, or a call ID that names one request. */
     fromCallId: IdSchema.optional(),
     tool: ToolNameSchema.optional(),
     requester: IdSchema.optional(),
@@ -85,6 +86,6 @@ export const NewStandingRuleSchema = z
   });
 export type NewStandingRule = z.infer<typeof NewStandingRuleSchema>;
 
-/** `POST /approvals/:callId/done`: a person did the manual step of a notice. */
+/** `POST /approvals/:id/done`: a person did the manual step of a notice. */
 export const NoticeDoneBodySchema = z.object({ note: z.string().max(2_000).optional() }).strict();
 export type NoticeDoneBody = z.infer<typeof NoticeDoneBodySchema>;

@@ -23,9 +23,9 @@ export type ToolCatalogEntry = z.infer<typeof ToolCatalogEntrySchema>;
  * service's history: what ran (the arguments, edited or not) and its result, shortened. Kept as long as decided
  * requests stay readable.
  */
-export function decidedCallResultKey(keyPrefix: string, callId: string): string {
+export function decidedCallResultKey(keyPrefix: string, requestId: string): string {
   // One hash tag for all of them, so one MGET reads a page of history (Redis Cluster: one slot).
-  return `{${keyPrefix}:results}:${callId}`;
+  return `{${keyPrefix}:results}:${requestId}`;
 }
 
 export const DECIDED_CALL_RESULT_CHARS = 300;

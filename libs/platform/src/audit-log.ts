@@ -1,18 +1,15 @@
-// Append-only audit log in one Redis Stream shared by every process. Each writer (one AuditLog, one per
-// process) keeps its own hash chain in it, so writers never contend; editing or deleting an entry breaks
-// its chain, and verify() says where.
-import { createHash, randomBytes } from 'node:crypto';
+// Append-only audit log in one Redis Stream shared by every process. Each writer (one AuditLog, one per process) keeps
+// its own HMAC chain in it, so writers never contend; editing or deleting an entry breaks its chain, rewriting a chain
+// takes the signing key, and verify() says where a chain breaks.
+import { randomBytes } from 'node:crypto';
 import type { AuditEntry, AuditVerification } from '@countersign/contracts';
-import canonicalize from 'canonicalize';
+import { auditEntryJson, auditKeys, chainId, type AuditInput, type AuditKeys } from './audit-entry';
+import type { AuditKeyring } from './audit-keyring';
+import { readAuditPage, type AuditPage, type AuditPageQuery } from './audit-page-reader';
+import { trimAuditLog, type TrimResult } from './audit-retention';
+import { verifyAuditLog } from './audit-verifier';
 import { LuaScript } from './lua';
 import type { RedisClient } from './redis';
-
-export type AuditInput = Omit<
-  AuditEntry,
-  'id' | 'at' | 'chain' | 'prevHash' | 'hash' | 'service' | 'detail'
-> & {
-  detail?: Record<string, unknown>;
-};
 
 /** What `verify()` reports (`GET /audit/verify`). */
 export type ChainCheck = AuditVerification;
@@ -20,30 +17,17 @@ export type ChainCheck = AuditVerification;
 const APPEND_SCRIPT = LuaScript.load(__dirname, 'audit-append-2.lua');
 /** Entries appended by one script call at most; keeps a single call short. */
 const MAX_BATCH = 200;
+/**
+ * A writer that has not appended for this long starts a new chain with its next append. So a chain whose entries are
+ * all past the retention (at least a day) is finished, and retention can remove it whole, head and all.
+ */
+export const AUDIT_CHAIN_IDLE_MS = 3_600_000;
+/** The shortest retention trim() accepts: well above AUDIT_CHAIN_IDLE_MS, so it never removes a chain still in use. */
+export const MIN_AUDIT_RETENTION_MS = 86_400_000;
 
 /** Negative replies of the append script. */
 enum AppendErrorCode {
   HeadMoved = -1,
-}
-
-export function auditKeys(keyPrefix: string) {
-  // One hash tag for both keys: the append script touches them together (Redis Cluster).
-  const tag = `{${keyPrefix}:audit}`;
-  return { stream: `${tag}:stream`, heads: `${tag}:heads` };
-}
-
-/**
- * An entry as stored and hashed: RFC 8785 canonical JSON (the `canonicalize` package, as the policy library's
- * fingerprints use), undefined fields left out. Any change to this output changes every entry's hash.
- */
-export function auditEntryJson(entry: object): string {
-  const json = canonicalize(stripUndefined(entry));
-  if (json === undefined) throw new TypeError('audit entry has no JSON form');
-  return json;
-}
-
-export function chainHash(prevHash: string, entryJson: string): string {
-  return createHash('sha256').update(prevHash).update('\n').update(entryJson).digest('hex');
 }
 
 /**
@@ -64,8 +48,13 @@ export interface AuditWriterStats {
   entries: number;
   /** Batches refused because the chain's head was not this writer's (never caused by other writers). */
   conflicts: number;
-  /** Chains this writer has started: 1, plus one after each failed batch. */
+  /** Chains this writer has started: 1, plus one after each failed batch and after each idle hour. */
   chains: number;
+}
+
+export interface AuditLogOptions {
+  /** The clock (ms) that tells an idle writer and the retention cutoff; tests pass their own. */
+  now?: () => number;
 }
 
 interface QueuedEntry {
@@ -74,27 +63,22 @@ interface QueuedEntry {
   reject: (error: Error) => void;
 }
 
-/** A stream entry's fields. */
-interface StoredEntry {
-  id: string;
-  chain?: string;
-  entry?: string;
-  hash?: string;
-}
-
 /**
  * One writer per process: appends are queued and flushed in batches, each batch one script call that
  * extends this writer's own chain, so many concurrent appends cost few round trips and nothing is retried.
  *
- * Stored per entry: `chain`, `entry` (canonical JSON, the hashed content) and `hash`. The link to the
- * previous entry is implied (the previous entry of the same chain), and an entry the service makes in
- * its own name (`actor` = service) stores the name once, as `actor`; `read()` restores both.
+ * Stored per entry: `chain`, `entry` (canonical JSON, the linked content) and `hash` (its HMAC link). The link to
+ * the previous entry is implied (the previous entry of the same chain), and an entry the service makes in
+ * its own name (`actor` = service) stores the name once, as `actor`; reading restores both.
  */
 export class AuditLog {
   readonly stats: AuditWriterStats = { batches: 0, entries: 0, conflicts: 0, chains: 1 };
-  private readonly keys: { stream: string; heads: string };
+  private readonly keys: AuditKeys;
+  private readonly now: () => number;
   private chainId: string;
   private knownHead = '';
+  /** When this writer last sent a batch (its clock). */
+  private lastSentAt = 0;
   private queue: QueuedEntry[] = [];
   private flushScheduled = false;
   private readonly inFlight = new Set<Promise<void>>();
@@ -103,12 +87,15 @@ export class AuditLog {
     private readonly redis: RedisClient,
     keyPrefix: string,
     private readonly service: string,
+    private readonly keyring: AuditKeyring,
+    options: AuditLogOptions = {},
   ) {
     this.keys = auditKeys(keyPrefix);
-    this.chainId = newChainId(service);
+    this.now = options.now ?? Date.now;
+    this.chainId = this.newChainId();
   }
 
-  /** The chain this writer extends (`<service>:<8 hex>`). */
+  /** The chain this writer extends (`<service>:<8 hex>:<key ID>`). */
   get chain(): string {
     return this.chainId;
   }
@@ -131,7 +118,7 @@ export class AuditLog {
 
   /**
    * Sends what is queued at the end of the tick, without waiting for batches still in flight: each batch is
-   * hashed onto the head the previous one will leave (knownHead moves when a batch is sent), and one
+   * linked onto the head the previous one will leave (knownHead moves when a batch is sent), and one
    * connection delivers them in order, so an entry waits for at most one round trip, never for a queue of
    * batches ahead of it. A batch that fails takes this chain's later batches with it (their head check fails
    * too) and the writer goes on with a new chain.
@@ -163,11 +150,15 @@ export class AuditLog {
   }
 
   private async appendBatch(jsons: string[]): Promise<string[]> {
+    const now = this.now();
+    if (this.knownHead !== '' && now - this.lastSentAt > AUDIT_CHAIN_IDLE_MS) this.startChain(this.chainId);
+    this.lastSentAt = now;
     const chain = this.chainId;
+    const key = this.keyring.current;
     const args: string[] = [chain, this.knownHead];
     let head = this.knownHead;
     for (const json of jsons) {
-      head = chainHash(head, json);
+      head = key.entryMac(chain, head, json);
       args.push(head, json);
     }
     // The next batch links to this one's last entry, whether or not this one has been answered yet.
@@ -194,111 +185,55 @@ export class AuditLog {
   /** A new chain, unless `failed` is no longer the current one (an earlier failure already replaced it). */
   private startChain(failed: string): void {
     if (failed !== this.chainId) return;
-    this.chainId = newChainId(this.service);
+    this.chainId = this.newChainId();
     this.knownHead = '';
     this.stats.chains++;
   }
 
-  /** Entries oldest first (stream order, all chains), optionally only those of one run or call. */
-  async read(filter: { runId?: string; callId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
-    const rows = await this.redis.xrange(this.keys.stream, '-', '+');
-    // Links are computed over the whole stream: the previous entry of a chain may not match the filter.
-    const lastHash = new Map<string, string>();
-    const entries = rows.map(([id, fields]) => {
-      const stored = storedEntry(id, fields);
-      const chain = stored.chain ?? '';
-      const prevHash = lastHash.get(chain) ?? '';
-      lastHash.set(chain, stored.hash ?? '');
-      return toEntry(stored, chain, prevHash);
-    });
-    const matching = entries.filter(
-      (e) => (!filter.runId || e.runId === filter.runId) && (!filter.callId || e.callId === filter.callId),
-    );
-    return filter.limit ? matching.slice(-filter.limit) : matching;
+  private newChainId(): string {
+    return chainId(this.service, randomBytes(4).toString('hex'), this.keyring.current.id);
   }
 
   /**
-   * Walks the stream once, checking every entry's hash against the previous hash of its chain, then that
-   * each chain ends at its head and each head has entries. Reports the first break.
+   * One page for GET /audit: the newest `limit` matching entries older than `before`, reading at most a bounded part
+   * of the stream (see readAuditPage).
    */
-  async verify(): Promise<ChainCheck> {
-    const { rows, heads } = await this.snapshot();
-    const last = new Map<string, { id: string; hash: string }>();
-    let brokenAt: { id: string; reason: string } | undefined;
-    for (const { id, chain, entry, hash } of rows) {
-      if (chain === undefined || entry === undefined || hash === undefined) {
-        brokenAt ??= { id, reason: 'not an entry of a writer chain (no chain, entry or hash field)' };
-        continue;
-      }
-      const prev = last.get(chain)?.hash ?? '';
-      if (chainHash(prev, entry) !== hash)
-        brokenAt ??= {
-          id,
-          reason: `entry does not match its hash: it was changed, or the entry before it in chain ${chain} is missing`,
-        };
-      last.set(chain, { id, hash });
-    }
-    brokenAt ??= headMismatch(last, heads);
-    const chains = new Set([...last.keys(), ...Object.keys(heads)]).size;
-    return { intact: !brokenAt, entries: rows.length, chains, ...(brokenAt ? { brokenAt } : {}) };
+  readPage(query: AuditPageQuery): Promise<AuditPage> {
+    return readAuditPage(this.redis, this.keys, query);
   }
 
-  /** The stream and the heads as of one moment (a transaction), so an append in between cannot look like a break. */
-  private async snapshot(): Promise<{ rows: StoredEntry[]; heads: Record<string, string> }> {
-    const replies = await this.redis
-      .multi()
-      .xrange(this.keys.stream, '-', '+')
-      .hgetall(this.keys.heads)
-      .exec();
-    if (!replies) throw new Error('audit snapshot transaction was aborted');
-    const [[streamError, rows], [headsError, heads]] = replies as [
-      [Error | null, [string, string[]][]],
-      [Error | null, Record<string, string>],
-    ];
-    if (streamError ?? headsError) throw (streamError ?? headsError) as Error;
-    return { rows: rows.map(([id, fields]) => storedEntry(id, fields)), heads };
+  /**
+   * Every matching entry, oldest first, page after page. It reads the whole stream: for tests and tools, not for a
+   * request path (GET /audit reads one page).
+   */
+  async read(filter: { runId?: string; callId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
+    const pages: AuditEntry[][] = [];
+    let count = 0;
+    let before: string | undefined;
+    do {
+      const page = await this.readPage({ ...filter, limit: filter.limit ?? 10_000, before });
+      pages.unshift(page.entries);
+      count += page.entries.length;
+      before = page.next;
+    } while (before !== undefined && (filter.limit === undefined || count < filter.limit));
+    const entries = pages.flat();
+    return filter.limit ? entries.slice(-filter.limit) : entries;
   }
-}
 
-function headMismatch(
-  last: Map<string, { id: string; hash: string }>,
-  heads: Record<string, string>,
-): { id: string; reason: string } | undefined {
-  for (const [chain, { id, hash }] of last) {
-    const head = heads[chain];
-    if (head === undefined) return { id, reason: `chain ${chain} has no head (its head was deleted)` };
-    if (head !== hash) return { id, reason: `newest entries of chain ${chain} are missing` };
+  /**
+   * Walks the stream in chunks, checking every entry's link under its chain's key from where the retention checkpoint
+   * left the chain, then that each chain ends at its head. Reports the first break.
+   */
+  verify(): Promise<ChainCheck> {
+    return verifyAuditLog(this.redis, this.keys, this.keyring);
   }
-  const empty = Object.keys(heads).find((chain) => !last.has(chain));
-  return empty ? { id: '-', reason: `chain ${empty} has no entries (all of them are missing)` } : undefined;
-}
 
-function newChainId(service: string): string {
-  return `${service}:${randomBytes(4).toString('hex')}`;
-}
-
-function storedEntry(id: string, fields: string[]): StoredEntry {
-  const stored: StoredEntry = { id };
-  for (let i = 0; i < fields.length; i += 2) {
-    const name = fields[i];
-    if (name === 'chain' || name === 'entry' || name === 'hash') stored[name] = fields[i + 1];
+  /** Retention: trims entries older than `retentionMs` (before `now`) behind a signed checkpoint (see trimAuditLog). */
+  async trim(retentionMs: number, now = this.now()): Promise<TrimResult> {
+    if (!(retentionMs >= MIN_AUDIT_RETENTION_MS))
+      throw new RangeError(
+        `audit retention must be at least ${MIN_AUDIT_RETENTION_MS} ms, got ${retentionMs}`,
+      );
+    return trimAuditLog(this.redis, this.keys, this.keyring, now - retentionMs, new Date(now));
   }
-  return stored;
-}
-
-function toEntry(stored: StoredEntry, chain: string, prevHash: string): AuditEntry {
-  const body = JSON.parse(stored.entry ?? '{}') as Omit<AuditEntry, 'id' | 'chain' | 'prevHash' | 'hash'>;
-  return {
-    ...body,
-    // Stored once when the service acted in its own name.
-    service: body.service ?? body.actor ?? '',
-    id: stored.id,
-    chain,
-    prevHash,
-    hash: stored.hash ?? '',
-  };
-}
-
-function stripUndefined<T extends object>(value: T): T {
-  return JSON.parse(JSON.stringify(value)) as T;
 }

@@ -16,6 +16,22 @@ export const BaseEnvSchema = z.object({
     .default('countersign'),
   /** HMAC secret shared by the approval service (signs decisions) and the workers (verify them). */
   DECISION_SIGNING_SECRET: z.string().min(16, 'must be at least 16 characters'),
+  /**
+   * HMAC secret of the audit log's chains, the same in every service (all of them write the audit). Without it, write
+   * access to Redis is not enough to rewrite the log unnoticed.
+   */
+  AUDIT_SIGNING_SECRET: z.string().min(32, 'must be at least 32 characters'),
+  /** Earlier AUDIT_SIGNING_SECRETs, comma-separated: they verify what they signed, and sign nothing new (rotation). */
+  AUDIT_SIGNING_PREVIOUS_SECRETS: z
+    .string()
+    .transform((list) =>
+      list
+        .split(',')
+        .map((secret) => secret.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string().min(32, 'each must be at least 32 characters')))
+    .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The principal directory (people, machine clients, their token hashes): a path, or inline JSON. */
   PRINCIPALS_CONFIG: z.string().min(1).default('config/principals.json'),

@@ -74,17 +74,18 @@ export class DecidedCallResults {
     private readonly keyPrefix: string,
   ) {}
 
-  async record(callId: string, result: DecidedCallResult, ttlMs: number): Promise<void> {
+  /** By request ID: a call ID may name several requests (re-asked, reused by a later turn or another run). */
+  async record(requestId: string, result: DecidedCallResult, ttlMs: number): Promise<void> {
     const value = JSON.stringify(DecidedCallResultSchema.parse(result));
-    await this.redis.set(decidedCallResultKey(this.keyPrefix, callId), value, 'PX', Math.max(1, ttlMs));
+    await this.redis.set(decidedCallResultKey(this.keyPrefix, requestId), value, 'PX', Math.max(1, ttlMs));
   }
 
-  /** Results of these calls, by call ID; a call without one (not run yet, or aged out) is left out. */
-  async read(callIds: readonly string[]): Promise<Map<string, DecidedCallResult>> {
+  /** Results of these requests, by request ID; one without a result (not run yet, or aged out) is left out. */
+  async read(requestIds: readonly string[]): Promise<Map<string, DecidedCallResult>> {
     const found = new Map<string, DecidedCallResult>();
-    if (callIds.length === 0) return found;
-    const values = await this.redis.mget(...callIds.map((id) => decidedCallResultKey(this.keyPrefix, id)));
-    callIds.forEach((id, i) => {
+    if (requestIds.length === 0) return found;
+    const values = await this.redis.mget(...requestIds.map((id) => decidedCallResultKey(this.keyPrefix, id)));
+    requestIds.forEach((id, i) => {
       try {
         const parsed = DecidedCallResultSchema.safeParse(JSON.parse(values[i] ?? 'null'));
         if (parsed.success) found.set(id, parsed.data);

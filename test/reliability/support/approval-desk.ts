@@ -36,9 +36,12 @@ export function startApprovalServiceFor(
   );
 }
 
-/** What the approval service lists as pending, as Bob sees it (one page of up to 500). */
-export async function pendingApprovals(approvalsUrl: string): Promise<ApprovalView[]> {
-  const res = await fetch(`${approvalsUrl}/approvals?status=pending&limit=500`, { headers: BOB });
+/** What the approval service lists as pending (or another status), as Bob sees it (one page of up to 500). */
+export async function pendingApprovals(
+  approvalsUrl: string,
+  status: 'pending' | 'decided' = 'pending',
+): Promise<ApprovalView[]> {
+  const res = await fetch(`${approvalsUrl}/approvals?status=${status}&limit=500`, { headers: BOB });
   if (!res.ok) throw new Error(`GET /approvals answered ${res.status}: ${await res.text()}`);
   return (await res.json()) as ApprovalView[];
 }
@@ -51,9 +54,9 @@ export interface ApiDeskOptions {
 }
 
 /**
- * Bob decides whatever is pending, in random order, some twice, until every run finished. A vote on a call
- * he already decided must be refused with 409 (counted as refused as expected); a second 200 for one call
- * is counted as executed wrongly. Stops early when no run finished for `stallMs` (default 60 s), so a lost
+ * Bob decides whatever is pending, in random order, some twice, until every run finished. A vote on a request
+ * he already decided must be refused with 409 (counted as refused as expected); a second 200 for one request
+ * is counted as executed wrongly. Requests are named by request ID (a call asked again is a new request). Stops early when no run finished for `stallMs` (default 60 s), so a lost
  * request shows up as a lost run instead of the scenario spinning until the test times out.
  */
 export async function decideAllThroughApi(
@@ -78,18 +81,18 @@ export async function decideAllThroughApi(
     const twice = pending.filter((p) => unitHash(`api-dup:${p.request.callId}`) < duplicateShare);
     const votes = [...pending, ...twice].sort(() => Math.random() - 0.5);
     for (const p of votes) {
-      const { callId } = p.request;
-      const again = decided.has(callId);
-      const vote = await fetch(`${approvalsUrl}/approvals/${callId}/decisions`, {
+      const { callId, requestId } = p.request;
+      const again = decided.has(requestId);
+      const vote = await fetch(`${approvalsUrl}/approvals/${requestId}/decisions`, {
         method: 'POST',
         headers: { ...BOB, 'content-type': 'application/json' },
         body: JSON.stringify({ decision: verdict(p.request) }),
       });
       if (again && vote.status === 409) tally.refusedAsExpected();
-      if (vote.status === 200 && accepted.has(callId))
+      if (vote.status === 200 && accepted.has(requestId))
         tally.wronglyExecuted(`${callId}: a second vote by the same approver decided it again`);
-      if (vote.status === 200) accepted.add(callId);
-      decided.add(callId);
+      if (vote.status === 200) accepted.add(requestId);
+      decided.add(requestId);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -25,6 +25,7 @@ export interface DeskOptions {
 
 export function signedDecision(request: ApprovalRequest, verdict: Verdict): Decision & { signature: string } {
   const decision: Decision = {
+    requestId: request.requestId,
     callId: request.callId,
     runId: request.runId,
     decision: verdict,
@@ -92,7 +93,7 @@ export class DecisionDesk {
         const first = {
           name: JobName.Decision,
           data,
-          opts: { jobId: jobIds.decision(request.callId, request.attempt) },
+          opts: { jobId: jobIds.decision(request.requestId) },
         };
         if (unitHash(`dup:${request.callId}:${request.attempt}`) >= (this.options.duplicateShare ?? 0))
           return [first];

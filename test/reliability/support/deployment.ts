@@ -6,6 +6,7 @@ import { AuditLog, createRedis, type RedisClient } from '@countersign/platform';
 import { infraKeys } from '../../../apps/agent-worker/src/infra/infra-keys';
 import { runKey } from '../../../apps/agent-worker/src/runs/run-keys';
 import { workerEnv } from '../../support/agent-worker-harness';
+import { testAuditKeyring } from '../../support/audit';
 import { deletePrefixedKeys, TEST_REDIS_URL, type TestPrefixes, uniquePrefixes } from '../../support/redis';
 import { WorkerProcess } from './worker-processes';
 
@@ -48,7 +49,7 @@ export class Deployment {
     this.runs = queue(QueueName.AgentRuns);
     this.requests = queue(QueueName.ApprovalRequests);
     this.decisions = queue(QueueName.ApprovalDecisions);
-    this.audit = new AuditLog(this.redis, this.prefixes.keyPrefix, 'reliability');
+    this.audit = new AuditLog(this.redis, this.prefixes.keyPrefix, 'reliability', testAuditKeyring());
   }
 
   /** The environment of a worker (or, with the approval-service variables, of the approval service). */
@@ -130,8 +131,8 @@ export class Deployment {
     }
   }
 
-  async approvalRequest(callId: string, attempt = 0): Promise<ApprovalRequest | undefined> {
-    return (await this.requests.getJob(jobIds.approvalRequest(callId, attempt)))?.data as
+  async approvalRequest(requestId: string): Promise<ApprovalRequest | undefined> {
+    return (await this.requests.getJob(jobIds.approvalRequest(requestId)))?.data as
       ApprovalRequest | undefined;
   }
 

@@ -13,7 +13,7 @@ const LOG_DIR = mkdtempSync(join(tmpdir(), 'cs-reliability-logs-'));
 
 /** The repo's agents config with the `ops` agent's simulated infrastructure changed (e.g. slow restarts). */
 export function agentsConfigWith(infra: { restartMs?: number }): string {
-  const config = JSON.parse(readFileSync(join(REPO, 'config/agents.json'), 'utf8'));
+  const config = JSON.parse(readFileSync(join(REPO, 'test/support/agents.json'), 'utf8'));
   config.agents.ops.infra = { ...config.agents.ops.infra, ...infra };
   const file = join(mkdtempSync(join(tmpdir(), 'cs-agents-')), 'agents.json');
   writeFileSync(file, JSON.stringify(config));
@@ -119,13 +119,24 @@ export class WorkerProcess {
     return how;
   }
 
-  async restart(): Promise<void> {
+  /** kill -9 if still running, then start again; `change` overrides environment variables from then on. */
+  async restart(change: Record<string, string> = {}): Promise<void> {
     await this.kill();
+    Object.assign(this.env, change);
     await this.launch();
   }
 
+  /** Resolves when the process has exited (at once if it is not running). */
+  async exited(): Promise<void> {
+    const proc = this.proc;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    await new Promise((resolve) => proc.once('exit', resolve));
+  }
+
   async infra(): Promise<InfraView> {
-    return (await (await fetch(`${this.url}/demo/infra`, { headers: bearer('alice') })).json()) as InfraView;
+    const res = await fetch(`${this.url}/demo/infra`, { headers: bearer('alice') });
+    if (!res.ok) throw new Error(`GET /demo/infra answered ${res.status}`);
+    return (await res.json()) as InfraView;
   }
 }
 

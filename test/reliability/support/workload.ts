@@ -63,6 +63,8 @@ export interface Expectation {
   verdict: (call: PlannedCall) => Verdict;
   /** How many approved attempts of the call were interrupted (a worker died while it executed). */
   interrupted?: (call: PlannedCall) => number;
+  /** Model turns of a completed run (its tool-call turns and the final text). @defaultValue 2 */
+  modelTurns?: number;
 }
 
 /**
@@ -92,8 +94,9 @@ export async function checkRuns(
     const messages = state.messages
       ? (JSON.parse(state.messages) as { role: string; toolCallId?: string; content: string | null }[])
       : [];
-    if (state.status === 'completed' && messages.filter((m) => m.role === 'assistant').length !== 2)
-      tally.wronglyExecuted(`${run.runId}: the model did not get exactly one follow-up turn`);
+    const turns = expect.modelTurns ?? 2;
+    if (state.status === 'completed' && messages.filter((m) => m.role === 'assistant').length !== turns)
+      tally.wronglyExecuted(`${run.runId}: the model did not get exactly one follow-up turn per park`);
     for (const call of run.calls) {
       const ran = restarts.get(call.service) ?? 0;
       const verdict = expect.verdict(call);
@@ -126,9 +129,13 @@ async function dumpLost(deployment: Deployment, lost: PlannedRun[]): Promise<voi
     for (const field of Object.keys(calls)) delete meta[field];
     const jobs = await Promise.all(
       run.calls.map(async (c) => {
-        const job = await deployment.decisions.getJob(jobIds.decision(c.callId));
+        // The decision job of the request the call waits for (its body's `rq`), if any.
+        const body = calls[`c:${c.callId}`];
+        const requestId = body ? (JSON.parse(body) as { rq?: string }).rq : undefined;
+        const job = requestId ? await deployment.decisions.getJob(jobIds.decision(requestId)) : undefined;
         return {
           callId: c.callId,
+          requestId,
           decisionJob: job ? await job.getState() : 'none',
           failed: job?.failedReason,
         };

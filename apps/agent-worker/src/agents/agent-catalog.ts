@@ -1,5 +1,6 @@
 // Builds, once at start-up, each configured agent: its tool registry, RBAC, confirmation policy,
-// pipeline and model. A config that names an unknown tool or role, or lowers a tier, refuses to start.
+// pipeline and model. A config that names an unknown tool, server or role, or lowers a tier, refuses to start.
+// Tools of MCP servers join an agent's registry when the server lists them, and follow its list afterwards.
 import {
   AccessControl,
   ConfirmationPolicy,
@@ -9,14 +10,20 @@ import {
   type ToolDefinition,
 } from '@countersign/authorization';
 import type { Tier } from '@countersign/contracts';
-import { ConfigError } from '@countersign/platform';
+import { type InfraStore, opsTools } from '@countersign/demo-infra';
+import { ConfigError, createLogger, type Logger } from '@countersign/platform';
+import {
+  type ProviderTool,
+  SecretSource,
+  selectProviderTools,
+  type ServerSelection,
+  ToolProviders,
+} from '@countersign/tool-providers';
 import type { AgentConfig, AgentsConfig } from '../config/agents-config.schema';
 import type { AgentWorkerConfig } from '../config/worker-config';
-import type { InfraStore } from '../infra/infra-store';
 import type { ChatModel } from '../models/chat-model';
 import { OpenAiModel } from '../models/openai-model';
 import { ScriptedModel } from '../models/scripted-model';
-import { opsTools } from './ops-tools';
 
 export interface AgentRuntime {
   name: string;
@@ -26,6 +33,21 @@ export interface AgentRuntime {
   /** Undefined when the agent cannot run (e.g. no API key); `unavailable` says why. */
   model?: ChatModel;
   unavailable?: string;
+  /**
+   * Before an approved call runs: lists the tool's provider's tools again, so a tool changed since the approval is
+   * seen (its definition hash differs) and asked about again. Absent when the agent has no provider tools.
+   */
+  refreshTool?: (toolName: string) => Promise<void>;
+}
+
+/** An agent's tools that come from MCP servers: what it selected, and what is registered now. */
+interface ProviderBinding {
+  runtime: AgentRuntime;
+  selections: ServerSelection[];
+  /** Names of the agent's other tools (built in, HTTP): a server cannot take them. */
+  taken: ReadonlySet<string>;
+  registered: Map<string, ProviderTool>;
+  conflicts: string;
 }
 
 const TIER_RANK: Record<Tier, number> = { auto: 0, confirm: 1, manual_only: 2 };
@@ -33,10 +55,19 @@ const TIER_RANK: Record<Tier, number> = { auto: 0, confirm: 1, manual_only: 2 };
 export class AgentCatalog {
   private readonly agents = new Map<string, AgentRuntime>();
 
-  constructor(config: AgentsConfig, env: AgentWorkerConfig, infra: InfraStore) {
+  constructor(
+    config: AgentsConfig,
+    env: AgentWorkerConfig,
+    infra: InfraStore,
+    private readonly providers: ToolProviders = noProviders(),
+    private readonly logger: Logger = createLogger('agent-worker', 'silent'),
+  ) {
     for (const [name, agent] of Object.entries(config.agents)) {
       const builtIns = opsTools(infra, agent.infra);
-      this.agents.set(name, buildAgent(name, agent, env, builtIns));
+      const { runtime, selections, taken } = buildAgent(name, agent, env, builtIns, providers);
+      this.agents.set(name, runtime);
+      if (selections.length > 0)
+        this.bindProviderTools({ runtime, selections, taken, registered: new Map(), conflicts: '' });
     }
   }
 
@@ -54,6 +85,48 @@ export class AgentCatalog {
       agent.registry.names().map((name) => agent.registry.get(name)!),
     );
   }
+
+  /** Registers the selected servers' tools now, and again whenever one of those servers' lists changes. */
+  private bindProviderTools(binding: ProviderBinding): void {
+    const servers = binding.selections.map((s) => this.providers.server(s.server)!);
+    for (const server of servers) server.onChange(() => this.syncProviderTools(binding));
+    binding.runtime.refreshTool = async (toolName) => {
+      const owners = servers.filter((s) => toolName.startsWith(s.prefix));
+      await Promise.all(owners.map((s) => s.refresh()));
+    };
+    this.syncProviderTools(binding);
+  }
+
+  /** Brings the agent's registry in line with its servers' current tools (synchronously: no call sees half of it). */
+  private syncProviderTools(binding: ProviderBinding): void {
+    const { runtime, registered } = binding;
+    const { tools, conflicts } = selectProviderTools(this.providers, binding.selections, binding.taken);
+    const next = new Map(tools.map((tool) => [tool.definition.name, tool]));
+    for (const [name, tool] of registered) {
+      if (next.get(name)?.definition === tool.definition) continue;
+      runtime.registry.unregister(name);
+      registered.delete(name);
+    }
+    for (const [name, tool] of next) {
+      if (registered.has(name)) continue;
+      runtime.registry.register(tool.definition);
+      registered.set(name, tool);
+    }
+    const described = JSON.stringify(conflicts);
+    if (conflicts.length > 0 && described !== binding.conflicts)
+      this.logger.error(
+        { agent: runtime.name, conflicts },
+        'tools offered under one name by more than one source are offered by none of them',
+      );
+    binding.conflicts = described;
+  }
+}
+
+function noProviders(): ToolProviders {
+  return new ToolProviders(
+    { mcpServers: {}, httpTools: {} },
+    { secrets: new SecretSource({}), logger: createLogger('agent-worker', 'silent') },
+  );
 }
 
 function buildAgent(
@@ -61,16 +134,25 @@ function buildAgent(
   agent: AgentConfig,
   env: AgentWorkerConfig,
   builtIns: ToolDefinition[],
-): AgentRuntime {
+  providers: ToolProviders,
+): { runtime: AgentRuntime; selections: ServerSelection[]; taken: ReadonlySet<string> } {
   const where = `AGENTS_CONFIG: agents.${name}`;
   const registry = new ToolRegistry();
+  const selections: ServerSelection[] = [];
+  const known = [...builtIns.map((t) => t.name), ...providers.httpToolNames()];
   for (const entry of agent.tools) {
+    if (typeof entry !== 'string' && 'server' in entry) {
+      if (!providers.server(entry.server))
+        throw new ConfigError(
+          `${where}.tools: unknown MCP server "${entry.server}" (declared: ${providers.serverNames().join(', ') || 'none'})`,
+        );
+      selections.push(entry);
+      continue;
+    }
     const wanted: { name: string; tier?: Tier } = typeof entry === 'string' ? { name: entry } : entry;
-    const tool = builtIns.find((t) => t.name === wanted.name);
+    const tool = builtIns.find((t) => t.name === wanted.name) ?? providers.httpTool(wanted.name);
     if (!tool)
-      throw new ConfigError(
-        `${where}.tools: unknown tool "${wanted.name}" (known: ${builtIns.map((t) => t.name).join(', ')})`,
-      );
+      throw new ConfigError(`${where}.tools: unknown tool "${wanted.name}" (known: ${known.join(', ')})`);
     const declared = tool.tier ?? 'auto';
     if (wanted.tier && TIER_RANK[wanted.tier] < TIER_RANK[declared]) {
       throw new ConfigError(
@@ -80,8 +162,10 @@ function buildAgent(
     registry.register({ ...tool, tier: wanted.tier ?? declared });
   }
 
+  // A server's tools are listed only once it answers: a name with one of the agent's servers' prefixes may be one.
+  const prefixes = selections.map((s) => providers.server(s.server)!.prefix);
   for (const toolName of agent.confirmation.require) {
-    if (!registry.get(toolName))
+    if (!registry.get(toolName) && !prefixes.some((prefix) => toolName.startsWith(prefix)))
       throw new ConfigError(`${where}.confirmation.require: "${toolName}" is not one of this agent's tools`);
   }
   const policy = new ConfirmationPolicy().requireConfirmation(...agent.confirmation.require);
@@ -104,7 +188,12 @@ function buildAgent(
     policy,
     maxConcurrentTools: agent.maxConcurrentTools,
   });
-  return { name, config: agent, pipeline, registry, ...buildModel(agent, env) };
+  const taken = new Set(registry.names());
+  return {
+    runtime: { name, config: agent, pipeline, registry, ...buildModel(agent, env) },
+    selections,
+    taken,
+  };
 }
 
 function buildModel(agent: AgentConfig, env: AgentWorkerConfig): { model?: ChatModel; unavailable?: string } {

@@ -1,9 +1,11 @@
-// The agents config file: which agents exist, their model, tools, tiers, confirmation policy and RBAC.
+// The agents config file: which agents exist, their model, tools, tiers, confirmation policy and RBAC, and the tool
+// providers (MCP servers, HTTP tools) their tools may come from.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { describeZodError, IdSchema, TierSchema, ToolNameSchema } from '@countersign/contracts';
 import { ConfigError } from '@countersign/platform';
+import { ServerNameSchema, ToolProvidersConfigSchema } from '@countersign/tool-providers';
 
 const ModelSchema = z.discriminatedUnion('provider', [
   z.object({ provider: z.literal('scripted') }).strict(),
@@ -18,10 +20,16 @@ const ModelSchema = z.discriminatedUnion('provider', [
     .strict(),
 ]);
 
-/** A tool by name, or with a stricter tier than it declares (a config can raise a tier, never lower it). */
+/**
+ * A tool by name (built in, or an HTTP tool), or with a stricter tier than it declares (a config can raise a tier,
+ * never lower it), or every tool of an MCP server (`only`: globs over the server's own tool names).
+ */
 const ToolEntrySchema = z.union([
   ToolNameSchema,
   z.object({ name: ToolNameSchema, tier: TierSchema }).strict(),
+  z
+    .object({ server: ServerNameSchema, only: z.array(z.string().min(1).max(128)).min(1).optional() })
+    .strict(),
 ]);
 
 const PermissionSchema = z.string().regex(/^tool:([a-zA-Z0-9_-]+|\*)$/, 'must be tool:<name> or tool:*');
@@ -65,7 +73,9 @@ export const AgentConfigSchema = z
   .strict();
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
 
-export const AgentsConfigSchema = z.object({ agents: z.record(IdSchema, AgentConfigSchema) }).strict();
+export const AgentsConfigSchema = ToolProvidersConfigSchema.extend({
+  agents: z.record(IdSchema, AgentConfigSchema),
+}).strict();
 export type AgentsConfig = z.infer<typeof AgentsConfigSchema>;
 
 /** Reads and validates the file; the error names the file and every bad field. */

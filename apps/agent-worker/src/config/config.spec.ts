@@ -1,18 +1,39 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createLogger } from '@countersign/platform';
+import { SecretSource, ToolProviders } from '@countersign/tool-providers';
 import { AgentCatalog } from '../agents/agent-catalog';
 import type { InfraStore } from '../infra/infra-store';
 import { AgentsConfigSchema, loadAgentsConfig } from './agents-config.schema';
 import { loadWorkerConfig } from './worker-config';
 
-const base = { DECISION_SIGNING_SECRET: 'a-secret-of-16-chars' };
+const base = {
+  DECISION_SIGNING_SECRET: 'a-secret-of-16-chars',
+  AUDIT_SIGNING_SECRET: 'an-audit-signing-secret-of-32-chars',
+};
+const silent = createLogger('test', 'silent');
 
 describe('worker config', () => {
   it('refuses to start naming the bad variable', () => {
     expect(() => loadWorkerConfig({})).toThrow(/DECISION_SIGNING_SECRET/);
+    expect(() => loadWorkerConfig({})).toThrow(/AUDIT_SIGNING_SECRET/);
     expect(() => loadWorkerConfig({ ...base, WORKER_CONCURRENCY: 'many' })).toThrow(/WORKER_CONCURRENCY/);
     expect(() => loadWorkerConfig({ ...base, SEED_DEMO_INFRA: 'perhaps' })).toThrow(/SEED_DEMO_INFRA/);
+    expect(() => loadWorkerConfig({ ...base, REQUEST_SWEEP_MS: '0' })).toThrow(/REQUEST_SWEEP_MS/);
+  });
+
+  it('takes test faults only by their names, and none unless asked', () => {
+    expect(loadWorkerConfig(base).COUNTERSIGN_TEST_FAULTS).toEqual([]);
+    expect(
+      loadWorkerConfig({
+        ...base,
+        COUNTERSIGN_TEST_FAULTS: 'decision-park-then-kill, decision-park-then-fail-publish',
+      }).COUNTERSIGN_TEST_FAULTS,
+    ).toEqual(['decision-park-then-kill', 'decision-park-then-fail-publish']);
+    expect(() => loadWorkerConfig({ ...base, COUNTERSIGN_TEST_FAULTS: 'crash-sometimes' })).toThrow(
+      /COUNTERSIGN_TEST_FAULTS/,
+    );
   });
 
   it('refuses a staleness window so short that a slow heartbeat would be taken for a dead worker', () => {
@@ -30,6 +51,7 @@ describe('worker config', () => {
       MAX_STALLED_COUNT: 3,
       EXECUTION_HEARTBEAT_MS: 1_000,
       EXECUTION_STALE_MS: 10_000,
+      REQUEST_SWEEP_MS: 5_000,
     });
   });
 });
@@ -68,6 +90,80 @@ describe('agents config', () => {
     [agent({ confirmation: { require: ['list_services'] } }), /not one of this agent's tools/],
   ])('refuses a config that would fail open or name nothing (%#)', (config, message) => {
     expect(() => catalog(config)).toThrow(message);
+  });
+
+  describe('tool providers', () => {
+    const withProviders = (extra: object, agentExtra: object) => ({ ...extra, ...agent(agentExtra) });
+    const server = { transport: 'http', url: 'http://127.0.0.1:9/mcp' };
+    const ticket = {
+      description: 'Opens a ticket',
+      method: 'POST',
+      url: 'http://tickets.internal/projects/{project}/tickets',
+      args: { type: 'object', properties: { project: { type: 'string' } }, required: ['project'] },
+    };
+    const catalogWith = (config: object) => {
+      const parsed = AgentsConfigSchema.parse(config);
+      const providers = new ToolProviders(parsed, { secrets: new SecretSource({}), logger: silent });
+      return new AgentCatalog(parsed, loadWorkerConfig(base), {} as InfraStore, providers);
+    };
+
+    it('refuses an agent naming an MCP server that is not declared', () => {
+      const config = withProviders({ mcpServers: { fs: server } }, { tools: [{ server: 'files' }] });
+      expect(() => catalogWith(config)).toThrow(/unknown MCP server "files" \(declared: fs\)/);
+    });
+
+    it('lets confirmation.require name a tool its servers may list later, by their prefix', () => {
+      const ok = withProviders(
+        { mcpServers: { fs: server } },
+        { tools: [{ server: 'fs' }], confirmation: { require: ['fs__read_file'] } },
+      );
+      expect(() => catalogWith(ok)).not.toThrow();
+      const other = withProviders(
+        { mcpServers: { fs: server } },
+        { tools: [{ server: 'fs' }], confirmation: { require: ['db__drop'] } },
+      );
+      expect(() => catalogWith(other)).toThrow(/"db__drop" is not one of this agent's tools/);
+    });
+
+    it('registers an HTTP tool by name with its configured tier (confirm unless the config says)', () => {
+      const ops = catalogWith(
+        withProviders({ httpTools: { open_ticket: ticket } }, { tools: ['open_ticket'] }),
+      ).get('ops')!;
+      expect(ops.registry.get('open_ticket')).toMatchObject({ tier: 'confirm', jsonSchema: ticket.args });
+    });
+
+    it('refuses an MCP server whose URL is missing from the environment or is not http(s)', () => {
+      const fromEnv = { ...server, url: { $env: 'TICKETS_MCP_URL' } };
+      expect(() => catalogWith(withProviders({ mcpServers: { tickets: fromEnv } }, {}))).toThrow(
+        /mcpServers\.tickets\.url: TICKETS_MCP_URL is not set/,
+      );
+      const ftp = { ...server, url: 'ftp://tickets.internal/mcp' };
+      expect(() => catalogWith(withProviders({ mcpServers: { tickets: ftp } }, {}))).toThrow(
+        /mcpServers\.tickets\.url: "ftp:\/\/tickets\.internal\/mcp" is not an http\(s\) URL/,
+      );
+    });
+
+    it('refuses an HTTP tool whose URL placeholder is not a required argument', () => {
+      const bad = { ...ticket, url: 'http://tickets.internal/{team}/tickets' };
+      expect(() => catalogWith(withProviders({ httpTools: { open_ticket: bad } }, {}))).toThrow(
+        /httpTools\.open_ticket\.url: placeholder \{team\}/,
+      );
+    });
+
+    it.each([
+      [{ mcpServers: { 'fs.files': server } }, /mcpServers/],
+      [{ mcpServers: { fs: { ...server, tiers: { '*': 'sometimes' } } } }, /mcpServers\.fs\.tiers/],
+      [{ mcpServers: { fs: { ...server, headers: { Authorization: { $secret: 'lower' } } } } }, /headers/],
+      [{ mcpServers: { fs: { transport: 'stdio' } } }, /mcpServers\.fs\.command/],
+      [
+        { httpTools: { open_ticket: { ...ticket, args: { type: 'string' } } } },
+        /httpTools\.open_ticket\.args/,
+      ],
+    ])('names the bad field of a provider declaration (%#)', (extra, message) => {
+      const file = join(mkdtempSync(join(tmpdir(), 'cs-')), 'agents.json');
+      writeFileSync(file, JSON.stringify(withProviders(extra, {})));
+      expect(() => loadAgentsConfig(file)).toThrow(message);
+    });
   });
 
   it('lets a config raise a tier', () => {

@@ -1,6 +1,7 @@
 // The agent worker's environment, validated once at start-up. Nothing else reads process.env.
 import { z } from 'zod';
-import { BaseEnvSchema, loadEnv } from '@countersign/platform';
+import { BaseEnvSchema, loadEnv, rateLimitSetting, TrustProxySchema } from '@countersign/platform';
+import { TEST_FAULTS } from '../runs/test-faults';
 
 const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(3_600_000).default(fallback);
 
@@ -44,12 +45,43 @@ export const AgentWorkerEnvSchema = BaseEnvSchema.extend({
    * can take the new secret first and the approval services after, with no decision refused in between.
    */
   DECISION_SIGNING_PREVIOUS_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  /**
+   * How often each replica looks for parked calls whose approval request was never confirmed on the queue (the job
+   * that parked the run died or failed between the park and the publish), and publishes them; a call is looked at
+   * once it has waited this long for its publish.
+   */
+  REQUEST_SWEEP_MS: milliseconds(5_000),
+  /**
+   * TEST ONLY: faults injected between a park and its publish (comma-separated: decision-park-then-kill,
+   * decision-park-then-fail-publish; see runs/test-faults.ts). The reliability tests set it; never set it in a
+   * deployment.
+   */
+  COUNTERSIGN_TEST_FAULTS: z
+    .string()
+    .default('')
+    .transform((list) =>
+      list
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.enum(TEST_FAULTS))),
   /** Seeds the simulated infrastructure of the `ops` agent (and serves GET /demo/infra) when set. */
   SEED_DEMO_INFRA: z.stringbool().default(true),
   /** Defaults for agents whose model provider is `openai` (the agents config may override them). */
   OPENAI_BASE_URL: z.url().optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  /**
+   * POST /runs per principal and window (`<requests>/<window>`, or `off`): a person starts a handful of runs a
+   * minute; a machine client (CI, an agent framework) acting for many users gets more. Past it: 429 + Retry-After.
+   */
+  RATE_LIMIT_RUN_STARTS: rateLimitSetting('30/1m'),
+  RATE_LIMIT_RUN_STARTS_MACHINE: rateLimitSetting('600/1m'),
+  /** POST /runs per source address, credential or not (many people may share one address behind a NAT). */
+  RATE_LIMIT_RUN_STARTS_ADDRESS: rateLimitSetting('1200/1m'),
+  /** The proxies whose X-Forwarded-For names the client's address (hop count or addresses/subnets); unset: none. */
+  TRUST_PROXY: TrustProxySchema.optional(),
 }).refine((env) => env.EXECUTION_STALE_MS >= 3 * env.EXECUTION_HEARTBEAT_MS, {
   path: ['EXECUTION_STALE_MS'],
   message: 'must be at least 3 x EXECUTION_HEARTBEAT_MS, or a slow heartbeat is taken for a dead worker',

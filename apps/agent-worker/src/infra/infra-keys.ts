@@ -1,7 +1,2 @@
-// Redis keys of the simulated infrastructure the built-in `ops` agent acts on, private to the agent worker.
-// One hash tag for all of them (Redis Cluster).
-
-export function infraKeys(keyPrefix: string): { services: string; volumes: string; seeded: string } {
-  const tag = `{${keyPrefix}:infra}`;
-  return { services: `${tag}:services`, volumes: `${tag}:volumes`, seeded: `${tag}:seeded` };
-}
+// Moved to libs/demo-infra (the ops MCP server uses it too); re-exported so that existing imports keep working.
+export { infraKeys } from '@countersign/demo-infra';

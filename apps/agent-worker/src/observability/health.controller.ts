@@ -1,27 +1,54 @@
 import { Controller, Get, HttpException, Inject } from '@nestjs/common';
-import { PublicRoute, redisAnswers } from '@countersign/platform';
-import { Connections } from '../queues/connections';
-import { QueueWorkers } from '../queues/queue-workers';
+import { PublicRoute, QueueWorkers, RedisConnections, redisAnswers } from '@countersign/platform';
+import { RequestSweep } from '../runs/request-sweep';
+
+interface Health {
+  status: 'ok';
+  redis: 'up';
+  queues: 'running';
+  /** Parked calls whose approval request never reached the queue (see RequestSweep): 0 in normal operation. */
+  parkedCallsWithoutRequest: number;
+}
 
 @Controller()
 export class HealthController {
   constructor(
-    @Inject(Connections) private readonly connections: Connections,
+    @Inject(RedisConnections) private readonly connections: RedisConnections,
     @Inject(QueueWorkers) private readonly workers: QueueWorkers,
+    @Inject(RequestSweep) private readonly requests: RequestSweep,
   ) {}
 
-  /** 200 when Redis answers and the queue workers run; 503 naming what is down otherwise. */
+  /**
+   * 200 when Redis answers and the queue workers run; 503 naming what is down otherwise. A parked call without a
+   * request is a detail, not a reason to take this replica out: the sweep of every replica works on it.
+   */
   @Get('health')
-  @PublicRoute('load balancers and orchestrators probe it; it says only up or down')
-  async health(): Promise<{ status: 'ok'; redis: 'up'; queues: 'running' }> {
+  @PublicRoute('load balancers and orchestrators probe it; it says only up or down, and counts')
+  async health(): Promise<Health> {
     const redis = await redisAnswers(this.connections.commands);
-    const queues = await this.workers.isRunning();
-    if (!redis || !queues) {
+    const queues = this.workers.isRunning();
+    // Redis may go between the ping and the count: the answer must not wait for its reconnect either.
+    const parkedCallsWithoutRequest = redis ? await withinMs(this.requests.overdue(), 1_000) : undefined;
+    const up = parkedCallsWithoutRequest !== undefined;
+    if (!up || !queues) {
       throw new HttpException(
-        { status: 'down', redis: redis ? 'up' : 'down', queues: queues ? 'running' : 'stopped' },
+        { status: 'down', redis: up ? 'up' : 'down', queues: queues ? 'running' : 'stopped' },
         503,
       );
     }
-    return { status: 'ok', redis: 'up', queues: 'running' };
+    return { status: 'ok', redis: 'up', queues: 'running', parkedCallsWithoutRequest };
+  }
+}
+
+/** The value, or undefined when it failed or took longer than `ms`. */
+async function withinMs<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([work.catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -1,5 +1,5 @@
 // Prometheus metrics of one app instance (its own Registry: two instances may share a process).
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export class WorkerMetrics {
   readonly registry = new Registry();
@@ -43,6 +43,24 @@ export class WorkerMetrics {
     buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
+
+  private countParkedWithoutRequest?: () => Promise<number>;
+
+  /** Read from Redis at each scrape (one ZCOUNT): the same figure on every replica. */
+  readonly parkedWithoutRequest = new Gauge({
+    name: 'countersign_parked_calls_without_request',
+    help: 'Parked calls whose approval request was not confirmed on the queue one REQUEST_SWEEP_MS after they parked (0 in normal operation; the request sweep publishes them)',
+    registers: [this.registry],
+    collect: async () => {
+      if (this.countParkedWithoutRequest)
+        this.parkedWithoutRequest.set(await this.countParkedWithoutRequest());
+    },
+  });
+
+  /** Where parkedWithoutRequest reads its figure (the request sweep). */
+  watchParkedWithoutRequest(count: () => Promise<number>): void {
+    this.countParkedWithoutRequest = count;
+  }
 
   constructor() {
     // Process metrics too (CPU, heap, GC, event-loop lag): a busy event loop is what slows every Redis round

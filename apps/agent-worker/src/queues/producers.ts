@@ -1,5 +1,7 @@
 // Typed producers: each message is parsed against its contract before it is added, with a
-// deterministic job ID so a retried publish never duplicates it.
+// deterministic job ID so a retried publish never duplicates it (a request's job ID is its request ID).
+import { Injectable } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
 import {
   type ApprovalRequest,
@@ -7,17 +9,19 @@ import {
   JobName,
   jobIds,
   parseContract,
+  QueueName,
   type StartRunJob,
   StartRunJobSchema,
 } from '@countersign/contracts';
 
+@Injectable()
 export class ApprovalRequestsProducer {
-  constructor(private readonly queue: Queue) {}
+  constructor(@InjectQueue(QueueName.ApprovalRequests) private readonly queue: Queue) {}
 
   async requestApproval(request: ApprovalRequest): Promise<void> {
     const message = parseContract(ApprovalRequestSchema, request, JobName.RequestApproval);
     await this.queue.add(JobName.RequestApproval, withoutDefaults(message), {
-      jobId: jobIds.approvalRequest(message.callId, message.attempt),
+      jobId: jobIds.approvalRequest(message.requestId),
     });
   }
 }
@@ -44,8 +48,9 @@ export interface QueuedStart {
   failedReason?: string;
 }
 
+@Injectable()
 export class RunsProducer {
-  constructor(private readonly queue: Queue) {}
+  constructor(@InjectQueue(QueueName.AgentRuns) private readonly queue: Queue) {}
 
   async startRun(job: StartRunJob): Promise<void> {
     const message = parseContract(StartRunJobSchema, job, JobName.StartRun);

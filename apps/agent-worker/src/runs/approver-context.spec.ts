@@ -32,11 +32,11 @@ describe('callContext', () => {
 });
 
 describe('withNotes', () => {
-  const note = { callId: 'm1', text: 'A person did the manual step delete_volume.' };
+  const note = { requestId: 'n1', callId: 'm1', text: 'A person did the manual step delete_volume.' };
 
   it('tells the model once about each manual step a person did', () => {
     const told = withNotes(conversation, [note]);
-    expect(told.at(-1)).toEqual({ role: 'user', content: `${manualNoteMarker('m1')} ${note.text}` });
+    expect(told.at(-1)).toEqual({ role: 'user', content: `${manualNoteMarker(note)} ${note.text}` });
     expect(withNotes(told, [note])).toBe(told);
     expect(withNotes(conversation, [])).toBe(conversation);
   });

@@ -41,15 +41,16 @@ export class Decisions {
     { receiptAudited = false }: { receiptAudited?: boolean } = {},
   ): Promise<ApplyDecisionResult['kind']> {
     const { store, audit, metrics, logger, runLoop } = this.deps;
-    const where = { runId: decision.runId, callId: decision.callId };
+    const where = { runId: decision.runId, callId: decision.callId, requestId: decision.requestId };
 
     if (!this.deps.signingSecrets.some((secret) => verifyPayloadSignature(raw, secret))) {
       metrics.decisions.inc({ result: 'rejected' });
       await audit.append({
         type: 'decision.rejected',
-        ...where,
+        runId: decision.runId,
+        callId: decision.callId,
         actor: 'agent-worker',
-        detail: { reason: 'missing or invalid signature' },
+        detail: { reason: 'missing or invalid signature', requestId: decision.requestId },
       });
       logger.warn(where, 'decision rejected: bad signature');
       throw new ForgedDecisionError(decision.callId);
@@ -59,24 +60,20 @@ export class Decisions {
       ? undefined
       : audit.append({
           type: 'decision.received',
-          ...where,
+          runId: decision.runId,
+          callId: decision.callId,
           actor: decision.approvers.join(',') || decision.decidedBy,
           detail: {
             decision: decision.decision,
             decidedBy: decision.decidedBy,
             attempt: decision.attempt,
+            requestId: decision.requestId,
             ...(decision.args ? { editedArgs: decision.args } : {}),
             ...(decision.rule ? { standingRule: decision.rule } : {}),
           },
         });
     receipt?.catch(() => undefined);
-    const result = await store.applyDecision(
-      decision.runId,
-      decision.callId,
-      decision.attempt,
-      toStored(decision),
-      lease,
-    );
+    const result = await store.applyDecision(decision.runId, decision, toStored(decision), lease);
     await receipt;
     metrics.decisions.inc({ result: result.kind });
     logger.info({ ...where, result: result.kind, decision: decision.decision }, 'decision applied');
@@ -84,6 +81,10 @@ export class Decisions {
       case 'resume':
       case 'takeover':
         await runLoop.resume(result.run, lease, enqueuedAt);
+        break;
+      case 'republish':
+        // This job resumed the run and parked it again before: its requests may never have gone out.
+        await runLoop.republish(result.run);
         break;
       case 'recorded':
       case 'duplicate':
@@ -96,6 +97,13 @@ export class Decisions {
         await this.ignored(decision, result.kind, {
           pendingAttempt: result.pendingAttempt,
           decisionAttempt: decision.attempt,
+        });
+        break;
+      case 'request_mismatch':
+        // A decision of another request that used this call ID (an earlier turn, another run): never applied here.
+        await this.ignored(decision, result.kind, {
+          pendingRequestId: result.pendingRequestId,
+          decisionRequestId: decision.requestId,
         });
         break;
       case 'fingerprint_mismatch':
@@ -123,7 +131,11 @@ export class Decisions {
         type: 'decision.rejected',
         ...where,
         actor: 'agent-worker',
-        detail: { reason: 'missing or invalid signature', kind: 'manual_step_done' },
+        detail: {
+          reason: 'missing or invalid signature',
+          kind: 'manual_step_done',
+          requestId: done.requestId,
+        },
       });
       throw new ForgedDecisionError(done.callId);
     }
@@ -132,7 +144,7 @@ export class Decisions {
       `(marked done by ${done.doneBy}${done.note ? `: "${done.note}"` : ''}).`;
     const noted = await store.noteManualStep(
       done.runId,
-      { callId: done.callId, text },
+      { requestId: done.requestId, callId: done.callId, text },
       { type: RunEventName.Text, runId: done.runId, text: `Manual step done: ${text}` },
     );
     if (noted.kind === 'noted')
@@ -140,9 +152,12 @@ export class Decisions {
         type: 'manual_step.noted',
         ...where,
         actor: done.doneBy,
-        detail: { toolName: done.toolName, runStatus: noted.status },
+        detail: { toolName: done.toolName, runStatus: noted.status, requestId: done.requestId },
       });
-    logger.info({ ...where, result: noted.kind }, 'manual step noted for the model');
+    logger.info(
+      { ...where, requestId: done.requestId, result: noted.kind },
+      'manual step noted for the model',
+    );
     return noted.kind;
   }
 

@@ -1,5 +1,5 @@
 import { CallState, type FrontierCall, type ParkedCallBody } from './run-state';
-import { reasked, toFrontierCall, toolMessages } from './frontier';
+import { manualStepBody, reasked, toFrontierCall, toolMessages } from './frontier';
 
 const body = (id: string, i: number): ParkedCallBody => ({
   id,
@@ -59,11 +59,34 @@ describe('frontier helpers', () => {
     expect(call).toMatchObject({ state: 'done', result: { outcome: 'error', content: 'Unknown tool' } });
   });
 
-  it('asks again with the next attempt and the reason', () => {
-    expect(reasked(body('c', 0), 'interrupted')).toMatchObject({
-      attempt: 1,
-      reason: 'interrupted',
-      id: 'c',
-    });
+  it('asks again with the next attempt, the reason and a request of its own', () => {
+    const first = { ...body('c', 0), rq: 'r-first' };
+    const again = reasked(first, 'interrupted');
+    expect(again).toMatchObject({ attempt: 1, reason: 'interrupted', id: 'c' });
+    expect(again.rq).not.toBe('r-first');
+  });
+
+  it('gives every parked call a request of its own, whatever call ID the model chose', () => {
+    const waiting = {
+      kind: 'pending_confirmation' as const,
+      callId: 'c',
+      toolName: 'restart_service',
+      args: { service: 'api' },
+      tier: 'confirm' as const,
+      fingerprint: 'a'.repeat(64),
+      definitionHash: 'b'.repeat(64),
+      content: 'waiting',
+    };
+    const call = { id: 'c', name: 'restart_service', args: { service: 'api' } };
+    const ids = Array.from({ length: 50 }, () => toFrontierCall(call, 0, waiting).body.rq);
+    expect(new Set(ids).size).toBe(50);
+    for (const id of ids) expect(id).toMatch(/^r[A-Za-z0-9_-]{16}$/);
+  });
+
+  it('names a manual-step notice after its run, turn and call, so a turn played again sends the same one', () => {
+    const call = { id: 'c', name: 'drop_database', args: {} };
+    const notice = (runId: string, turn: number) => manualStepBody({ runId }, turn, call, {}, 'f', 'd').rq;
+    expect(notice('run-1', 2)).toBe(notice('run-1', 2));
+    expect(new Set([notice('run-1', 2), notice('run-1', 3), notice('run-2', 2)]).size).toBe(3);
   });
 });

@@ -1,7 +1,9 @@
-// Pure helpers between pipeline outcomes, parked calls, approval requests and model messages.
+// Helpers between pipeline outcomes, parked calls, approval requests and model messages.
+import { createHash } from 'node:crypto';
 import type { ToolCallOutcome } from '@countersign/authorization';
 import {
   excerpt,
+  newRequestId,
   REQUEST_CONTEXT_LIMITS,
   type ApprovalRequest,
   type ChatMessage,
@@ -33,6 +35,8 @@ export function toFrontierCall(call: ModelToolCall, index: number, outcome: Tool
         tier: outcome.tier,
         fp: outcome.fingerprint,
         defHash: outcome.definitionHash,
+        // Its own request, even when the model reused an earlier turn's call ID (or another run's).
+        rq: newRequestId(),
       },
     };
   }
@@ -53,8 +57,16 @@ export function toolMessages(frontier: FrontierCall[]): ChatMessage[] {
   }));
 }
 
-export function toPendingCall(body: ParkedCallBody): PendingCall {
-  return { callId: body.id, toolName: body.name, args: body.args, tier: body.tier, fingerprint: body.fp };
+/** `withRequestId`: GET /runs says which request a call waits for; events leave it out (the history stays small). */
+export function toPendingCall(body: ParkedCallBody, { withRequestId = false } = {}): PendingCall {
+  return {
+    callId: body.id,
+    ...(withRequestId && body.rq ? { requestId: body.rq } : {}),
+    toolName: body.name,
+    args: body.args,
+    tier: body.tier,
+    fingerprint: body.fp,
+  };
 }
 
 /**
@@ -63,10 +75,11 @@ export function toPendingCall(body: ParkedCallBody): PendingCall {
  */
 export function toApprovalRequest(
   run: { runId: string; agent: string; userId: string; submittedBy?: string },
-  body: ParkedCallBody,
+  body: ParkedCallBody & { rq: string },
   context: RequestContext = {},
 ): ApprovalRequest {
   return {
+    requestId: body.rq,
     callId: body.id,
     runId: run.runId,
     agent: run.agent,
@@ -110,22 +123,34 @@ export function callContext(
   return context;
 }
 
-/** The same call, asked about again: next attempt, with why (and possibly re-parsed arguments). */
+/** The same call, asked about again: next attempt, a new request, with why (and possibly re-parsed arguments). */
 export function reasked(
   body: ParkedCallBody,
   reason: ParkedCallBody['reason'],
   changes: Partial<ParkedCallBody> = {},
-): ParkedCallBody {
-  return { ...body, ...changes, attempt: body.attempt + 1, reason };
+): ParkedCallBody & { rq: string } {
+  return { ...body, ...changes, attempt: body.attempt + 1, reason, rq: newRequestId() };
 }
 
-/** The notice sent to approvers when a manual_only call is due (nothing to approve; the run goes on). */
+/** A call that waits for a request: parked and pending, or a notice. */
+export function hasRequest(body: ParkedCallBody): body is ParkedCallBody & { rq: string } {
+  return typeof body.rq === 'string' && body.rq !== '';
+}
+
+/**
+ * The notice sent to approvers when a manual_only call is due (nothing to approve; the run goes on). Its request ID
+ * is derived from the run, the turn and the call, so a turn that runs again (it is not checkpointed) sends the same
+ * notice, which the queue deduplicates, instead of a second one.
+ */
 export function manualStepBody(
+  run: { runId: string },
+  turn: number,
   call: ModelToolCall,
   args: Record<string, unknown>,
   fp: string,
   defHash: string,
-): ParkedCallBody {
+): ParkedCallBody & { rq: string } {
+  const digest = createHash('sha256').update(`${run.runId}\n${turn}\n${call.id}`).digest('base64url');
   return {
     id: call.id,
     name: call.name,
@@ -135,6 +160,7 @@ export function manualStepBody(
     defHash,
     attempt: 0,
     reason: 'manual_step',
+    rq: `n${digest.slice(0, 16)}`,
     i: 0,
   };
 }

@@ -43,3 +43,30 @@ export const runEventFields = {
 export function runEventsChannel(keyPrefix: string): string {
   return `${keyPrefix}:run-events`;
 }
+
+/**
+ * Parked calls whose approval request is not confirmed on the queue yet (a sorted set scored by when the call was
+ * noted, ms): an entry is added before the run parks and removed once its request is published, so in normal
+ * operation it lives for milliseconds and costs a parked run nothing at rest. What stays past a sweep interval is a
+ * request the parking job never published; every replica's RequestSweep publishes those. Its own hash tag: one key
+ * for every run, so one slot in a Redis Cluster.
+ */
+export function unpublishedRequestsKey(keyPrefix: string): string {
+  return `{${keyPrefix}:runs}:unpublished`;
+}
+
+/** One entry of unpublishedRequestsKey: which run, call and request (IDs never contain '|'). */
+export interface UnpublishedRequest {
+  runId: string;
+  callId: string;
+  requestId: string;
+}
+
+export const unpublishedMember = ({ runId, callId, requestId }: UnpublishedRequest) =>
+  `${runId}|${callId}|${requestId}`;
+
+/** The entry a member stands for; undefined for one no version of the worker writes. */
+export function parseUnpublishedMember(member: string): UnpublishedRequest | undefined {
+  const [runId, callId, requestId, ...rest] = member.split('|');
+  return runId && callId && requestId && rest.length === 0 ? { runId, callId, requestId } : undefined;
+}

@@ -2,6 +2,7 @@
 // metrics): what a fresh turn runs, records and tells the model. Redis behaviour is in test/agent-worker*.e2e-spec.ts.
 import { z } from 'zod';
 import {
+  type ConfirmationHandler,
   defineTool,
   type ToolDefinition,
   type ToolPlugin,
@@ -16,6 +17,7 @@ import type { ChatModel, ModelReply, ModelRequest, ModelToolCall } from '../mode
 import type { WorkerMetrics } from '../observability/worker-metrics';
 import type { ApprovalRequestsProducer } from '../queues/producers';
 import type { RunEvents } from './run-events';
+import type { UnpublishedRequest } from './run-keys';
 import { RunLoop } from './run-loop';
 import { CallState, type FrontierCall, type Lease, type RunRecord } from './run-state';
 import type { NewRun, RunStore } from './run-store';
@@ -24,8 +26,8 @@ import { OwnershipLostError } from './run-store.errors';
 const lease: Lease = { jobId: 'job-1', token: 'token-1' };
 const job: StartRunJob = { runId: 'run-1', agent: 'ops', userId: 'alice', input: 'go', scopes: [] };
 
-/** An auto, confirm or manual tool whose handler counts its runs. */
-function countingTool(name: string, tier: Tier) {
+/** An auto, confirm or manual tool whose handler counts its runs; with `fails`, each run throws after it counted. */
+function countingTool(name: string, tier: Tier, fails?: string) {
   const ran: string[] = [];
   const definition = defineTool({
     name,
@@ -34,6 +36,7 @@ function countingTool(name: string, tier: Tier) {
     tier,
     handler: (args, ctx) => {
       ran.push(ctx.callId);
+      if (fails) throw new Error(fails);
       return `${name} ${args.service}`;
     },
   });
@@ -45,6 +48,8 @@ class FakeRunStore {
   ownerChecks: { executionsSoFar: number }[] = [];
   lost = false;
   parked?: { messages: ChatMessage[]; frontier: FrontierCall[] };
+  /** Park steps in order: what the unpublished index was told, and the park itself. */
+  steps: string[] = [];
   finished?: { status: string; messages?: ChatMessage[]; result?: string; error?: string };
 
   constructor(private readonly executions: () => number) {}
@@ -59,7 +64,16 @@ class FakeRunStore {
   }
 
   async parkRun(_runId: string, _lease: Lease, messages: ChatMessage[], frontier: FrontierCall[]) {
+    this.steps.push('park');
     this.parked = { messages, frontier };
+  }
+
+  async markUnpublished(requests: UnpublishedRequest[]) {
+    this.steps.push(...requests.map((r) => `unpublished ${r.callId} ${r.requestId}`));
+  }
+
+  async markPublished(requests: UnpublishedRequest[]) {
+    this.steps.push(...requests.map((r) => `published ${r.callId} ${r.requestId}`));
   }
 
   async finishRun(_runId: string, _lease: Lease, end: NonNullable<FakeRunStore['finished']>) {
@@ -86,17 +100,24 @@ function counter() {
   return { incs, inc: (labels: Record<string, unknown> = {}) => void incs.push(labels) };
 }
 
-function setup(options: { turns: ModelToolCall[][]; plugins?: ToolPlugin[]; maxConcurrentTools?: number }) {
+function setup(options: {
+  turns: ModelToolCall[][];
+  plugins?: ToolPlugin[];
+  maxConcurrentTools?: number;
+  confirmationHandler?: ConfirmationHandler;
+}) {
   const tools = {
     read_logs: countingTool('read_logs', 'auto'),
     restart_service: countingTool('restart_service', 'confirm'),
     drop_database: countingTool('drop_database', 'manual_only'),
+    flaky_probe: countingTool('flaky_probe', 'auto', 'probe crashed half-way'),
   };
   const registry = new ToolRegistry(Object.values(tools).map((t) => t.definition));
   const pipeline = new ToolCallPipeline({
     registry,
     plugins: options.plugins,
     maxConcurrentTools: options.maxConcurrentTools,
+    confirmationHandler: options.confirmationHandler,
   });
   const model = new FakeModel(options.turns);
   const config = AgentConfigSchema.parse({ tools: Object.keys(tools), roles: {}, users: {} });
@@ -242,6 +263,63 @@ describe('RunLoop, a fresh turn', () => {
       ['tool_result', 'c3'],
       ['tool_confirmation', 'c2'],
       ['status', ''],
+    ]);
+  });
+
+  it('notes a waiting call as unpublished before the run parks, and as published only once its request is out', async () => {
+    const { sut, store, requests } = setup({ turns: [[restart('c1'), restart('c2', 'db')]] });
+    await sut.start(job, lease);
+
+    const [c1, c2] = requests.map((r) => r.requestId);
+    expect(store.steps).toEqual([
+      `unpublished c1 ${c1}`,
+      `unpublished c2 ${c2}`,
+      'park',
+      `published c1 ${c1}`,
+      `published c2 ${c2}`,
+    ]);
+    expect(store.parked?.frontier.map((c) => c.body.rq)).toEqual([c1, c2]);
+    expect(new Set([c1, c2]).size).toBe(2);
+  });
+
+  it('audits an execution that failed, with the error, and tells the model', async () => {
+    const { sut, tools, audit, model } = setup({
+      turns: [[{ id: 'c1', name: 'flaky_probe', args: { service: 'api' } }]],
+    });
+    await sut.start(job, lease);
+
+    expect(tools.flaky_probe.ran).toEqual(['c1']);
+    expect(audit).toEqual([
+      expect.objectContaining({
+        type: 'tool.failed',
+        callId: 'c1',
+        detail: { toolName: 'flaky_probe', error: 'probe crashed half-way' },
+      }),
+    ]);
+    expect(model.requests[1].messages.at(-1)).toMatchObject({
+      role: 'tool',
+      content: 'Tool "flaky_probe" failed: probe crashed half-way',
+    });
+  });
+
+  it('audits a call a policy approved as started before its tool runs, then as executed', async () => {
+    const { sut, tools, audit } = setup({
+      turns: [[restart('c1')]],
+      confirmationHandler: () => ({ decision: 'approve' }),
+    });
+    const auditedBeforeRun: string[] = [];
+    const handler = tools.restart_service.definition.handler;
+    tools.restart_service.definition.handler = (args, ctx) => {
+      auditedBeforeRun.push(...audit.map((e) => e.type));
+      return handler(args, ctx);
+    };
+    await sut.start(job, lease);
+
+    expect(tools.restart_service.ran).toEqual(['c1']);
+    expect(auditedBeforeRun).toEqual(['tool.started']);
+    expect(audit.map((e) => [e.type, e.callId, e.actor])).toEqual([
+      ['tool.started', 'c1', 'policy'],
+      ['tool.executed', 'c1', 'policy'],
     ]);
   });
 

@@ -18,6 +18,7 @@ import {
   type ChatMessage,
   DECIDED_CALL_RESULT_CHARS,
   excerpt,
+  jobIds,
   REQUEST_CONTEXT_LIMITS,
   RunEventName,
   type RunEvent,
@@ -30,6 +31,7 @@ import type { WorkerMetrics } from '../observability/worker-metrics';
 import type { ApprovalRequestsProducer } from '../queues/producers';
 import {
   callContext,
+  hasRequest,
   isWaiting,
   manualStepBody,
   reasked,
@@ -50,6 +52,7 @@ import {
 } from './run-state';
 import type { NewRun, RunStore } from './run-store';
 import { ExecutionLostError, OwnershipLostError } from './run-store.errors';
+import { TestFaults } from './test-faults';
 
 export interface RunLoopDeps {
   store: RunStore;
@@ -60,6 +63,8 @@ export interface RunLoopDeps {
   metrics: WorkerMetrics;
   logger: Logger;
   execution: ExecutionTimings;
+  /** Test only (COUNTERSIGN_TEST_FAULTS): none in a deployment. */
+  faults?: TestFaults;
   /** Where approvers read what a tool does (stored once per definition). Absent in unit tests of the loop. */
   tools?: ToolCatalog;
   /** Where approvers' history reads what became of a decided call, and for how long. Absent in unit tests. */
@@ -87,7 +92,11 @@ export class CallsInFlightError extends Error {
 }
 
 export class RunLoop {
-  constructor(private readonly deps: RunLoopDeps) {}
+  private readonly faults: TestFaults;
+
+  constructor(private readonly deps: RunLoopDeps) {
+    this.faults = deps.faults ?? new TestFaults();
+  }
 
   /** A `run.start` job: claim the run (or take it over from a dead worker) and advance it. */
   async start(job: StartRunJob, lease: Lease): Promise<void> {
@@ -98,11 +107,7 @@ export class RunLoop {
       return;
     }
     const { run } = claim;
-    if (claim.kind === 'republish') {
-      // This job parked the run and died before (or while) publishing: ask again, deduplicated by job ID.
-      await this.publishRequests(run, run.frontier.filter(isWaiting));
-      return;
-    }
+    if (claim.kind === 'republish') return this.republish(run);
     const agent = this.deps.catalog.get(run.agent);
     if (!agent?.model) {
       await this.finish(run, lease, {
@@ -151,6 +156,20 @@ export class RunLoop {
   }
 
   /**
+   * The job that parked the run came back (redelivered after its worker died, or retried after a failure) and may
+   * have died or failed before its requests were on the queue: publish them again (one job per request ID, so one
+   * that did go out is not added twice).
+   */
+  async republish(run: RunRecord): Promise<void> {
+    const waiting = run.frontier.filter(isWaiting);
+    this.deps.logger.info(
+      { runId: run.runId, pending: waiting.map((c) => c.body.id) },
+      'republishing the requests of a park',
+    );
+    await this.publishRequests(run, waiting);
+  }
+
+  /**
    * Ownership is re-checked before each model turn and before a turn's auto calls run: a processing that was
    * taken over (its lock lapsed during a slow model turn or tool) stops there instead of running those auto
    * calls a second time next to the new owner. Claim, resume and every frontier transition check it already,
@@ -190,10 +209,12 @@ export class RunLoop {
         return this.finish(run, lease, { status: 'completed', messages, result: reply.text });
       }
 
-      // Call IDs as the model sent them: a turn that repeats one is refused by the pipeline, never renamed.
+      // Call IDs as the model sent them: a turn that repeats one is refused by the pipeline, never renamed. One that
+      // reuses an earlier turn's ID is a new call with a request of its own (toFrontierCall).
       const { calls } = reply;
       messages = [...messages, { role: 'assistant', content: reply.text ?? null, toolCalls: calls }];
-      const outcomes = await this.evaluateTurn(run, agent, lease, calls, messages);
+      const turnNumber = messages.filter((m) => m.role === 'assistant').length;
+      const outcomes = await this.evaluateTurn(run, agent, lease, calls, turnNumber, messages);
       const aborted = outcomes.find((o) => o.kind === 'aborted');
       if (aborted) return this.finish(run, lease, { status: 'failed', messages, error: aborted.content });
 
@@ -205,31 +226,51 @@ export class RunLoop {
 
   /**
    * Every call of a fresh turn, by the pipeline's turn rules (an abort or a repeated call ID runs nothing). Ownership
-   * is checked once, after authorizing and before the first call runs. The turn's audit entries are written in one
-   * go before it returns (the turn is not checkpointed: a crash re-runs all of it).
+   * is checked once, after authorizing and before the first call runs; a call a policy approved is audited as
+   * started before it runs. The turn's other audit entries are written in one go before it returns (the turn is not
+   * checkpointed: a crash re-runs all of it).
    */
   private async evaluateTurn(
     run: RunRecord,
     agent: AgentRuntime,
     lease: Lease,
     calls: ModelToolCall[],
+    turn: number,
     messages: ChatMessage[],
   ): Promise<ToolCallOutcome[]> {
+    /** Calls handed to their tool, and who approved them. */
+    const started = new Map<string, string>();
     const outcomes = await agent.pipeline.evaluateTurn(calls, callerOf(run), {
-      beforeExecute: async () => {
+      beforeExecute: async (ready) => {
         await this.deps.store.assertOwner(run.runId, lease);
+        ready.forEach((call) => started.set(call.callId, call.approvedBy));
+        // Auto calls are read-only: their ending is audited, not their start.
+        const approved = ready.filter((call) => call.approvedBy !== 'auto');
+        await Promise.all(
+          approved.map((call) =>
+            this.auditExecution(run, { id: call.callId, name: call.toolName }, call.approvedBy, 'started'),
+          ),
+        );
       },
     });
-    const writes = calls.map((call, i) => this.recordOutcome(run, agent, call, outcomes[i], messages));
+    const writes = calls.map((call, i) =>
+      this.recordOutcome(run, agent, call, outcomes[i], turn, started.get(call.id), messages),
+    );
     await Promise.all(writes);
     return outcomes;
   }
 
+  /**
+   * `ranAs`: who approved the call when it was handed to its tool (auto, policy); an error is then an execution that
+   * failed, audited as one.
+   */
   private async recordOutcome(
     run: RunRecord,
     agent: AgentRuntime,
     call: ModelToolCall,
     outcome: ToolCallOutcome,
+    turn: number,
+    ranAs: string | undefined,
     messages: ChatMessage[],
   ): Promise<void> {
     const { audit, metrics, logger } = this.deps;
@@ -237,13 +278,9 @@ export class RunLoop {
     metrics.toolCalls.inc({ outcome: outcome.kind });
     logger.info({ ...where, outcome: outcome.kind }, 'tool call evaluated');
     if (outcome.kind === 'executed') {
-      await audit.append({
-        type: 'tool.executed',
-        runId: run.runId,
-        callId: call.id,
-        actor: outcome.approvedBy,
-        detail: { toolName: call.name },
-      });
+      await this.auditExecution(run, call, outcome.approvedBy, 'executed');
+    } else if (outcome.kind === 'error' && ranAs) {
+      await this.auditExecution(run, call, ranAs, 'failed', { error: outcome.message });
     } else if (outcome.kind === 'denied') {
       await audit.append({
         type: 'tool.denied',
@@ -255,6 +292,8 @@ export class RunLoop {
     } else if (outcome.kind === 'manual_required') {
       // A notice, not a question: the run does not wait for it.
       const body = manualStepBody(
+        run,
+        turn,
         call,
         outcome.args as Record<string, unknown>,
         outcome.fingerprint,
@@ -358,11 +397,13 @@ export class RunLoop {
     lease: Lease,
     call: FrontierCall,
   ): Promise<FrontierCall> {
-    const { store, audit, logger } = this.deps;
+    const { store, logger } = this.deps;
     const { body } = call;
     const ctx = callerOf(run);
     const edited = call.decision?.args;
     const toolCall = { id: body.id, name: body.name, args: edited ?? body.args };
+    // A provider's tool may have changed while the call waited, without a notification reaching us: look again.
+    await agent.refreshTool?.(body.name);
     const tool = agent.registry.get(body.name);
 
     if (tool && tool.definitionHash !== body.defHash) {
@@ -412,6 +453,17 @@ export class RunLoop {
 
     const executionToken = randomUUID();
     await store.startCall(run.runId, lease, body.id, executionToken);
+    // Durable before the tool runs: whatever happens next, the log shows an action that may have changed the world.
+    // The audit keeps both, when an approver edited the arguments: what the agent asked for and what ran.
+    const approvedBy = call.decision?.decidedBy === 'policy' ? 'policy' : 'person';
+    const approval = {
+      approvers: call.decision?.approvers ?? [],
+      attempt: body.attempt,
+      requestId: body.rq,
+      ...(edited ? { args: edited, requestedArgs: body.args } : {}),
+      ...(call.decision?.rule ? { standingRule: call.decision.rule } : {}),
+    };
+    await this.auditExecution(run, body, approvedBy, 'started', approval);
     logger.info(
       { runId: run.runId, callId: body.id, tool: body.name, edited: edited !== undefined },
       'executing approved call',
@@ -423,33 +475,21 @@ export class RunLoop {
       outcome: outcome.kind,
       content: edited ? `${editNote(body.args, edited)}\n${outcome.content}` : outcome.content,
     };
-    const executed = {
-      type: 'tool.executed' as const,
-      runId: run.runId,
-      callId: body.id,
-      actor: call.decision?.decidedBy === 'policy' ? 'policy' : 'person',
-      detail: {
-        toolName: body.name,
-        approvers: call.decision?.approvers ?? [],
-        attempt: body.attempt,
-        // The audit keeps both: what the agent asked for and what ran.
-        ...(edited ? { args: edited, requestedArgs: body.args } : {}),
-        ...(call.decision?.rule ? { standingRule: call.decision.rule } : {}),
-      },
-    };
+    const ended = outcome.kind === 'executed' ? 'executed' : 'failed';
+    const endDetail = { ...approval, ...(outcome.kind === 'error' ? { error: outcome.message } : {}) };
     // Recorded by the execution token, not by run ownership: a result is never thrown away for a takeover.
     const recorded = await store
       .completeCall(run.runId, lease, body.id, executionToken, result)
       .catch(async (error: unknown) => {
-        if (error instanceof ExecutionLostError && outcome.kind === 'executed') {
+        if (error instanceof ExecutionLostError) {
           // Declared dead (stale heartbeat) though it ran: the re-ask stands, but the audit says what happened.
-          await audit.append({ ...executed, detail: { ...executed.detail, recorded: false } });
+          await this.auditExecution(run, body, 'person', ended, { ...endDetail, recorded: false });
           logger.error({ runId: run.runId, callId: body.id }, 'call ran after it was declared interrupted');
         }
         throw error;
       });
     await Promise.all([
-      outcome.kind === 'executed' ? audit.append(executed) : undefined,
+      this.auditExecution(run, body, approvedBy, ended, endDetail),
       // The history shows the edited arguments beside it: the tool's own result, without the model's note.
       this.recordResult(call, { outcome: outcome.kind, content: outcome.content }),
     ]);
@@ -462,10 +502,10 @@ export class RunLoop {
   /** What became of a decided call, for approvers' history (best effort: the run does not depend on it). */
   private async recordResult(call: FrontierCall, result: CallResult): Promise<void> {
     const { results } = this.deps;
-    if (!results) return;
+    if (!results || !call.body.rq) return;
     await results.store
       .record(
-        call.body.id,
+        call.body.rq,
         {
           outcome: result.outcome.slice(0, 40),
           content: excerpt(result.content, DECIDED_CALL_RESULT_CHARS) ?? '',
@@ -476,10 +516,31 @@ export class RunLoop {
       )
       .catch((error: unknown) =>
         this.deps.logger.warn(
-          { callId: call.body.id, err: String(error) },
+          { callId: call.body.id, requestId: call.body.rq, err: String(error) },
           'call result not kept for history',
         ),
       );
+  }
+
+  /**
+   * One audit entry of an execution: `started` before a call a person or a policy approved is handed to its tool, then
+   * how it ended (`executed`, or `failed` with the tool's error); a worker that takes over a call whose executor died
+   * writes `tool.interrupted`. The same for every tool source: the pipeline's outcome says all it needs.
+   */
+  private auditExecution(
+    run: RunRecord,
+    call: { id: string; name: string },
+    approvedBy: string,
+    stage: 'started' | 'executed' | 'failed',
+    detail: Record<string, unknown> = {},
+  ): Promise<unknown> {
+    return this.deps.audit.append({
+      type: `tool.${stage}`,
+      runId: run.runId,
+      callId: call.id,
+      actor: approvedBy,
+      detail: { toolName: call.name, ...detail },
+    });
   }
 
   /** Keeps the call's heartbeat fresh while `work` runs, so a worker that takes the run over waits instead of re-asking. */
@@ -539,7 +600,12 @@ export class RunLoop {
           type: 'tool.interrupted',
           ...where,
           actor: 'agent-worker',
-          detail: { toolName: call.body.name, attempt: call.body.attempt, nextAttempt: next.attempt },
+          detail: {
+            toolName: call.body.name,
+            attempt: call.body.attempt,
+            requestId: call.body.rq,
+            nextAttempt: next.attempt,
+          },
         });
         metrics.toolCalls.inc({ outcome: 'interrupted' });
         this.noteReask(run, next);
@@ -582,7 +648,11 @@ export class RunLoop {
     });
   }
 
-  /** Saves the turn and its frontier atomically, then asks about every waiting call. */
+  /**
+   * Saves the turn and its frontier atomically, then asks about every waiting call. The waiting calls are noted as
+   * unpublished first, so a job that dies (or fails) between the park and the publish leaves them to the request
+   * sweep, and to its own redelivery or retry, which republishes (claim-run, apply-decision).
+   */
   private async park(
     run: RunRecord,
     lease: Lease,
@@ -591,9 +661,12 @@ export class RunLoop {
   ): Promise<void> {
     const { store, audit, metrics, logger } = this.deps;
     const waiting = frontier.filter(isWaiting);
+    await store.markUnpublished(unpublished(run, waiting));
     await store.parkRun(run.runId, lease, messages, frontier, run.script);
     metrics.runsParked.inc();
     logger.info({ runId: run.runId, pending: waiting.map((c) => c.body.id) }, 'run parked');
+    const byDecision = lease.jobId !== jobIds.startRun(run.runId);
+    this.faults.afterPark(byDecision);
     // Parked first (decisions can only be recorded on a parked call), then the audit entry and the requests together.
     await Promise.all([
       audit.append({
@@ -602,23 +675,38 @@ export class RunLoop {
         actor: 'agent-worker',
         detail: { pending: waiting.map((c) => c.body.id) },
       }),
-      this.publishRequests(run, waiting, messages),
+      this.publishRequests(run, waiting, byDecision, messages),
     ]);
     this.emit({ type: RunEventName.Status, runId: run.runId, status: 'awaiting_confirmation' });
   }
 
-  private async publishRequests(
+  /**
+   * One request per waiting call (its request ID is the job ID: publishing again adds nothing), then the calls are
+   * marked published, then the run's followers hear of them. Used by the request sweep too. `messages`: the
+   * conversation the requests' context is taken from (the run's as stored, unless it was just parked with more).
+   */
+  async publishRequests(
     run: RunRecord,
     waiting: FrontierCall[],
+    byDecision = false,
     messages: ChatMessage[] = run.messages,
   ): Promise<void> {
-    const agent = this.deps.catalog.get(run.agent);
+    const { store, logger } = this.deps;
+    const asked = waiting.filter((call) => hasRequest(call.body));
+    // Only a run parked by an older version has a waiting call without a request ID; no decision can apply to it.
+    if (asked.length < waiting.length)
+      logger.error(
+        { runId: run.runId, calls: waiting.filter((c) => !hasRequest(c.body)).map((c) => c.body.id) },
+        'parked calls without a request ID cannot be asked about',
+      );
+    this.faults.beforePublish(byDecision);
     await this.requestApprovals(
       run,
-      agent,
-      waiting.map((call) => call.body),
+      this.deps.catalog.get(run.agent),
+      asked.map((call) => call.body as typeof call.body & { rq: string }),
       messages,
     );
+    await store.markPublished(unpublished(run, asked));
     this.emit(
       ...waiting.map((call): RunEvent => ({
         type: RunEventName.ToolConfirmation,
@@ -636,7 +724,7 @@ export class RunLoop {
   private async requestApprovals(
     run: RunRecord,
     agent: AgentRuntime | undefined,
-    bodies: ParkedCallBody[],
+    bodies: (ParkedCallBody & { rq: string })[],
     messages: ChatMessage[],
   ): Promise<void> {
     const ctx = callerOf(run);
@@ -725,6 +813,13 @@ export class RunLoop {
   }
 }
 
+/** The index entries of waiting calls (see RunStore.markUnpublished). */
+function unpublished(run: RunRecord, waiting: FrontierCall[]) {
+  return waiting
+    .filter((call) => hasRequest(call.body))
+    .map((call) => ({ runId: run.runId, callId: call.body.id, requestId: call.body.rq! }));
+}
+
 /** The fingerprint of edited arguments; one that cannot be computed matches nothing (so nothing runs). */
 function editedFingerprint(toolName: string, args: Record<string, unknown>): string {
   try {
@@ -742,23 +837,27 @@ export function editNote(asked: Record<string, unknown>, ran: Record<string, unk
   );
 }
 
-/** A user message per manual step a person did that the model has not been told of yet (marked by its call ID). */
+/** A user message per manual step a person did that the model has not been told of yet (marked by its request). */
 export function withNotes(messages: ChatMessage[], notes: readonly ManualNote[]): ChatMessage[] {
   const untold = notes.filter(
-    (note) => !messages.some((m) => m.role === 'user' && m.content.startsWith(manualNoteMarker(note.callId))),
+    (note) => !messages.some((m) => m.role === 'user' && m.content.startsWith(manualNoteMarker(note))),
   );
   if (untold.length === 0) return messages;
   return [
     ...messages,
     ...untold.map((note) => ({
       role: 'user' as const,
-      content: `${manualNoteMarker(note.callId)} ${note.text}`,
+      content: `${manualNoteMarker(note)} ${note.text}`,
     })),
   ];
 }
 
-/** How a note's message starts: it names the call, so the model is told each manual step once. */
-export const manualNoteMarker = (callId: string) => `[Countersign: manual step ${callId} done]`;
+/**
+ * How a note's message starts: it names the call and its notice's request, so the model is told each manual step
+ * once (a later turn may reuse the call ID).
+ */
+export const manualNoteMarker = (note: Pick<ManualNote, 'callId' | 'requestId'>) =>
+  `[Countersign: manual step ${note.callId} done (request ${note.requestId})]`;
 
 function callerOf(run: RunRecord): CallerContext {
   return { runId: run.runId, agent: run.agent, userId: run.userId, scopes: run.scopes };

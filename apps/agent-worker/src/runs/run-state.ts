@@ -29,6 +29,11 @@ export interface ParkedCallBody {
   defHash: string;
   attempt: number;
   reason: ApprovalRequestReason;
+  /**
+   * The request this call waits for (ApprovalRequest.requestId): new when the call is parked and each time it is
+   * asked again; only a decision that names it applies. Absent on calls that never waited (settled in their turn).
+   */
+  rq?: string;
   /** Position in the assistant message, so results go back to the model in order. */
   i: number;
 }
@@ -61,6 +66,8 @@ export interface FrontierCall {
 
 /** A person did a manual step of this run: what the model is told at its next turn (see RunLoop.withNotes). */
 export interface ManualNote {
+  /** The notice's request: one note per request (a later turn may reuse the call ID for another manual step). */
+  requestId: string;
   callId: string;
   text: string;
 }

@@ -8,6 +8,8 @@ export enum ErrorCode {
   NotOwner = -5,
   WrongCallState = -6,
   ExecutionLost = -7,
+  /** apply-decision: the call waits for another request than the decision answers. */
+  RequestMismatch = -8,
 }
 
 export class RunNotFoundError extends Error {

@@ -1,7 +1,15 @@
 // All Redis I/O of runs: every transition is one Lua script over the run's hash (one key, one slot).
-import type { ChatMessage, RunEvent } from '@countersign/contracts';
+import { type ChatMessage, jobIds, type RunEvent } from '@countersign/contracts';
 import { encodeScriptArgs, LuaScript, type RedisClient } from '@countersign/platform';
-import { callFields, runEventFields, runEventsChannel, runKey } from './run-keys';
+import {
+  callFields,
+  runEventFields,
+  runEventsChannel,
+  runKey,
+  unpublishedMember,
+  unpublishedRequestsKey,
+  type UnpublishedRequest,
+} from './run-keys';
 import {
   ErrorCode,
   OwnershipLostError,
@@ -38,6 +46,7 @@ const SCRIPTS = {
 // The encoded argument of each script that takes one (ARGV[1], a JSON object): the names its header lists.
 type ApplyDecisionArgs = {
   callId: string;
+  requestId: string;
   attempt: number;
   fingerprint: string;
   decisionJson: string;
@@ -57,7 +66,7 @@ type SettleExecutingCallArgs = { owner: string; callId: string; staleAfterMs: nu
 type ParkRunArgs = {
   owner: string;
   messagesJson: string;
-  jobId: string;
+  parkedBy: string;
   scriptJson: string;
   frontier: string[];
 };
@@ -89,11 +98,13 @@ export type ExecutingCallSettlement =
 export type ApplyDecisionResult =
   | { kind: 'resume'; run: RunRecord }
   | { kind: 'takeover'; run: RunRecord }
+  | { kind: 'republish'; run: RunRecord }
   | { kind: 'recorded' }
   | { kind: 'duplicate'; state: string }
   | { kind: 'run_not_found' }
   | { kind: 'call_not_in_frontier' }
   | { kind: 'stale_attempt'; pendingAttempt: number }
+  | { kind: 'request_mismatch'; pendingRequestId: string }
   | { kind: 'fingerprint_mismatch'; parked: ParkedCallBody };
 
 /** Fields a new run is created with. */
@@ -152,17 +163,18 @@ export class RunStore {
 
   async applyDecision(
     runId: string,
-    callId: string,
-    attempt: number,
+    request: { callId: string; requestId: string; attempt: number },
     decision: StoredDecision,
     lease: Lease,
   ): Promise<ApplyDecisionResult> {
+    const { callId, requestId, attempt } = request;
     const [code, detail, hash] = (await SCRIPTS.applyDecision.run(
       this.redis,
       [this.key(runId)],
       [
         encodeScriptArgs<ApplyDecisionArgs>({
           callId,
+          requestId,
           attempt,
           fingerprint: decision.fingerprint,
           decisionJson: JSON.stringify(decision),
@@ -176,6 +188,8 @@ export class RunStore {
         return { kind: 'resume', run: toRunRecord(runId, pairs(hash)) };
       case 3:
         return { kind: 'takeover', run: toRunRecord(runId, pairs(hash)) };
+      case 4:
+        return { kind: 'republish', run: toRunRecord(runId, pairs(hash)) };
       case 1:
         return { kind: 'recorded' };
       case 0:
@@ -188,6 +202,8 @@ export class RunStore {
         return { kind: 'stale_attempt', pendingAttempt: Number(detail) };
       case -4:
         return { kind: 'fingerprint_mismatch', parked: decodeBody(callId, detail) };
+      case -8:
+        return { kind: 'request_mismatch', pendingRequestId: detail };
       default:
         throw new UnexpectedScriptReplyError('apply-decision', [code, detail]);
     }
@@ -322,7 +338,8 @@ export class RunStore {
         encodeScriptArgs<ParkRunArgs>({
           owner: ownerOf(lease),
           messagesJson: JSON.stringify(messages),
-          jobId: lease.jobId,
+          // The run's own start job is '' (its ID follows from the run's): one value fewer in every parked run.
+          parkedBy: lease.jobId === jobIds.startRun(runId) ? '' : lease.jobId,
           scriptJson: script ? JSON.stringify(unplayed(script, messages)) : '',
           frontier: frontier.flatMap((call) => frontierFields(call)),
         }),
@@ -413,6 +430,46 @@ export class RunStore {
   }
 
   /**
+   * Notes that these calls' requests are not on the queue yet, before the run parks on them: if the parking job dies
+   * (or its publish fails) before markPublished, the request sweep finds them here (see RequestSweep). A plain ZADD of
+   * its own, not part of the park script: the index is one key for every run, and a script may touch one slot only.
+   */
+  async markUnpublished(requests: UnpublishedRequest[], now = Date.now()): Promise<void> {
+    if (requests.length === 0) return;
+    const entries = requests.flatMap((request) => [now, unpublishedMember(request)]);
+    await this.redis.zadd(unpublishedRequestsKey(this.keyPrefix), 'NX', ...entries);
+  }
+
+  /** The requests are on the queue: the sweep has nothing left to do for them (nothing stays at rest). */
+  async markPublished(requests: UnpublishedRequest[]): Promise<void> {
+    if (requests.length === 0) return;
+    await this.redis.zrem(unpublishedRequestsKey(this.keyPrefix), ...requests.map(unpublishedMember));
+  }
+
+  /** Up to `limit` unpublished requests noted before `before` (ms), oldest first, skipping the first `offset`. */
+  async unpublishedBefore(before: number, limit: number, offset = 0): Promise<string[]> {
+    return this.redis.zrangebyscore(
+      unpublishedRequestsKey(this.keyPrefix),
+      '-inf',
+      before,
+      'LIMIT',
+      offset,
+      limit,
+    );
+  }
+
+  /** How many requests were noted before `before` (ms) and are still not confirmed on the queue. */
+  countUnpublishedBefore(before: number): Promise<number> {
+    return this.redis.zcount(unpublishedRequestsKey(this.keyPrefix), '-inf', before);
+  }
+
+  /** Drops index entries by their member text (ones the sweep found stale or unreadable). */
+  async dropUnpublished(members: string[]): Promise<void> {
+    if (members.length === 0) return;
+    await this.redis.zrem(unpublishedRequestsKey(this.keyPrefix), ...members);
+  }
+
+  /**
    * Throws OwnershipLostError unless this processing still owns the run. A plain read: it fences what this
    * processing is about to do (a model turn, auto calls) against a takeover that already happened. Returns the run's
    * manual-step notes, read in the same step (a note may arrive while the run is running).
@@ -425,7 +482,8 @@ export class RunStore {
 
   /**
    * Keeps a note that a person did a call's manual step, for the model's next turn, and adds `event` to the run's
-   * history. `noted`: stored now; `again`: stored before; `no_run`: the run is gone. `status` is the run's.
+   * history; once per request ID. `noted`: stored now; `again`: stored before; `no_run`: the run is gone. `status` is
+   * the run's.
    */
   async noteManualStep(
     runId: string,
@@ -435,7 +493,7 @@ export class RunStore {
     const [code, status] = (await SCRIPTS.noteManualStep.run(
       this.redis,
       [this.key(runId)],
-      [note.callId, JSON.stringify(note), ...this.eventArgs(runId, [event])],
+      [note.requestId, JSON.stringify(note), ...this.eventArgs(runId, [event])],
     )) as [number, string?];
     if (code === 0) return { kind: 'no_run' };
     return { kind: code === 1 ? 'noted' : 'again', status: String(status) };
@@ -475,7 +533,9 @@ function parseNotes(json: string | null | undefined): ManualNote[] {
     return Array.isArray(notes)
       ? notes.filter(
           (n): n is ManualNote =>
-            typeof (n as ManualNote)?.callId === 'string' && typeof (n as ManualNote)?.text === 'string',
+            typeof (n as ManualNote)?.requestId === 'string' &&
+            typeof (n as ManualNote)?.callId === 'string' &&
+            typeof (n as ManualNote)?.text === 'string',
         )
       : [];
   } catch {
@@ -515,22 +575,35 @@ function frontierFields(call: FrontierCall): string[] {
 }
 
 /**
- * A parked call as stored: without its ID (the field name is the ID) and without the first request's attempt (0)
- * and reason (confirmation_required), which the Lua scripts and decodeBody read as defaults.
+ * A parked call as stored: without its ID (the field name is the ID) and without what most parked calls share, which
+ * the Lua scripts and decodeBody read as defaults: the first request's attempt (0) and reason (confirmation_required),
+ * the tier of a call that waits (confirm) and the first position in its turn (0). A parked run is at rest by the
+ * 100,000s: these keep its hash in a smaller allocation.
  */
 export function encodeBody(body: ParkedCallBody): string {
-  const { id: _id, attempt, reason, ...rest } = body;
+  const { id: _id, attempt, reason, tier, i, ...rest } = body;
   return JSON.stringify({
     ...rest,
+    ...(tier !== 'confirm' ? { tier } : {}),
+    ...(i !== 0 ? { i } : {}),
     ...(attempt !== 0 ? { attempt } : {}),
     ...(reason !== 'confirmation_required' ? { reason } : {}),
   });
 }
 
+type StoredBody = Omit<ParkedCallBody, 'id' | 'attempt' | 'reason' | 'tier' | 'i'> &
+  Partial<Pick<ParkedCallBody, 'attempt' | 'reason' | 'tier' | 'i'>>;
+
 export function decodeBody(id: string, json: string): ParkedCallBody {
-  const stored = JSON.parse(json) as Omit<ParkedCallBody, 'id' | 'attempt' | 'reason'> &
-    Partial<Pick<ParkedCallBody, 'attempt' | 'reason'>>;
-  return { ...stored, attempt: stored.attempt ?? 0, reason: stored.reason ?? 'confirmation_required', id };
+  const stored = JSON.parse(json) as StoredBody;
+  return {
+    ...stored,
+    tier: stored.tier ?? 'confirm',
+    i: stored.i ?? 0,
+    attempt: stored.attempt ?? 0,
+    reason: stored.reason ?? 'confirmation_required',
+    id,
+  };
 }
 
 function parseFrontier(hash: Record<string, string>): FrontierCall[] {

@@ -20,7 +20,8 @@ import {
   type StartRunBody,
   StartRunBodySchema,
 } from '@countersign/contracts';
-import { CurrentPrincipal, type Principal, ZodValidationPipe } from '@countersign/platform';
+import { CurrentPrincipal, type Principal, RateLimited, ZodValidationPipe } from '@countersign/platform';
+import { WorkerRoute } from '../config/rate-limits';
 import { RunsService } from './runs.service';
 
 // Nest's @Headers() takes no pipe: the header is validated by the same pipe, called directly.
@@ -32,6 +33,7 @@ export class RunsController {
 
   @Post()
   @HttpCode(202)
+  @RateLimited(WorkerRoute.RunStart)
   start(
     @Body(new ZodValidationPipe(StartRunBodySchema)) body: StartRunBody,
     @CurrentPrincipal() caller: Principal,

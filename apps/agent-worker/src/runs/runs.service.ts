@@ -191,7 +191,7 @@ export function toView(run: RunRecord): RunView {
     userId: run.userId,
     ...(run.submittedBy ? { submittedBy: run.submittedBy } : {}),
     status: run.status,
-    pending: run.frontier.filter(isWaiting).map((c) => toPendingCall(c.body)),
+    pending: run.frontier.filter(isWaiting).map((c) => toPendingCall(c.body, { withRequestId: true })),
     messages: run.messages,
     ...(run.result !== undefined ? { result: run.result } : {}),
     ...(run.error !== undefined ? { error: run.error } : {}),

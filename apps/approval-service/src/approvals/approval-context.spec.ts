@@ -12,6 +12,7 @@ import type { StoredApproval, Vote } from './approval-store';
 const NOW = Date.UTC(2030, 0, 1, 12);
 
 const request = (over: Partial<ApprovalRequest> = {}): ApprovalRequest => ({
+  requestId: 'rq-1',
   callId: 'call-1',
   runId: 'run-1',
   agent: 'ops',
@@ -186,11 +187,25 @@ describe('outcomeInWords', () => {
 describe('nextStep', () => {
   it.each([
     [
-      { status: 'vote_recorded' as const, approvals: 1, quorum: 3, rev: 0, editedNow: false },
+      {
+        status: 'vote_recorded' as const,
+        callId: 'call-1',
+        approvals: 1,
+        quorum: 3,
+        rev: 0,
+        editedNow: false,
+      },
       'Counted (1 of 3). The call runs once 2 more approvers approve it.',
     ],
     [
-      { status: 'vote_recorded' as const, approvals: 1, quorum: 2, rev: 1, editedNow: true },
+      {
+        status: 'vote_recorded' as const,
+        callId: 'call-1',
+        approvals: 1,
+        quorum: 2,
+        rev: 1,
+        editedNow: true,
+      },
       'Your edit and approval are counted (1 of 2). The other approvers are asked about the edited call; it runs once 1 more approver approves it.',
     ],
   ])('after a vote that did not decide: %j', (result, text) => {
@@ -200,6 +215,7 @@ describe('nextStep', () => {
   it('after a decision: what the agent does now', () => {
     const decided = (decision: 'approve' | 'deny', args?: Record<string, unknown>) => ({
       status: 'decided' as const,
+      callId: 'call-1',
       request: request(),
       channels: [],
       outcome: {

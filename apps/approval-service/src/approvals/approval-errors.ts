@@ -45,11 +45,11 @@ export class VoteRefusedError extends Error {
 }
 
 /** Turns a script's negative reply into the error an approver is shown. */
-export function voteRefusal(reply: (string | number)[], callId: string): VoteRefusedError {
+export function voteRefusal(reply: (string | number)[], id: string): VoteRefusedError {
   const code = Number(reply[0]) as ErrorCode;
   switch (code) {
     case ErrorCode.NotFound:
-      return new VoteRefusedError(code, `no approval request ${callId}`);
+      return new VoteRefusedError(code, `no approval request ${id}`);
     case ErrorCode.AlreadyDecided: {
       const decidedBy = String(reply[1]);
       const approvers = String(reply[2] ?? '');
@@ -82,7 +82,7 @@ export function voteRefusal(reply: (string | number)[], callId: string): VoteRef
 }
 
 /** Turns complete-notice's negative reply into the error the approver is shown. */
-export function noticeRefusal(reply: (string | number)[], callId: string): VoteRefusedError {
+export function noticeRefusal(reply: (string | number)[], id: string): VoteRefusedError {
   const code = Number(reply[0]) as ErrorCode;
   switch (code) {
     case ErrorCode.AlreadyDecided: {
@@ -98,6 +98,21 @@ export function noticeRefusal(reply: (string | number)[], callId: string): VoteR
         'this request asks for a decision, not a manual step; approve or deny it',
       );
     default:
-      return voteRefusal(reply, callId);
+      return voteRefusal(reply, id);
+  }
+}
+
+/** A call ID in a path that names requests of several runs: the caller must name the request by its request ID. */
+export class AmbiguousCallIdError extends Error {
+  constructor(
+    readonly callId: string,
+    /** The requests the caller may see, to choose from. */
+    readonly requestIds: string[],
+  ) {
+    const choices = requestIds.length > 0 ? `: ${requestIds.join(', ')}` : '';
+    super(
+      `call ID ${callId} is used by requests of several runs; name the request by its request ID${choices}`,
+    );
+    this.name = this.constructor.name;
   }
 }

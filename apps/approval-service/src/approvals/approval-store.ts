@@ -1,4 +1,4 @@
-// Approval state in Redis. Every transition is one Lua script, so two channels deciding at once
+// Approval state in Redis, keyed by request ID. Every transition is one Lua script, so two channels deciding at once
 // cannot both win and a redelivered message cannot create a request twice. The scripts also keep the request's
 // timers (keys.timers) in step, so scheduling and cancelling a timer never costs a round trip of its own.
 import { createHash, randomBytes } from 'node:crypto';
@@ -19,7 +19,7 @@ import { approvalKeys, trustField, type ApprovalKeys } from './approval-keys';
 import { noticeRefusal, voteRefusal } from './approval-errors';
 
 const SCRIPTS = {
-  create: LuaScript.load(__dirname, 'create-request-7.lua'),
+  create: LuaScript.load(__dirname, 'create-request-8.lua'),
   recordVote: LuaScript.load(__dirname, 'record-vote-6.lua'),
   expire: LuaScript.load(__dirname, 'expire-request-5.lua'),
   escalate: LuaScript.load(__dirname, 'escalate-request-1.lua'),
@@ -35,9 +35,9 @@ const DELIVERY_SCRIPTS = {
   release: LuaScript.load(__dirname, 'release-delivery-1.lua'),
 };
 
-/** One delivery of a call attempt: `key` names it within the call, e.g. `slack:#ops`, `email:bob`. */
+/** One delivery of a request: `key` names it within the request, e.g. `slack:#ops`, `email:bob`. */
 export interface DeliveryRef {
-  callId: string;
+  requestId: string;
   attempt: number;
   key: string;
 }
@@ -66,7 +66,9 @@ export interface DeliveryRecord {
 
 // The encoded argument of each script that takes one (ARGV[1], a JSON object): the names its header lists.
 type CreateRequestArgs = {
+  requestId: string;
   callId: string;
+  runId: string;
   attempt: number;
   requestJson: string;
   status: NewApproval['status'];
@@ -172,7 +174,7 @@ export interface StoredApproval {
   outcome?: Outcome;
   published: boolean;
   slackMessages: { channel: string; ts: string }[];
-  /** Approvers the request was emailed to (this attempt): an expiry is emailed to them, and only them. */
+  /** Approvers the request was emailed to: an expiry is emailed to them, and only them. */
   emailed: string[];
   /** The routing rule that sent it to its groups, and why it matched. */
   route?: { rule: string; why: string };
@@ -199,13 +201,13 @@ export interface NewApproval {
 }
 
 export interface VoteInput {
-  callId: string;
+  requestId: string;
   approver: string;
   approverGroups: string[];
   decision: DecisionValue;
   reason?: string;
   channel: VoteChannel;
-  /** The attempt a Slack button or email link was made for; undefined = the current one. */
+  /** The attempt a Slack button or email link was made for; undefined = the request's. */
   attempt?: number;
   /** The ID of a single-use link token spent by this vote (its decoded MAC: one token, however spelled). */
   singleUseToken?: string;
@@ -217,8 +219,17 @@ export interface VoteInput {
 
 export type VoteResult =
   /** `channels`: where the request was routed (which channels may have to show the outcome). */
-  | { status: 'decided'; request: ApprovalRequest; outcome: Outcome; channels: string[] }
-  | { status: 'vote_recorded'; approvals: number; quorum: number; rev: number; editedNow: boolean };
+  | { status: 'decided'; callId: string; request: ApprovalRequest; outcome: Outcome; channels: string[] }
+  | {
+      status: 'vote_recorded';
+      callId: string;
+      approvals: number;
+      quorum: number;
+      /** The revision of the arguments shown now (0: as the agent asked). */
+      rev: number;
+      /** This vote edited the arguments (and so started revision `rev`). */
+      editedNow: boolean;
+    };
 
 /** `notDueFor`: the timer ran early and was moved back to the expiry. */
 export type ExpireResult =
@@ -264,7 +275,7 @@ export class ApprovalStore {
   }
 
   /**
-   * Stores a request; `created: false` means this attempt was already stored (a redelivery). A stored pending
+   * Stores a request; `created: false` means this request was already stored (a redelivery). A stored pending
    * request or notice is announced on the live-update channel by the same script.
    */
   async create(input: NewApproval): Promise<{ created: boolean; trustCount: number; status: string }> {
@@ -273,10 +284,21 @@ export class ApprovalStore {
     const escalation = input.status === 'pending' ? input.escalation : undefined;
     const reply = (await SCRIPTS.create.run(
       this.redis,
-      [keys.call(r.callId), keys.pending, keys.notices, keys.decided, keys.expired, keys.trust, keys.timers],
+      [
+        keys.request(r.requestId),
+        keys.pending,
+        keys.notices,
+        keys.decided,
+        keys.expired,
+        keys.trust,
+        keys.timers,
+        keys.callRequests(r.callId),
+      ],
       [
         encodeScriptArgs<CreateRequestArgs>({
+          requestId: r.requestId,
           callId: r.callId,
+          runId: r.runId,
           attempt: r.attempt,
           requestJson: JSON.stringify(r),
           status: input.status,
@@ -301,7 +323,7 @@ export class ApprovalStore {
     return { created: false, trustCount: 0, status: String(reply[1]) };
   }
 
-  /** Records a vote; throws VoteRefusedError when the approver may not vote or the call is settled. */
+  /** Records a vote; throws VoteRefusedError when the approver may not vote or the request is settled. */
   async recordVote(vote: VoteInput, now = Date.now()): Promise<VoteResult> {
     const onceKey = vote.singleUseToken
       ? this.keys.usedToken(createHash('sha256').update(vote.singleUseToken).digest('hex'))
@@ -309,7 +331,7 @@ export class ApprovalStore {
     const keys = this.keys;
     const reply = (await SCRIPTS.recordVote.run(
       this.redis,
-      [keys.call(vote.callId), keys.pending, keys.decided, keys.trust, onceKey, keys.timers],
+      [keys.request(vote.requestId), keys.pending, keys.decided, keys.trust, onceKey, keys.timers],
       [
         encodeScriptArgs<RecordVoteArgs>({
           approver: vote.approver,
@@ -343,27 +365,26 @@ export class ApprovalStore {
         ...(reply[4] ? { args: JSON.parse(String(reply[4])) as Record<string, unknown> } : {}),
       };
       const channels = reply[3] ? String(reply[3]).split(',') : [];
-      return { status: 'decided', request: parseRequest(reply[1]), outcome, channels };
+      const request = parseRequest(reply[1]);
+      return { status: 'decided', callId: request.callId, request, outcome, channels };
     }
-    if (reply[0] === 2) {
-      const rev = Number(reply[3] ?? 0);
-      const editedNow = Number(reply[4] ?? 0) === 1;
+    if (reply[0] === 2)
       return {
         status: 'vote_recorded',
+        callId: String(reply[5]),
         approvals: Number(reply[1]),
         quorum: Number(reply[2]),
-        rev,
-        editedNow,
+        rev: Number(reply[3] ?? 0),
+        editedNow: Number(reply[4] ?? 0) === 1,
       };
-    }
-    throw voteRefusal(reply, vote.callId);
+    throw voteRefusal(reply, vote.requestId);
   }
 
-  async expire(callId: string, attempt: number, now = Date.now()): Promise<ExpireResult> {
+  async expire(requestId: string, attempt: number, now = Date.now()): Promise<ExpireResult> {
     const keys = this.keys;
     const reply = (await SCRIPTS.expire.run(
       this.redis,
-      [keys.call(callId), keys.pending, keys.expired, keys.notices, keys.timers],
+      [keys.request(requestId), keys.pending, keys.expired, keys.notices, keys.timers],
       [
         encodeScriptArgs<ExpireRequestArgs>({
           attempt,
@@ -386,15 +407,18 @@ export class ApprovalStore {
     }
   }
 
-  /** The groups a call is routed to now (escalation included); [] for an unknown call. One HGET. */
-  async groupsOf(callId: string): Promise<string[]> {
-    const groups = await this.redis.hget(this.keys.call(callId), 'groups');
-    return groups ? groups.split(',') : [];
+  /**
+   * The call ID of a request and the groups it is routed to now (escalation included); '' and [] for an unknown
+   * request. One HMGET.
+   */
+  async routeOf(requestId: string): Promise<{ callId: string; groups: string[] }> {
+    const [callId, groups] = await this.redis.hmget(this.keys.request(requestId), 'callId', 'groups');
+    return { callId: callId ?? '', groups: groups ? groups.split(',') : [] };
   }
 
   /** Adds the escalation groups stored with the request, if it is still pending. */
-  async escalate(callId: string, attempt: number): Promise<EscalateResult> {
-    const reply = (await SCRIPTS.escalate.run(this.redis, [this.keys.call(callId)], [attempt])) as [
+  async escalate(requestId: string, attempt: number): Promise<EscalateResult> {
+    const reply = (await SCRIPTS.escalate.run(this.redis, [this.keys.request(requestId)], [attempt])) as [
       number,
       string?,
     ];
@@ -403,20 +427,33 @@ export class ApprovalStore {
   }
 
   /** The decision is on the queue: nothing is left to check, so the attempt's timers go too. */
-  async markPublished(callId: string, attempt: number): Promise<void> {
+  async markPublished(requestId: string, attempt: number): Promise<void> {
     await SCRIPTS.markPublished.run(
       this.redis,
-      [this.keys.call(callId), this.keys.timers],
-      [callId, attempt],
+      [this.keys.request(requestId), this.keys.timers],
+      [requestId, attempt],
     );
   }
 
-  async rememberEmailed(callId: string, approver: string): Promise<void> {
-    await this.redis.hset(this.keys.call(callId), `emailed:${approver}`, '1');
+  async rememberEmailed(requestId: string, approver: string): Promise<void> {
+    await this.redis.hset(this.keys.request(requestId), `emailed:${approver}`, '1');
   }
 
-  async get(callId: string): Promise<StoredApproval | undefined> {
-    return parseStored(await this.redis.hgetall(this.keys.call(callId)));
+  async get(requestId: string): Promise<StoredApproval | undefined> {
+    return parseStored(await this.redis.hgetall(this.keys.request(requestId)));
+  }
+
+  /**
+   * Every stored request that carries this call ID (several when runs share a call ID, a later turn reused it, or the
+   * call was asked again). Requests that aged out leave the set as they are found missing.
+   */
+  async requestsOfCall(callId: string): Promise<StoredApproval[]> {
+    const key = this.keys.callRequests(callId);
+    const requestIds = await this.redis.smembers(key);
+    const hashes = await Promise.all(requestIds.map((id) => this.redis.hgetall(this.keys.request(id))));
+    const gone = requestIds.filter((_, i) => Object.keys(hashes[i]).length === 0);
+    if (gone.length > 0) await this.redis.srem(key, ...gone);
+    return hashes.map(parseStored).filter((a): a is StoredApproval => a !== undefined);
   }
 
   /**
@@ -440,13 +477,23 @@ export class ApprovalStore {
         break;
       }
     }
-    const hashes = await Promise.all(read.map((e) => this.redis.hgetall(this.keys.call(e.callId))));
+    const hashes = await Promise.all(read.map((e) => this.redis.hgetall(this.keys.request(e.requestId))));
     const missing = read.filter((_, i) => Object.keys(hashes[i]).length === 0);
-    await Promise.all(missing.map((e) => this.redis.zrem(this.setOf(e.status), e.callId)));
+    await Promise.all(missing.map((e) => this.redis.zrem(this.setOf(e.status), e.requestId)));
     return {
       approvals: hashes.map(parseStored).filter((a): a is StoredApproval => a !== undefined),
       next: more ? read.at(-1) : undefined,
     };
+  }
+
+  /**
+   * The newest `count` entries of a list (by score: pending and notices by creation), oldest of them first. One read
+   * from the end, for the inbox: a flood that fills the list's start never hides the newest requests.
+   */
+  async newest(status: ApprovalStatus, count: number): Promise<StoredApproval[]> {
+    const requestIds = await this.redis.zrange(this.setOf(status), -count, -1);
+    const hashes = await Promise.all(requestIds.map((id) => this.redis.hgetall(this.keys.request(id))));
+    return hashes.map(parseStored).filter((a): a is StoredApproval => a !== undefined);
   }
 
   /** How many entries a list holds (including settled calls whose hash aged out and that no page read yet). */
@@ -455,7 +502,7 @@ export class ApprovalStore {
   }
 
   /**
-   * Drops calls settled longer ago than the retention from the decided and expired sets: their hashes expired
+   * Drops requests settled longer ago than the retention from the decided and expired sets: their hashes expired
    * then (PEXPIRE at settling), so the sets stay as long as what can still be read.
    */
   async trimSettled(now = Date.now()): Promise<number> {
@@ -478,7 +525,7 @@ export class ApprovalStore {
     const reservation = `reserved:${now}:${randomBytes(4).toString('hex')}`;
     const reply = (await DELIVERY_SCRIPTS.claim.run(
       this.redis,
-      [this.keys.call(ref.callId)],
+      [this.keys.request(ref.requestId)],
       [ref.attempt, deliveryField(ref), reservation, statuses.join(',')],
     )) as [number, string?];
     if (reply[0] === 1) return { status: 'claimed', ref, reservation };
@@ -499,7 +546,7 @@ export class ApprovalStore {
     if (record.emailed) also.push(`emailed:${record.emailed}`, '1');
     const reply = await DELIVERY_SCRIPTS.record.run(
       this.redis,
-      [this.keys.call(claim.ref.callId)],
+      [this.keys.request(claim.ref.requestId)],
       [deliveryField(claim.ref), claim.reservation, `delivered:${record.receipt}`, ...also],
     );
     return reply === 1;
@@ -509,7 +556,7 @@ export class ApprovalStore {
   async releaseDelivery(claim: Extract<DeliveryClaim, { status: 'claimed' }>): Promise<void> {
     await DELIVERY_SCRIPTS.release.run(
       this.redis,
-      [this.keys.call(claim.ref.callId)],
+      [this.keys.request(claim.ref.requestId)],
       [deliveryField(claim.ref), claim.reservation],
     );
   }
@@ -522,14 +569,14 @@ export class ApprovalStore {
 
   /** Marks a notice done (see complete-notice-4.lua); throws VoteRefusedError when it cannot be. */
   async completeNotice(
-    done: { callId: string; approver: string; approverGroups: string[]; note?: string },
+    done: { requestId: string; approver: string; approverGroups: string[]; note?: string },
     now = Date.now(),
   ): Promise<{ request: ApprovalRequest; doneAt: string }> {
     const keys = this.keys;
     const nowIso = new Date(now).toISOString();
     const reply = (await SCRIPTS.completeNotice.run(
       this.redis,
-      [keys.call(done.callId), keys.notices, keys.decided, keys.timers],
+      [keys.request(done.requestId), keys.notices, keys.decided, keys.timers],
       [
         encodeScriptArgs<CompleteNoticeArgs>({
           approver: done.approver,
@@ -544,7 +591,7 @@ export class ApprovalStore {
       ],
     )) as (string | number)[];
     if (reply[0] === 1) return { request: parseRequest(reply[1]), doneAt: nowIso };
-    throw noticeRefusal(reply, done.callId);
+    throw noticeRefusal(reply, done.requestId);
   }
 
   /**
@@ -557,25 +604,27 @@ export class ApprovalStore {
         this.redis.zrevrangebyscore(key, '+inf', '-inf', 'WITHSCORES', 'LIMIT', 0, limit),
       ),
     );
-    const entries: { callId: string; score: number }[] = [];
+    const entries: { requestId: string; score: number }[] = [];
     for (const list of [decided, expired])
-      for (let i = 0; i < list.length; i += 2) entries.push({ callId: list[i], score: Number(list[i + 1]) });
+      for (let i = 0; i < list.length; i += 2)
+        entries.push({ requestId: list[i], score: Number(list[i + 1]) });
     entries.sort((a, b) => b.score - a.score);
     const hashes = await Promise.all(
-      entries.slice(0, limit).map((e) => this.redis.hgetall(this.keys.call(e.callId))),
+      entries.slice(0, limit).map((e) => this.redis.hgetall(this.keys.request(e.requestId))),
     );
     return hashes.map(parseStored).filter((a): a is StoredApproval => a !== undefined);
   }
 
-  /** Up to `count` entries of one list, strictly after `after`, in (score, call ID) order. */
+  /** Up to `count` entries of one list, strictly after `after`, in (score, request ID) order. */
   private async readList(status: ApprovalStatus, count: number, after?: ApprovalCursor) {
     const reply = (await SCRIPTS.readPage.run(
       this.redis,
       [this.setOf(status)],
-      [after?.score ?? '', after?.callId ?? '', count],
+      [after?.score ?? '', after?.requestId ?? '', count],
     )) as string[];
     const entries: ApprovalCursor[] = [];
-    for (let i = 0; i < reply.length; i += 2) entries.push({ status, callId: reply[i], score: reply[i + 1] });
+    for (let i = 0; i < reply.length; i += 2)
+      entries.push({ status, requestId: reply[i], score: reply[i + 1] });
     return entries;
   }
 
@@ -595,7 +644,8 @@ function parseRequest(json: unknown): ApprovalRequest {
   return ApprovalRequestSchema.parse(JSON.parse(String(json)));
 }
 
-function parseStored(hash: Record<string, string>): StoredApproval | undefined {
+/** A call hash as read by HGETALL; undefined when it holds no request (gone, or never stored). */
+export function parseStored(hash: Record<string, string>): StoredApproval | undefined {
   if (!hash.request) return undefined;
   const votes: Vote[] = [];
   const setAside: Vote[] = [];

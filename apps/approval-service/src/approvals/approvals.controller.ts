@@ -1,6 +1,8 @@
-// The approvals REST API: list and read requests, and decide as an authenticated approver.
+// The approvals REST API: list and read requests, and decide as an authenticated approver. A path names a request
+// by its request ID, or by its call ID when that names one request (ApprovalsService.resolve).
 import {
   Body,
+  ConflictException,
   Controller,
   Get,
   HttpCode,
@@ -26,11 +28,13 @@ import {
   type DecisionBody,
   type DecisionResult,
 } from '@countersign/contracts';
-import { CurrentPrincipal, type Principal, ZodValidationPipe } from '@countersign/platform';
+import { CurrentPrincipal, type Principal, RateLimited, ZodValidationPipe } from '@countersign/platform';
 import { ApproverDirectory } from '../auth/approver-directory';
+import { ApprovalRoute } from '../config/rate-limits';
 import { nextStep } from './approval-context';
+import { AmbiguousCallIdError } from './approval-errors';
 import { toView, type StoredApproval } from './approval-store';
-import { ApprovalsService } from './approvals.service';
+import { ApprovalsService, type Resolution } from './approvals.service';
 import { VoteRefusedFilter } from './vote-refused.filter';
 
 @Controller('approvals')
@@ -63,34 +67,35 @@ export class ApprovalsController {
     return (await this.approvals.describe(visible)).map(toView);
   }
 
-  @Get(':callId')
+  /** `id`: a request ID, or a call ID that names one request. */
+  @Get(':id')
   async get(
-    @Param('callId', new ZodValidationPipe(IdSchema, 'callId')) callId: string,
+    @Param('id', new ZodValidationPipe(IdSchema, 'id')) id: string,
     @CurrentPrincipal() approver: Principal,
   ): Promise<ApprovalView> {
-    const approval = await this.approvals.get(callId);
+    const approval = named(id, await this.approvals.resolve(id, (a) => this.visibleTo(a, approver)));
     if (!approval || !this.visibleTo(approval, approver))
-      throw new NotFoundException(`no approval request ${callId}`);
+      throw new NotFoundException(`no approval request ${id}`);
     await this.approvals.describe([approval]);
     return toView(approval);
   }
 
   /**
-   * 200 when this vote decided the call, 202 when it was counted towards a quorum. `args` (approve only): the
+   * 200 when this vote decided the request, 202 when it was counted towards a quorum. `args` (approve only): the
    * arguments as the approver edited them, checked against the tool's schema (400 naming the field); `fingerprint`:
    * what the approver was shown (409 when the arguments were edited since).
    */
-  @Post(':callId/decisions')
+  @Post(':id/decisions')
   @HttpCode(200)
+  @RateLimited(ApprovalRoute.Decision)
   async decide(
-    @Param('callId', new ZodValidationPipe(IdSchema, 'callId')) callId: string,
+    @Param('id', new ZodValidationPipe(IdSchema, 'id')) id: string,
     @Body(new ZodValidationPipe(DecisionBodySchema)) body: DecisionBody,
     @CurrentPrincipal() approver: Principal,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DecisionResult> {
-    const result = await this.approvals.vote({
-      callId,
+    const vote = {
       approver: approver.id,
       approverGroups: this.directory.groupsOf(approver.id),
       decision: body.decision,
@@ -98,15 +103,30 @@ export class ApprovalsController {
       channel: channelOf(req),
       ...(body.args ? { editedArgs: body.args } : {}),
       ...(body.fingerprint ? { seen: { fingerprint: body.fingerprint } } : {}),
-    });
+    };
+    const { requestId, result } = await this.approvals
+      .voteOn(id, vote, (a) => this.visibleTo(a, approver))
+      .catch((error: unknown) => {
+        if (error instanceof AmbiguousCallIdError) throw new ConflictException(error.message);
+        throw error;
+      });
+    const { callId } = result;
     const toolName = result.status === 'decided' ? result.request.toolName : 'the call';
     const next = nextStep(result, toolName, { decision: body.decision, reason: body.reason });
     if (result.status === 'vote_recorded') {
       res.status(202);
-      return { callId, status: 'vote_recorded', approvals: result.approvals, quorum: result.quorum, next };
+      return {
+        callId,
+        requestId,
+        status: 'vote_recorded',
+        approvals: result.approvals,
+        quorum: result.quorum,
+        next,
+      };
     }
     return {
       callId,
+      requestId,
       status: 'decided',
       decision: result.outcome.decision,
       approvers: result.outcome.approvers,
@@ -114,24 +134,31 @@ export class ApprovalsController {
     };
   }
 
-  /** A manual-step notice: a person did the step. The run's model is told at its next turn. */
-  @Post(':callId/done')
+  /**
+   * A manual-step notice (`id`: its request ID, or a call ID that names one request): a person did the step. The run's
+   * model is told at its next turn.
+   */
+  @Post(':id/done')
   @HttpCode(200)
+  @RateLimited(ApprovalRoute.Decision)
   async done(
-    @Param('callId', new ZodValidationPipe(IdSchema, 'callId')) callId: string,
+    @Param('id', new ZodValidationPipe(IdSchema, 'id')) id: string,
     @Body(new ZodValidationPipe(NoticeDoneBodySchema)) body: NoticeDoneBody,
     @CurrentPrincipal() approver: Principal,
     @Req() req: Request,
-  ): Promise<{ callId: string; status: 'done'; next: string }> {
+  ): Promise<{ callId: string; requestId: string; status: 'done'; next: string }> {
+    // Unknown: the store refuses it (404) like any unknown request.
+    const notice = named(id, await this.approvals.resolve(id, (a) => this.visibleTo(a, approver)));
     const { request } = await this.approvals.completeNotice({
-      callId,
+      requestId: notice?.request.requestId ?? id,
       approver: approver.id,
       approverGroups: this.directory.groupsOf(approver.id),
       note: body.note?.trim() || undefined,
       channel: channelOf(req),
     });
     return {
-      callId,
+      callId: request.callId,
+      requestId: request.requestId,
       status: 'done',
       next: `Marked done. The agent is told that a person did ${request.toolName}${body.note ? ', with your note' : ''}, before its next turn (if its run is still going).`,
     };
@@ -141,6 +168,13 @@ export class ApprovalsController {
     const mine = this.directory.groupsOf(approver.id);
     return approval.groups.some((g) => mine.includes(g));
   }
+}
+
+/** The request of a resolution; 409 naming the choices when a call ID names requests of several runs. */
+function named(id: string, resolution: Resolution): StoredApproval | undefined {
+  if (resolution.status === 'found') return resolution.approval;
+  if (resolution.status === 'not_found') return undefined;
+  throw new ConflictException(new AmbiguousCallIdError(id, resolution.requestIds).message);
 }
 
 /** Which channel a REST vote came through, for the audit: the inbox page (cookie), the CLI, or the API. */

@@ -12,7 +12,7 @@ import { LOGGER } from '../core/tokens';
 import { LiveUpdates } from '../live/live-updates';
 import { NotificationScheduler } from '../notifications/notification-scheduler';
 import { argumentsMatch, routeRequest, type Route } from '../routing/route-request';
-import { ErrorCode, VoteRefusedError } from './approval-errors';
+import { AmbiguousCallIdError, ErrorCode, VoteRefusedError } from './approval-errors';
 import { EditedArgsCheck, InvalidEditError } from './edited-args';
 import { ruleReason, StandingRuleStore, type StoredRule } from './standing-rule-store';
 import {
@@ -61,6 +61,16 @@ export interface Rejection {
   detail?: Record<string, unknown>;
 }
 
+/**
+ * What an ID in a path (`/approvals/:id`) names: the request with that request ID; else, read as a call ID, the one
+ * request it names (see resolve); `ambiguous` when it names requests of several runs (`requestIds`: those the caller
+ * may see, to choose from).
+ */
+export type Resolution =
+  | { status: 'found'; approval: StoredApproval }
+  | { status: 'not_found' }
+  | { status: 'ambiguous'; requestIds: string[] };
+
 @Injectable()
 export class ApprovalsService implements BeforeApplicationShutdown {
   /** Follow-up work of answered requests (live updates, outcome notices, marking published), drained on close. */
@@ -86,7 +96,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
 
   /** Takes a request off the queue. Safe to call again with the same message (redelivery). */
   async receive(request: ApprovalRequest): Promise<void> {
-    const { callId, runId, attempt } = request;
+    const { requestId, callId, runId, attempt } = request;
     const shown = fingerprint(request.toolName, request.args);
     if (shown !== request.fingerprint) {
       await this.audit.append({
@@ -95,6 +105,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
         callId,
         detail: {
           reason: 'fingerprint_mismatch',
+          requestId,
           readableForm: printableReadableForm(request.toolName, request.args),
         },
       });
@@ -112,7 +123,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     const expiresInMs = route?.expiresInMs ?? this.config.env.APPROVAL_DEFAULT_EXPIRY;
     const escalation = route?.escalation;
     // Before the request is stored: an approver who can see it can also read the run it comes from.
-    await this.allowToRead(runId, route?.groups ?? [], now + expiresInMs);
+    await this.allowToRead(request, route?.groups ?? [], now + expiresInMs);
     // The expiry and escalation timers are stored by the same script that stores the request, so a stored
     // request always has them: a redelivery finds nothing missing to schedule, and leaves them where they are.
     const created = await this.store.create({
@@ -132,11 +143,13 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     if (!created.created && created.status !== 'pending' && created.status !== 'notice') return;
 
     const target = {
+      requestId,
       callId,
       attempt,
       requester: request.requester,
       groups: route?.groups ?? [],
       channels: route?.channels ?? [],
+      phase: 'request' as const,
     };
     // Notifications are awaited: the message is only done with once they are queued (a redelivery queues them
     // again, deduplicated by job ID). Open inboxes already heard of the request: the store's script announced it.
@@ -153,34 +166,41 @@ export class ApprovalsService implements BeforeApplicationShutdown {
           tier: request.tier,
           agent: request.agent,
           attempt,
+          requestId,
           reason: request.reason,
           rule: route?.rule ?? null,
           why: route?.why ?? null,
           groups: target.groups,
           quorum: route?.quorum ?? null,
           fingerprint: shown,
+          ...(request.external && {
+            source: 'external',
+            client: request.external.principal,
+            clientCallId: request.external.callId,
+          }),
         },
       });
     }
     await notified;
     this.logger.info(
-      { runId, callId, attempt, rule: route?.rule, notice: isNotice },
+      { runId, callId, requestId, attempt, rule: route?.rule, notice: isNotice },
       'approval request received',
     );
   }
 
   /**
-   * Records one approver's vote; publishes the decision when it settles the call.
-   * Throws VoteRefusedError (audited) when the approver may not vote or the call is already settled.
+   * Records one approver's vote; publishes the decision when it settles the request.
+   * Throws VoteRefusedError (audited) when the approver may not vote or the request is already settled.
    */
-  async vote(request: VoteRequest): Promise<VoteResult> {
+  async vote(request: VoteRequest, { uncountedIfUnknown = false } = {}): Promise<VoteResult> {
     const { editedArgs, ...rest } = request;
+    const { requestId } = rest;
     let input: VoteInput = rest;
     let original: ApprovalRequest | undefined;
     let result: VoteResult;
     try {
       if (editedArgs) {
-        original = await this.checkEdit(request.callId, editedArgs);
+        original = await this.checkEdit(requestId, editedArgs);
         input = {
           ...rest,
           edit: { args: editedArgs, fingerprint: fingerprint(original.toolName, editedArgs) },
@@ -193,28 +213,31 @@ export class ApprovalsService implements BeforeApplicationShutdown {
           reason: 'invalid_edit',
           channel: input.channel,
           actor: input.approver,
-          callId: input.callId,
-          detail: { message: error.message },
+          callId: original?.callId,
+          runId: original?.runId,
+          detail: { message: error.message, requestId },
         });
         throw error;
       }
-      // An unknown call ID is a probe or a race with intake, not a refused decision: counted, not audited.
-      if (error instanceof VoteRefusedError && error.code === ErrorCode.NotFound)
-        this.metrics.votesRejected.inc({ reason: error.reason });
-      else if (error instanceof VoteRefusedError) {
+      // An unknown request is a probe or a race with intake, not a refused decision: counted, not audited.
+      if (error instanceof VoteRefusedError && error.code === ErrorCode.NotFound) {
+        if (!uncountedIfUnknown) this.metrics.votesRejected.inc({ reason: error.reason });
+      } else if (error instanceof VoteRefusedError) {
+        const refused = (await this.store.get(requestId))?.request;
         await this.reject({
           reason: error.reason,
           channel: input.channel,
           actor: input.approver,
-          callId: input.callId,
-          detail: { decision: input.decision, message: error.message },
+          callId: refused?.callId,
+          runId: refused?.runId,
+          detail: { decision: input.decision, message: error.message, requestId },
         });
       }
       throw error;
     }
     this.audit.record({
       type: 'decision.recorded',
-      callId: input.callId,
+      callId: result.callId,
       runId: result.status === 'decided' ? result.request.runId : undefined,
       actor: input.approver,
       detail: {
@@ -222,6 +245,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
         channel: input.channel,
         reason: input.reason ?? null,
         settled: result.status === 'decided',
+        requestId,
         // An edit keeps both: what the agent asked for and what the approver changed it to.
         ...(input.edit && original
           ? { editedArgs: input.edit.args, requestedArgs: original.args, fingerprint: input.edit.fingerprint }
@@ -230,11 +254,11 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     });
     if (result.status === 'vote_recorded') {
       this.followUp(
-        { callId: input.callId },
-        this.live.announce({ callId: input.callId, status: 'pending' }),
+        { callId: result.callId, requestId },
+        this.live.announce({ requestId, status: 'pending' }),
       );
       // The other approvers see the progress, and are asked again about edited arguments.
-      this.followUp({ callId: input.callId }, this.showProgress(input, result));
+      this.followUp({ callId: result.callId, requestId }, this.showProgress(input, result));
       return result;
     }
     await this.settle(result.request, result.outcome, result.channels);
@@ -245,10 +269,10 @@ export class ApprovalsService implements BeforeApplicationShutdown {
    * Expiry timer: deny "expired" if still pending; re-publish a decision that was recorded but never published.
    * `kept`: the timer stays, as the publish check of the decision just published, or moved to the expiry.
    */
-  async expire(callId: string, attempt: number): Promise<TimerOutcome> {
-    const result = await this.store.expire(callId, attempt);
+  async expire(requestId: string, attempt: number): Promise<TimerOutcome> {
+    const result = await this.store.expire(requestId, attempt);
     if (result === 'notice_retired') {
-      await this.live.announce({ callId, status: 'expired' });
+      await this.live.announce({ requestId, status: 'expired' });
       return 'done';
     }
     if ('expired' in result) {
@@ -259,28 +283,31 @@ export class ApprovalsService implements BeforeApplicationShutdown {
         reason: EXPIRED_REASON,
         decidedAt: new Date().toISOString(),
       };
-      const stored = await this.store.get(callId);
+      const stored = await this.store.get(requestId);
       const settledOutcome = stored?.outcome ?? outcome;
       await this.audit.append({
         type: 'decision.recorded',
-        callId,
+        callId: result.expired.callId,
         runId: result.expired.runId,
         actor: 'expiry',
-        detail: { decision: 'deny', decidedBy: 'expired' },
+        detail: { decision: 'deny', decidedBy: 'expired', requestId },
       });
       await this.settle(result.expired, settledOutcome, stored?.channels ?? []);
       return 'kept';
     }
     if ('notDueFor' in result) return 'kept';
-    const stored = await this.store.get(callId);
+    const stored = await this.store.get(requestId);
     if (stored?.done && !stored.published && stored.request.attempt === attempt) {
-      this.logger.warn({ callId, runId: stored.request.runId }, 're-publishing a manual step marked done');
+      this.logger.warn(
+        { requestId, callId: stored.request.callId, runId: stored.request.runId },
+        're-publishing a manual step marked done',
+      );
       await this.publishDone(stored.request, stored.done);
       return 'kept';
     }
     if (stored?.outcome && !stored.published && stored.request.attempt === attempt) {
       this.logger.warn(
-        { callId, runId: stored.request.runId },
+        { requestId, callId: stored.request.callId, runId: stored.request.runId },
         're-publishing a decision that was recorded but not published',
       );
       await this.settle(stored.request, stored.outcome, stored.channels);
@@ -290,52 +317,62 @@ export class ApprovalsService implements BeforeApplicationShutdown {
   }
 
   /** Escalation timer: if still pending, the escalation groups stored with it may decide too and are notified. */
-  async escalate(callId: string, attempt: number): Promise<TimerOutcome> {
-    const escalation = await this.store.escalate(callId, attempt);
+  async escalate(requestId: string, attempt: number): Promise<TimerOutcome> {
+    const escalation = await this.store.escalate(requestId, attempt);
     if (escalation.status === 'no') return 'done';
     const { groups } = escalation;
-    const stored = await this.store.get(callId);
+    const stored = await this.store.get(requestId);
     if (!stored) return 'done';
-    await this.allowToRead(stored.request.runId, groups, stored.expiresAt);
+    const { callId, runId, requester } = stored.request;
+    await this.allowToRead(stored.request, groups, stored.expiresAt);
     // A retried timer notifies again (deduplicated by job ID) but audits the escalation only once.
     await Promise.all([
       this.scheduler.notifyApprovers({
+        requestId,
         callId,
         attempt,
-        requester: stored.request.requester,
+        requester,
         groups,
         channels: stored.channels,
+        phase: 'escalation',
       }),
       escalation.status === 'escalated' &&
         this.audit.append({
           type: 'request.escalated',
           callId,
-          runId: stored.request.runId,
-          detail: { groups },
+          runId,
+          detail: { groups, requestId },
         }),
-      this.live.announce({ callId, status: 'pending' }),
+      this.live.announce({ requestId, status: 'pending' }),
     ]);
     return 'done';
   }
 
   /**
    * The members of `groups` may read the run (GET /runs/:id on the agent worker) for as long as the request stays
-   * readable here: until it expires, and the retention after.
+   * readable here: until it expires, and the retention after. Not for an external call: its run is not the worker's,
+   * and a worker run of the same ID (the client chose it) must not become readable by it.
    */
-  private allowToRead(runId: string, groups: readonly string[], expiresAt: number): Promise<void> {
+  private async allowToRead(
+    request: ApprovalRequest,
+    groups: readonly string[],
+    expiresAt: number,
+  ): Promise<void> {
+    if (request.external) return;
     const members = this.directory.membersOf(groups).map((a) => a.id);
     const ttlMs = Math.max(0, expiresAt - Date.now()) + this.config.env.APPROVAL_RETENTION;
-    return this.readers.add(runId, members, ttlMs);
+    return this.readers.add(request.runId, members, ttlMs);
   }
 
   private async showProgress(
     input: VoteInput,
     result: Extract<VoteResult, { status: 'vote_recorded' }>,
   ): Promise<void> {
-    const stored = await this.store.get(input.callId);
+    const stored = await this.store.get(input.requestId);
     if (!stored || stored.status !== 'pending') return;
     await this.scheduler.showProgress({
-      callId: input.callId,
+      requestId: input.requestId,
+      callId: stored.request.callId,
       attempt: stored.request.attempt,
       requester: stored.request.requester,
       groups: stored.groups,
@@ -349,9 +386,9 @@ export class ApprovalsService implements BeforeApplicationShutdown {
    * An edit must fit the tool's argument schema (from the tool catalog) before the other approvers see it; the worker
    * checks it again before anything runs. Returns the request as the agent asked it.
    */
-  private async checkEdit(callId: string, args: Record<string, unknown>): Promise<ApprovalRequest> {
-    const stored = await this.store.get(callId);
-    if (!stored) throw new VoteRefusedError(ErrorCode.NotFound, `no approval request ${callId}`);
+  private async checkEdit(requestId: string, args: Record<string, unknown>): Promise<ApprovalRequest> {
+    const stored = await this.store.get(requestId);
+    if (!stored) throw new VoteRefusedError(ErrorCode.NotFound, `no approval request ${requestId}`);
     const hash = stored.request.toolDefinitionHash;
     const tool = (await this.tools.get([hash])).get(hash);
     this.editCheck.assertValid(hash, tool, args);
@@ -363,7 +400,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
    * model hears of it at its next turn. Throws VoteRefusedError when the approver may not, or it is not open.
    */
   async completeNotice(done: {
-    callId: string;
+    requestId: string;
     approver: string;
     approverGroups: string[];
     note?: string;
@@ -373,14 +410,17 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     try {
       completed = await this.store.completeNotice(done);
     } catch (error) {
-      if (error instanceof VoteRefusedError && error.code !== ErrorCode.NotFound)
+      if (error instanceof VoteRefusedError && error.code !== ErrorCode.NotFound) {
+        const refused = (await this.store.get(done.requestId))?.request;
         await this.reject({
           reason: error.reason,
           channel: done.channel,
           actor: done.approver,
-          callId: done.callId,
-          detail: { action: 'done', message: error.message },
+          callId: refused?.callId,
+          runId: refused?.runId,
+          detail: { action: 'done', message: error.message, requestId: done.requestId },
         });
+      }
       throw error;
     }
     const { request, doneAt } = completed;
@@ -395,6 +435,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
         args: request.args,
         note: done.note ?? null,
         channel: done.channel,
+        requestId: request.requestId,
       },
     });
     return { request };
@@ -406,14 +447,11 @@ export class ApprovalsService implements BeforeApplicationShutdown {
   ): Promise<void> {
     await this.publisher.publishManualStepDone(request, done);
     this.followUp(
-      { callId: request.callId, runId: request.runId },
+      { callId: request.callId, runId: request.runId, requestId: request.requestId },
       (async () => {
-        const stored = await this.store.get(request.callId);
-        await this.scheduler.showOutcome(request.callId, request.attempt, {
-          channels: stored?.channels ?? [],
-          decidedBy: 'person',
-        });
-        await this.store.markPublished(request.callId, request.attempt);
+        const stored = await this.store.get(request.requestId);
+        await this.scheduler.showOutcome(request, { channels: stored?.channels ?? [], decidedBy: 'person' });
+        await this.store.markPublished(request.requestId, request.attempt);
       })(),
     );
   }
@@ -423,15 +461,17 @@ export class ApprovalsService implements BeforeApplicationShutdown {
    * was revoked meanwhile), and people decide.
    */
   private async decideByStandingRule(request: ApprovalRequest, route: Route, now: number): Promise<boolean> {
+    // Rules are written for the tools of Countersign's own agents: an external agent's call is always asked about.
+    if (request.external) return false;
     if (request.reason !== 'confirmation_required' || request.tier !== 'confirm') return false;
     const match = (await this.rules.all(now)).find((r) => ruleCovers(r.rule, request, now));
     if (!match) return false;
-    await this.allowToRead(request.runId, route.groups, now);
+    await this.allowToRead(request, route.groups, now);
     const decided = await this.rules.decide(request, match, route, now);
     if (decided.status === 'rule_gone') return false;
     if (decided.status === 'already_stored') {
       if (decided.current === 'pending' || decided.current === 'notice') return false;
-      const stored = await this.store.get(request.callId);
+      const stored = await this.store.get(request.requestId);
       if (stored?.outcome && !stored.published) await this.settle(stored.request, stored.outcome, []);
       return true;
     }
@@ -444,7 +484,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     route: Route,
     now: number,
   ): Promise<true> {
-    const { callId, runId } = request;
+    const { requestId, callId, runId } = request;
     const rule = match.rule;
     const outcome: Outcome = {
       decision: 'approve',
@@ -465,6 +505,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
         tier: request.tier,
         agent: request.agent,
         attempt: request.attempt,
+        requestId,
         rule: route.rule,
         why: route.why,
         groups: route.groups,
@@ -477,10 +518,16 @@ export class ApprovalsService implements BeforeApplicationShutdown {
       runId,
       callId,
       actor: `rule:${rule.id}`,
-      detail: { decision: 'approve', decidedBy: 'policy', standingRule: rule.id, ruleBy: rule.createdBy },
+      detail: {
+        decision: 'approve',
+        decidedBy: 'policy',
+        standingRule: rule.id,
+        ruleBy: rule.createdBy,
+        requestId,
+      },
     });
     await this.settle(request, outcome, []);
-    this.logger.info({ runId, callId, standingRule: rule.id }, 'approved by a standing rule');
+    this.logger.info({ runId, callId, requestId, standingRule: rule.id }, 'approved by a standing rule');
     return true;
   }
 
@@ -505,11 +552,14 @@ export class ApprovalsService implements BeforeApplicationShutdown {
         a.done?.by === approverId,
     );
     const shown = await this.describe(recent.slice(0, limit));
-    const results = await this.results.read(shown.map((a) => a.request.callId));
-    return shown.map((approval) => ({ approval, result: results.get(approval.request.callId) }));
+    const results = await this.results.read(shown.map((a) => a.request.requestId));
+    return shown.map((approval) => ({ approval, result: results.get(approval.request.requestId) }));
   }
 
-  /** Audits a refused vote or interaction. */
+  /**
+   * Audits a refused vote or interaction of someone a credential names (an approver, a Slack user Slack signed for).
+   * A request no credential vouches for is not audited: see UnauthenticatedRequests.
+   */
   async reject(rejection: Rejection): Promise<void> {
     this.metrics.votesRejected.inc({ reason: rejection.reason });
     this.logger.warn(
@@ -531,8 +581,52 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     });
   }
 
-  get(callId: string): Promise<StoredApproval | undefined> {
-    return this.store.get(callId);
+  get(requestId: string): Promise<StoredApproval | undefined> {
+    return this.store.get(requestId);
+  }
+
+  /**
+   * A vote on the request a path names (see resolve): as a request ID first, so the usual case costs no read before
+   * the vote; only an unknown request ID is then looked up as a call ID. Throws AmbiguousCallIdError when the call ID
+   * names requests of several runs, and VoteRefusedError like vote().
+   */
+  async voteOn(
+    id: string,
+    input: Omit<VoteRequest, 'requestId'>,
+    visible: (approval: StoredApproval) => boolean,
+  ): Promise<{ requestId: string; result: VoteResult }> {
+    try {
+      return {
+        requestId: id,
+        result: await this.vote({ ...input, requestId: id }, { uncountedIfUnknown: true }),
+      };
+    } catch (error) {
+      if (!(error instanceof VoteRefusedError && error.code === ErrorCode.NotFound)) throw error;
+    }
+    const resolution = await this.resolve(id, visible);
+    if (resolution.status === 'ambiguous') throw new AmbiguousCallIdError(id, resolution.requestIds);
+    // Unknown either way: refused (and counted) as any unknown request.
+    const requestId = resolution.status === 'found' ? resolution.approval.request.requestId : id;
+    return { requestId, result: await this.vote({ ...input, requestId }) };
+  }
+
+  /**
+   * The request `id` names. A request ID names its request. Otherwise `id` is read as a call ID, which names a request
+   * only when that is unambiguous: the requests carrying it all come from one run (its re-asks, or a later turn that
+   * reused the ID: the newest is the one its run waits for), or exactly one of them is still open. Requests the caller
+   * may not see (`visible`) are left out first; when none is visible, the one request the call ID names is still
+   * returned, so a vote on it is refused (and audited) like any other vote of a non-member, and a call ID that names
+   * none of them is unknown to such a caller (no ambiguity is revealed).
+   */
+  async resolve(id: string, visible: (approval: StoredApproval) => boolean): Promise<Resolution> {
+    const byRequestId = await this.store.get(id);
+    if (byRequestId) return { status: 'found', approval: byRequestId };
+    const carrying = await this.store.requestsOfCall(id);
+    const seen = carrying.filter(visible);
+    const named = namedBy(seen.length > 0 ? seen : carrying);
+    if (named) return { status: 'found', approval: named };
+    if (seen.length === 0) return { status: 'not_found' };
+    return { status: 'ambiguous', requestIds: seen.map((a) => a.request.requestId) };
   }
 
   /** Settled calls past their retention leave the decided and expired lists (the timer sweep calls this). */
@@ -543,6 +637,11 @@ export class ApprovalsService implements BeforeApplicationShutdown {
   /** One page of the approval lists (see ApprovalStore.list). */
   list(options: ListOptions): Promise<ApprovalPage> {
     return this.store.list(options);
+  }
+
+  /** The newest entries of one list (see ApprovalStore.newest). */
+  newest(status: ApprovalStatus, count: number): Promise<StoredApproval[]> {
+    return this.store.newest(status, count);
   }
 
   count(status: ApprovalStatus): Promise<number> {
@@ -566,7 +665,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
    * the channels and cleaning up follow without holding the caller up.
    */
   private async settle(request: ApprovalRequest, outcome: Outcome, channels: string[]): Promise<void> {
-    const { callId, runId, attempt } = request;
+    const { requestId, callId, runId, attempt } = request;
     const signed = await this.publisher.publish(request, outcome);
     this.metrics.decisionsPublished.inc({ decision: outcome.decision, decided_by: outcome.decidedBy });
     this.metrics.timeToDecision.observe(
@@ -584,17 +683,19 @@ export class ApprovalsService implements BeforeApplicationShutdown {
         reason: outcome.reason ?? null,
         fingerprint: signed.fingerprint,
         attempt,
+        requestId,
       },
     });
     this.followUp(
-      { callId, runId },
-      this.live.announce({ callId, status: outcome.decidedBy === 'expired' ? 'expired' : 'decided' }),
+      { callId, runId, requestId },
+      this.live.announce({ requestId, status: outcome.decidedBy === 'expired' ? 'expired' : 'decided' }),
     );
-    this.followUp({ callId, runId }, this.afterPublish(request, outcome, channels));
+    this.followUp({ callId, runId, requestId }, this.afterPublish(request, outcome, channels));
     this.logger.info(
       {
         callId,
         runId,
+        requestId,
         attempt,
         decision: outcome.decision,
         decidedBy: outcome.decidedBy,
@@ -610,14 +711,13 @@ export class ApprovalsService implements BeforeApplicationShutdown {
    * marked published; marking it published removes the timer in the same step.
    */
   private async afterPublish(request: ApprovalRequest, outcome: Outcome, channels: string[]): Promise<void> {
-    const { callId, attempt } = request;
     if (outcome.decidedBy !== 'no_route')
-      await this.scheduler.showOutcome(callId, attempt, { channels, decidedBy: outcome.decidedBy });
-    await this.store.markPublished(callId, attempt);
+      await this.scheduler.showOutcome(request, { channels, decidedBy: outcome.decidedBy });
+    await this.store.markPublished(request.requestId, request.attempt);
   }
 
   /** Runs `work` without the caller waiting for it; a failure is logged, and close() waits for it. */
-  private followUp(ids: { callId: string; runId?: string }, work: Promise<unknown>): void {
+  private followUp(ids: { callId: string; runId?: string; requestId: string }, work: Promise<unknown>): void {
     const tracked: Promise<void> = work
       .then(() => undefined)
       .catch((error: unknown) => this.logger.error({ ...ids, err: error }, 'follow-up after a change failed'))
@@ -650,15 +750,24 @@ export class ApprovalsService implements BeforeApplicationShutdown {
         callId: request.callId,
         runId: request.runId,
         actor: request.requester,
-        detail: { toolName: request.toolName, route: null },
+        detail: { toolName: request.toolName, route: null, requestId: request.requestId },
       });
       return this.settle(request, outcome, []);
     }
     // Redelivered: publish again only if the first delivery died before publishing.
-    const stored = await this.store.get(request.callId);
+    const stored = await this.store.get(request.requestId);
     if (stored?.outcome && !stored.published)
       await this.settle(stored.request, stored.outcome, stored.channels);
   }
+}
+
+/** The one request a call ID names among `requests` (see ApprovalsService.resolve), or undefined. */
+function namedBy(requests: StoredApproval[]): StoredApproval | undefined {
+  if (requests.length === 0) return undefined;
+  if (new Set(requests.map((a) => a.request.runId)).size === 1)
+    return requests.reduce((newest, a) => (a.createdAt > newest.createdAt ? a : newest));
+  const open = requests.filter((a) => a.status === 'pending' || a.status === 'notice');
+  return open.length === 1 ? open[0] : undefined;
 }
 
 /** Whether a standing rule approves this request: same tool and requester, matching arguments, not expired. */

@@ -1,11 +1,17 @@
 // Builds, signs and publishes decisions. The fingerprint is computed from exactly what approvers were shown.
 import { Inject, Injectable } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bullmq';
+import type { Queue } from 'bullmq';
 import {
+  ApprovalServiceJobName,
+  approvalServiceJobIds,
   DecisionSchema,
   JobName,
   jobIds,
   ManualStepDoneSchema,
+  NotifyWebhookJobSchema,
   parseContract,
+  QueueName,
   SignedDecisionSchema,
   SignedManualStepDoneSchema,
   type ApprovalRequest,
@@ -14,7 +20,6 @@ import {
 } from '@countersign/contracts';
 import { fingerprint, withSignature } from '@countersign/authorization';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
-import { Queues } from '../core/queues';
 import type { Outcome } from './approval-store';
 
 @Injectable()
@@ -23,7 +28,8 @@ export class DecisionPublisher {
 
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
-    private readonly queues: Queues,
+    @InjectQueue(QueueName.ApprovalDecisions) private readonly decisions: Queue,
+    @InjectQueue(QueueName.ApprovalNotifications) private readonly notifications: Queue,
   ) {
     this.secret = env.DECISION_SIGNING_SECRET;
   }
@@ -33,6 +39,7 @@ export class DecisionPublisher {
     const decision = parseContract(
       DecisionSchema,
       {
+        requestId: request.requestId,
         callId: request.callId,
         runId: request.runId,
         decision: outcome.decision,
@@ -61,6 +68,7 @@ export class DecisionPublisher {
     const message = parseContract(
       ManualStepDoneSchema,
       {
+        requestId: request.requestId,
         callId: request.callId,
         runId: request.runId,
         toolName: request.toolName,
@@ -76,18 +84,27 @@ export class DecisionPublisher {
       withSignature(message, this.secret),
       'signed manual step done',
     );
-    await this.queues.decisions.add(JobName.ManualStepDone, signed, {
-      jobId: jobIds.manualStepDone(request.callId),
+    await this.decisions.add(JobName.ManualStepDone, signed, {
+      jobId: jobIds.manualStepDone(request.requestId),
     });
     return signed;
   }
 
-  /** Idempotent: the job ID is derived from the call ID and attempt. */
+  /**
+   * Idempotent: the job ID is derived from the request ID. An external call's decision is not the worker's (it knows
+   * no such call): its client reads it from the approvals API, and is told by webhook when it gave one.
+   */
   async publish(request: ApprovalRequest, outcome: Outcome): Promise<SignedDecision> {
     const signed = this.sign(request, outcome);
-    await this.queues.decisions.add(JobName.Decision, signed, {
-      jobId: jobIds.decision(request.callId, request.attempt),
-    });
+    const { requestId, callId, attempt } = request;
+    if (!request.external) {
+      await this.decisions.add(JobName.Decision, signed, { jobId: jobIds.decision(requestId) });
+    } else if (request.external.webhookUrl) {
+      const job = parseContract(NotifyWebhookJobSchema, { requestId, callId, attempt }, 'webhook job');
+      await this.notifications.add(ApprovalServiceJobName.NotifyWebhook, job, {
+        jobId: approvalServiceJobIds.notifyWebhook(requestId, attempt),
+      });
+    }
     return signed;
   }
 }

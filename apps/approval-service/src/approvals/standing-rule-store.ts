@@ -6,11 +6,13 @@ import { StandingRuleSchema, type ApprovalRequest, type StandingRule } from '@co
 import { encodeScriptArgs, LuaScript, type RedisClient } from '@countersign/platform';
 import { approvalKeys, type ApprovalKeys } from './approval-keys';
 
-const DECIDE_BY_RULE = LuaScript.load(__dirname, 'decide-by-rule-7.lua');
+const DECIDE_BY_RULE = LuaScript.load(__dirname, 'decide-by-rule-5.lua');
 
-// The encoded argument of decide-by-rule-7.lua (ARGV[1], a JSON object): the names its header lists.
+// The encoded argument of decide-by-rule-5.lua (ARGV[1], a JSON object): the names its header lists.
 type DecideByRuleArgs = {
+  requestId: string;
   callId: string;
+  runId: string;
   attempt: number;
   requestJson: string;
   groups: string;
@@ -107,17 +109,17 @@ export class StandingRuleStore {
     const reply = (await DECIDE_BY_RULE.run(
       this.redis,
       [
-        keys.call(request.callId),
-        keys.pending,
-        keys.notices,
+        keys.request(request.requestId),
         keys.decided,
-        keys.expired,
         keys.timers,
         keys.standingRules,
+        keys.callRequests(request.callId),
       ],
       [
         encodeScriptArgs<DecideByRuleArgs>({
+          requestId: request.requestId,
           callId: request.callId,
+          runId: request.runId,
           attempt: request.attempt,
           requestJson: JSON.stringify(request),
           groups: route.groups.join(','),

@@ -5,7 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import { approvalKeys, type ApprovalKeys } from '../approvals/approval-keys';
-import { RedisConnections } from '../core/redis-connections';
+import { RedisConnections } from '@countersign/platform';
 
 export const SIGN_IN_CODE_TTL_MS = 5 * 60_000;
 

@@ -4,6 +4,7 @@ import { loadApprovalServiceConfig } from './approval-service.config';
 const valid = {
   DECISION_SIGNING_SECRET: 'decision-secret-0123456789',
   LINK_TOKEN_SECRET: 'link-secret-0123456789',
+  AUDIT_SIGNING_SECRET: 'audit-signing-secret-0123456789abcdef',
   APPROVALS_CONFIG: JSON.stringify({ groups: [{ id: 'ops', members: ['bob'] }], defaultGroup: 'ops' }),
 };
 
@@ -20,8 +21,15 @@ describe('loadApprovalServiceConfig', () => {
       APPROVAL_DEFAULT_EXPIRY: 1_800_000,
       TIMER_SWEEP_MS: 1_000,
       TIMER_LEASE_MS: 30_000,
+      REQUEST_CONCURRENCY: 64,
+      NOTIFY_CONCURRENCY: 16,
+      NOTIFY_ATTEMPTS: 6,
+      NOTIFY_BACKOFF: 1_000,
+      DECISION_ATTEMPTS: 5,
+      DECISION_BACKOFF: 500,
       SLACK_API_URL: 'https://slack.com/api/',
       QUEUE_PREFIX: '{countersign}',
+      AUDIT_RETENTION: 90 * 86_400_000,
     });
   });
 
@@ -39,6 +47,11 @@ describe('loadApprovalServiceConfig', () => {
     [{ APPROVAL_DEFAULT_EXPIRY: 'soon' }, 'APPROVAL_DEFAULT_EXPIRY: must be a duration'],
     [{ TIMER_SWEEP_MS: '0' }, 'TIMER_SWEEP_MS'],
     [{ TIMER_LEASE_MS: 'long' }, 'TIMER_LEASE_MS'],
+    [{ NOTIFY_CONCURRENCY: '0' }, 'NOTIFY_CONCURRENCY'],
+    [{ DECISION_ATTEMPTS: 'many' }, 'DECISION_ATTEMPTS'],
+    [{ DECISION_BACKOFF: '500' }, 'DECISION_BACKOFF: must be a duration'],
+    [{ AUDIT_SIGNING_SECRET: undefined }, 'AUDIT_SIGNING_SECRET'],
+    [{ AUDIT_RETENTION: '23h' }, 'AUDIT_RETENTION: must be at least 1d'],
     [
       { APPROVALS_CONFIG: '{"groups":[],"defaultGroup":"ops"}' },
       'APPROVALS_CONFIG defaultGroup: unknown group "ops"',

@@ -6,7 +6,10 @@ import {
   ConfigError,
   loadEnv,
   loadJsonConfig,
+  MIN_AUDIT_RETENTION_MS,
   PrincipalsConfigSchema,
+  rateLimitSetting,
+  TrustProxySchema,
   type PrincipalsConfig,
 } from '@countersign/platform';
 import { ApprovalsConfigSchema, type ApprovalsConfig } from './approvals-config.schema';
@@ -37,8 +40,21 @@ export const ApprovalServiceEnvSchema = BaseEnvSchema.extend({
   APPROVAL_DEFAULT_EXPIRY: DurationSchema.default(30 * 60_000),
   /** How long settled requests stay readable through the API. */
   APPROVAL_RETENTION: DurationSchema.default(7 * 86_400_000),
+  /** How long audit entries stay; the timer sweep trims older ones behind a signed checkpoint. */
+  AUDIT_RETENTION: DurationSchema.refine(
+    (ms) => ms >= MIN_AUDIT_RETENTION_MS,
+    'must be at least 1d (a writer keeps a chain for up to an hour of quiet; retention must never cut one in use)',
+  ).default(90 * 86_400_000),
   NOTIFY_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(6),
   NOTIFY_BACKOFF: DurationSchema.default(1_000),
+  /** Slack and email deliveries handled at once per replica. */
+  NOTIFY_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(16),
+  /**
+   * Attempts an agent worker gets at applying a decision job (stored in each job this service publishes), with
+   * exponential backoff starting at DECISION_BACKOFF.
+   */
+  DECISION_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(5),
+  DECISION_BACKOFF: DurationSchema.default(500),
   /** Approval requests handled at once per replica. */
   REQUEST_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
   /** How often each replica sweeps the due expiry and escalation timers (ms): how late a timer may run. */
@@ -48,7 +64,64 @@ export const ApprovalServiceEnvSchema = BaseEnvSchema.extend({
    * settled request's decision may stay unpublished before a sweep publishes it (its decider is presumed dead).
    */
   TIMER_LEASE_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  /**
+   * Signs the webhooks of external approvals; each client gets its own secret derived from this one
+   * (GET /external-approvals/webhook-secret). Without it, submissions that ask for a webhook are refused.
+   */
+  WEBHOOK_SIGNING_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  /**
+   * Origins (`https://host[:port]`, comma-separated) a webhook may be sent to; any other URL is refused at
+   * submission, so a client cannot make the service call arbitrary (internal) addresses.
+   */
+  WEBHOOK_ALLOWED_ORIGINS: z
+    .string()
+    .default('')
+    .transform((list, ctx) => {
+      const origins: string[] = [];
+      for (const entry of list
+        .split(',')
+        .map((e) => e.trim())
+        .filter(Boolean)) {
+        const origin = URL.canParse(entry) ? new URL(entry).origin : 'null';
+        if (origin === 'null' || !/^https?:/.test(origin))
+          ctx.addIssue({ code: 'custom', message: `"${entry}" is not an http(s) origin` });
+        else origins.push(origin);
+      }
+      return origins;
+    }),
+  /**
+   * Decisions per principal and window (`<requests>/<window>`, or `off`): POST /approvals/:callId/decisions by the
+   * API, the CLI and the inbox. A person working through a queue decides a few a minute; a machine client more.
+   */
+  RATE_LIMIT_DECISIONS: rateLimitSetting('120/1m'),
+  RATE_LIMIT_DECISIONS_MACHINE: rateLimitSetting('600/1m'),
+  /** Decisions per source address, credential or not: the REST route and the email link's POST. */
+  RATE_LIMIT_DECISIONS_ADDRESS: rateLimitSetting('600/1m'),
+  /** Slack interactions per source address (Slack's own servers send everyone's clicks: keep it generous). */
+  RATE_LIMIT_SLACK_ADDRESS: rateLimitSetting('1200/1m'),
+  /** One-time sign-in links per principal (POST /inbox/sign-in-links). */
+  RATE_LIMIT_SIGN_IN: rateLimitSetting('10/1m'),
+  /** Sign-in attempts per source address (POST /inbox/session with a token or code, and sign-in links). */
+  RATE_LIMIT_SIGN_IN_ADDRESS: rateLimitSetting('30/1m'),
+  /** The proxies whose X-Forwarded-For names the client's address (hop count or addresses/subnets); unset: none. */
+  TRUST_PROXY: TrustProxySchema.optional(),
+  /**
+   * Past this many requests of one requester in one NOTIFY_DIGEST_WINDOW, further requests are not posted or emailed
+   * one by one: each Slack channel and approver gets one digest at the window's end (how many more wait, a link to
+   * the inbox). The requests are routed and decidable as usual. `off`: never digest.
+   */
+  NOTIFY_DIGEST_AFTER: z
+    .union([z.literal('off').transform(() => undefined), z.coerce.number().int().min(1).max(1_000_000)])
+    .default(20),
+  NOTIFY_DIGEST_WINDOW: DurationSchema.default(60_000).refine((ms) => ms >= 1_000, 'must be at least 1s'),
 }).superRefine((env, ctx) => {
+  if (env.WEBHOOK_ALLOWED_ORIGINS.length > 0 && !env.WEBHOOK_SIGNING_SECRET) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['WEBHOOK_SIGNING_SECRET'],
+      message: 'is required when WEBHOOK_ALLOWED_ORIGINS is set',
+    });
+  }
   if (env.SLACK_BOT_TOKEN && !env.SLACK_SIGNING_SECRET) {
     ctx.addIssue({
       code: 'custom',

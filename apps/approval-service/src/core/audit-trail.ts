@@ -1,20 +1,34 @@
-// The shared hash-chained audit log (AuditLog batches this process's appends onto this process's own chain).
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { AuditLog, type AuditInput, type Logger } from '@countersign/platform';
+// The shared HMAC-chained audit log (AuditLog batches this process's appends onto this process's own chain).
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  AuditKeyring,
+  AuditLog,
+  type AuditInput,
+  type ChainCheck,
+  type Logger,
+  RedisConnections,
+  type TrimResult,
+} from '@countersign/platform';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
-import { RedisConnections } from './redis-connections';
 import { LOGGER } from './tokens';
 
 @Injectable()
-export class AuditTrail implements OnModuleDestroy {
+export class AuditTrail implements OnApplicationShutdown {
   readonly log: AuditLog;
+  private readonly retentionMs: number;
+  /** The verification in progress: callers arriving meanwhile share it instead of walking the stream again. */
+  private verifying?: Promise<ChainCheck>;
 
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
     redis: RedisConnections,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.log = new AuditLog(redis.commands, env.KEY_PREFIX, 'approval-service');
+    const keyring = AuditKeyring.fromEnv(env);
+    this.log = new AuditLog(redis.commands, env.KEY_PREFIX, 'approval-service', keyring);
+    this.retentionMs = env.AUDIT_RETENTION;
+    // Which secret signs, and which still verify: what an operator rotating AUDIT_SIGNING_SECRET compares with /audit/verify.
+    logger.info({ current: keyring.current.id, verifying: keyring.ids }, 'audit signing keys');
   }
 
   /** Appends one entry; resolves once it is in Redis. */
@@ -37,8 +51,33 @@ export class AuditTrail implements OnModuleDestroy {
       );
   }
 
-  /** Lets queued appends finish before the connections close. */
-  async onModuleDestroy(): Promise<void> {
+  /** Walks the whole log (GET /audit/verify); concurrent callers share one walk. */
+  verify(): Promise<ChainCheck> {
+    this.verifying ??= this.log.verify().finally(() => (this.verifying = undefined));
+    return this.verifying;
+  }
+
+  /** Trims entries past AUDIT_RETENTION as of `now` (the timer sweep calls this); says what it did in the log. */
+  async trim(now = Date.now()): Promise<TrimResult> {
+    const result = await this.log.trim(this.retentionMs, now);
+    if (result.status === 'refused')
+      this.logger.error(
+        { trimmed: result.trimmed, at: result.at, reason: result.reason },
+        'audit retention stopped at an entry that does not verify; GET /audit/verify says more',
+      );
+    else if (result.trimmed > 0)
+      this.logger.info(
+        { trimmed: result.trimmed, more: result.status === 'trimmed' && result.more },
+        'audit entries past their retention trimmed',
+      );
+    return result;
+  }
+
+  /**
+   * Lets queued appends finish before the connections close: after the queue workers, the follow-ups and the
+   * HTTP server have stopped appending (the queue module closes the connections after this, being imported).
+   */
+  async onApplicationShutdown(): Promise<void> {
     await this.log.drain();
   }
 }

@@ -27,6 +27,26 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly unauthenticated = new Counter({
+    name: 'countersign_unauthenticated_requests_total',
+    help: 'Requests refused before they named anyone (bad or missing Slack signature, replay, forged or expired link), by channel and reason; counted and logged, not audited',
+    labelNames: ['channel', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly auditRetention = new Counter({
+    name: 'countersign_audit_retention_runs_total',
+    help: 'Audit retention runs, by result: trimmed (or nothing to do), busy (another replica trimmed), refused (an entry due for trimming does not verify), failed',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly auditTrimmed = new Counter({
+    name: 'countersign_audit_trimmed_entries_total',
+    help: 'Audit entries trimmed past AUDIT_RETENTION by this replica',
+    registers: [this.registry],
+  });
+
   readonly notifications = new Counter({
     name: 'countersign_notifications_total',
     help: 'Notification deliveries, by channel and result',

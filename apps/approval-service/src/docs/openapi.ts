@@ -9,9 +9,18 @@ import {
   ApprovalViewSchema,
   AuditEntrySchema,
   AuditVerificationSchema,
+  ClaimBodySchema,
+  ClaimResultSchema,
+  CompletionBodySchema,
   DecisionBodySchema,
   DecisionResultSchema,
   EmailDecisionFormSchema,
+  EXTERNAL_MAX_WAIT_MS,
+  ExternalApprovalViewSchema,
+  ExternalRefusalSchema,
+  ExternalSubmissionSchema,
+  WebhookPayloadSchema,
+  WebhookSecretSchema,
   NewStandingRuleSchema,
   NoticeDoneBodySchema,
   StandingRuleSchema,
@@ -24,9 +33,24 @@ const json = (s: z.ZodType, description = 'OK') => ({
   content: { 'application/json': { schema: schema(s) } },
 });
 const error = (description: string) => ({ description });
-const callId = { name: 'callId', in: 'path', required: true, schema: { type: 'string' } };
+const requestOrCallId = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description:
+    'a request ID, or a call ID that names one request (409 when it names requests of several runs)',
+  schema: { type: 'string' },
+};
 const token = { name: 'token', in: 'path', required: true, schema: { type: 'string' } };
 const bearer = [{ approverToken: [] }];
+const approvalId = {
+  name: 'approvalId',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: '^xa-[0-9a-f]{32}$' },
+};
+const refusal = (description: string) => json(ExternalRefusalSchema, description);
+const body = (s: z.ZodType) => ({ required: true, content: { 'application/json': { schema: schema(s) } } });
 
 export function openApiDocument(): OpenAPIObject {
   const status = (ApprovalListQuerySchema.shape.status.unwrap() as z.ZodEnum).options;
@@ -44,11 +68,18 @@ export function openApiDocument(): OpenAPIObject {
           scheme: 'bearer',
           description: 'An approver apiToken from APPROVALS_CONFIG',
         },
+        clientToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'A machine principal of PRINCIPALS_CONFIG with the approvals-client role',
+        },
       },
       schemas: {
         ApprovalView: schema(ApprovalViewSchema),
         AuditEntry: schema(AuditEntrySchema),
         AuditVerification: schema(AuditVerificationSchema),
+        ExternalApprovalView: schema(ExternalApprovalViewSchema),
+        WebhookPayload: schema(WebhookPayloadSchema),
       },
     },
     paths: {
@@ -101,19 +132,23 @@ export function openApiDocument(): OpenAPIObject {
           },
         },
       },
-      '/approvals/{callId}': {
+      '/approvals/{id}': {
         get: {
           summary: 'One request',
           security: bearer,
-          parameters: [callId],
-          responses: { '200': json(ApprovalViewSchema), '404': error('unknown or not routed to you') },
+          parameters: [requestOrCallId],
+          responses: {
+            '200': json(ApprovalViewSchema),
+            '404': error('unknown or not routed to you'),
+            '409': error('a call ID used by requests of several runs: name the request ID'),
+          },
         },
       },
-      '/approvals/{callId}/decisions': {
+      '/approvals/{id}/decisions': {
         post: {
           summary: 'Approve or deny (a single deny decides; approvals count towards the quorum)',
           security: bearer,
-          parameters: [callId],
+          parameters: [requestOrCallId],
           requestBody: {
             required: true,
             content: { 'application/json': { schema: schema(DecisionBodySchema) } },
@@ -124,19 +159,19 @@ export function openApiDocument(): OpenAPIObject {
             '400': error('body invalid (fields named)'),
             '401': error('no approver token'),
             '403': error('not in a routed group, or your own request'),
-            '404': error('unknown call'),
+            '404': error('unknown request'),
             '409': error(
-              'already decided (by whom), you already voted, or the arguments were edited since you looked',
+              'already decided (by whom), you already voted, the arguments were edited since you looked, or a call ID used by requests of several runs',
             ),
             '410': error('expired'),
           },
         },
       },
-      '/approvals/{callId}/done': {
+      '/approvals/{id}/done': {
         post: {
           summary: 'A manual-step notice: you did the step (the run’s model is told, with your note)',
           security: bearer,
-          parameters: [callId],
+          parameters: [requestOrCallId],
           requestBody: {
             required: false,
             content: { 'application/json': { schema: schema(NoticeDoneBodySchema) } },
@@ -144,8 +179,8 @@ export function openApiDocument(): OpenAPIObject {
           responses: {
             '200': { description: 'marked done; `next` says what happens next' },
             '403': error('not in a routed group, or your own request'),
-            '404': error('unknown call'),
-            '409': error('already marked done, or not a notice'),
+            '404': error('unknown request'),
+            '409': error('already marked done, not a notice, or a call ID used by requests of several runs'),
           },
         },
       },
@@ -160,7 +195,7 @@ export function openApiDocument(): OpenAPIObject {
         },
         post: {
           summary:
-            'Accept a trust suggestion ({fromCallId}) or write a rule ({tool, requester, args?}): its calls are approved by policy until it expires (7d by default) or is revoked',
+            'Accept a trust suggestion ({fromCallId}: a request ID, or a call ID that names one request) or write a rule ({tool, requester, args?}): its calls are approved by policy until it expires (7d by default) or is revoked',
           security: bearer,
           requestBody: {
             required: true,
@@ -170,7 +205,9 @@ export function openApiDocument(): OpenAPIObject {
             '201': json(StandingRuleSchema, 'created'),
             '400': error('body invalid, unknown tool or requester (fields named)'),
             '403': error('not a rule-writer; a manual_only tool; or your own calls'),
-            '409': error('the request carries no trust suggestion'),
+            '409': error(
+              'the request carries no trust suggestion, or fromCallId names requests of several runs',
+            ),
           },
         },
       },
@@ -183,6 +220,89 @@ export function openApiDocument(): OpenAPIObject {
             '200': json(StandingRuleSchema, 'revoked'),
             '403': error('not a rule-writer'),
             '404': error('no such rule'),
+          },
+        },
+      },
+      '/external-approvals': {
+        post: {
+          summary: 'Submit a tool call of an agent Countersign does not run, for a decision',
+          description:
+            'Routed, notified, decided and expired like the worker’s requests; the caller is the client (never the ' +
+            'one who decides). `allow`: approved, claim before running; `deny`: refused (`decidedBy`, `reason`); ' +
+            '`pending`: wait for it. Submitting the same run, call ID and arguments again returns the same approval; ' +
+            'other arguments make another one.',
+          security: [{ clientToken: [] }],
+          requestBody: body(ExternalSubmissionSchema),
+          responses: {
+            '201': json(ExternalApprovalViewSchema, 'a new approval'),
+            '200': json(ExternalApprovalViewSchema, 'the approval this call already has'),
+            '400': error('body invalid (fields named), or a webhook URL that is not allowed'),
+            '401': error('no credential'),
+            '403': error('no approvals-client role, or may not act for onBehalfOf'),
+          },
+        },
+      },
+      '/external-approvals/webhook-secret': {
+        get: {
+          summary: 'The caller’s webhook signing secret',
+          description:
+            'Webhooks are POSTed with `X-Countersign-Request-Timestamp` (Unix seconds) and `X-Countersign-Signature: ' +
+            'v1=<hex HMAC-SHA256(secret, "v1:" + timestamp + ":" + raw body)>`; refuse timestamps older than 5 minutes. ' +
+            'The body is a WebhookPayload.',
+          security: [{ clientToken: [] }],
+          responses: { '200': json(WebhookSecretSchema), '404': error('webhooks are not enabled') },
+        },
+      },
+      '/external-approvals/{approvalId}': {
+        get: {
+          summary: 'One of the caller’s approvals; with waitMs, once decided (bounded wait)',
+          security: [{ clientToken: [] }],
+          parameters: [
+            approvalId,
+            {
+              name: 'waitMs',
+              in: 'query',
+              required: false,
+              description: 'Answer when decided, at most this long from now; pending after that',
+              schema: { type: 'integer', minimum: 0, maximum: EXTERNAL_MAX_WAIT_MS, default: 0 },
+            },
+          ],
+          responses: {
+            '200': json(ExternalApprovalViewSchema),
+            '400': error('bad approval ID or waitMs (named)'),
+            '404': refusal('unknown, or submitted by another client'),
+          },
+        },
+      },
+      '/external-approvals/{approvalId}/claim': {
+        post: {
+          summary: 'Claim the approved call before running it (single use)',
+          description:
+            'Send the fingerprint of the call about to run; run exactly the returned arguments, only after a 200.',
+          security: [{ clientToken: [] }],
+          parameters: [approvalId],
+          requestBody: body(ClaimBodySchema),
+          responses: {
+            '200': json(ClaimResultSchema, 'claimed: run it'),
+            '400': error('body invalid (fields named)'),
+            '403': refusal('denied'),
+            '404': refusal('unknown, or submitted by another client'),
+            '409': refusal('already claimed, not decided yet, or the fingerprint does not match'),
+            '410': refusal('expired'),
+          },
+        },
+      },
+      '/external-approvals/{approvalId}/completion': {
+        post: {
+          summary: 'Report how running the claimed call went (once; written to the audit log)',
+          security: [{ clientToken: [] }],
+          parameters: [approvalId],
+          requestBody: body(CompletionBodySchema),
+          responses: {
+            '200': json(ExternalApprovalViewSchema),
+            '400': error('body invalid (fields named)'),
+            '404': refusal('unknown, or submitted by another client'),
+            '409': refusal('not claimed, or already reported'),
           },
         },
       },
@@ -225,22 +345,61 @@ export function openApiDocument(): OpenAPIObject {
       },
       '/audit': {
         get: {
-          summary: 'Audit entries, oldest first',
+          summary: 'Audit entries you may read, newest page first, each page oldest first',
+          description:
+            'Entries of requests routed to your groups (and of runs you may read); every entry with the ' +
+            '`audit-reader` role. One request reads at most 10,000 stream entries, newest first: follow the `Link` ' +
+            'header (`rel="next"`) to older pages until it is absent. A page may hold fewer entries than `limit`, ' +
+            'even none, while a `Link` says older ones remain.',
           security: bearer,
-          parameters: ['runId', 'callId', 'limit'].map((name) => ({
-            name,
-            in: 'query',
-            required: false,
-            schema: { type: 'string' },
-          })),
-          responses: { '200': json(z.array(AuditEntrySchema)) },
+          parameters: [
+            ...['runId', 'callId'].map((name) => ({
+              name,
+              in: 'query',
+              required: false,
+              schema: { type: 'string' },
+            })),
+            {
+              name: 'limit',
+              in: 'query',
+              required: false,
+              description: 'Entries to return at most',
+              schema: { type: 'integer', minimum: 1, maximum: 10_000, default: 1_000 },
+            },
+            {
+              name: 'cursor',
+              in: 'query',
+              required: false,
+              description: 'Taken from the `Link` header of the previous page',
+              schema: { type: 'string' },
+            },
+          ],
+          responses: {
+            '200': {
+              ...json(z.array(AuditEntrySchema)),
+              headers: {
+                Link: {
+                  description:
+                    'Present when older entries remain: `</audit?…&cursor=…>; rel="next"` (RFC 8288), same filter and limit',
+                  schema: { type: 'string' },
+                },
+              },
+            },
+            '400': error('bad query: runId, callId, limit or cursor (named)'),
+            '401': error('no credential'),
+          },
         },
       },
       '/audit/verify': {
         get: {
-          summary: 'Is every writer’s hash chain intact, and where does one break',
+          summary:
+            'Is every writer’s HMAC chain intact (from the retention checkpoint on), and where does one break',
           security: bearer,
-          responses: { '200': json(AuditVerificationSchema) },
+          responses: {
+            '200': json(AuditVerificationSchema),
+            '401': error('no credential'),
+            '403': error('the audit-reader role is required'),
+          },
         },
       },
       '/health': {

@@ -2,14 +2,16 @@
 import { Body, Controller, Get, Inject, Param, Post, Res } from '@nestjs/common';
 import type { HttpResponse as Response } from '../http-types';
 import { EmailDecisionFormSchema, type EmailDecisionForm } from '@countersign/contracts';
-import { PublicRoute, ZodValidationPipe } from '@countersign/platform';
+import { PublicRoute, RateLimited, ZodValidationPipe } from '@countersign/platform';
 import { VoteRefusedError } from '../approvals/approval-errors';
 import type { StoredApproval } from '../approvals/approval-store';
 import { ApprovalsService } from '../approvals/approvals.service';
 import { REFUSAL_STATUS } from '../approvals/vote-refused.filter';
 import { ApproverDirectory } from '../auth/approver-directory';
+import { UnauthenticatedRequests } from '../auth/unauthenticated-requests';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import { contextLines, expiresInWords, nextStep } from '../approvals/approval-context';
+import { ApprovalRoute } from '../config/rate-limits';
 import { escapeHtml, page, relativeAge, sendPage } from '../html';
 import { outcomeText } from '../slack/slack-blocks';
 import { verifyLinkToken } from './link-token';
@@ -23,18 +25,21 @@ export class EmailLinkController {
     @Inject(APPROVAL_SERVICE_CONFIG) private readonly config: ApprovalServiceConfig,
     private readonly approvals: ApprovalsService,
     private readonly directory: ApproverDirectory,
+    private readonly unauthenticated: UnauthenticatedRequests,
   ) {}
 
   @Get(':token')
   async confirm(@Param('token') token: string, @Res() res: Response): Promise<void> {
     const check = verifyLinkToken(token, this.config.env.LINK_TOKEN_SECRET);
-    if (!check.ok)
+    if (!check.ok) {
+      this.unauthenticated.refuse('email', `link_${check.reason}`, { token });
       return sendPage(
         res,
         check.reason === 'expired' ? 410 : 400,
         message('Link not valid', linkProblem(check.reason)),
       );
-    const approval = await this.approvals.get(check.payload.callId);
+    }
+    const approval = await this.approvals.get(check.payload.requestId);
     if (!approval || approval.request.attempt !== check.payload.attempt) {
       return sendPage(
         res,
@@ -59,6 +64,7 @@ export class EmailLinkController {
   }
 
   @Post(':token')
+  @RateLimited(ApprovalRoute.Decision)
   async decide(
     @Param('token') token: string,
     @Body(new ZodValidationPipe(EmailDecisionFormSchema, 'form')) form: EmailDecisionForm,
@@ -66,17 +72,18 @@ export class EmailLinkController {
   ): Promise<void> {
     const check = verifyLinkToken(token, this.config.env.LINK_TOKEN_SECRET);
     if (!check.ok) {
-      await this.approvals.reject({ reason: `link_${check.reason}`, channel: 'email' });
+      // Nobody vouches for a link we cannot verify (or an expired one): counted, not audited.
+      this.unauthenticated.refuse('email', `link_${check.reason}`, { token });
       return sendPage(
         res,
         check.reason === 'expired' ? 410 : 400,
         message('Link not valid', linkProblem(check.reason)),
       );
     }
-    const { callId, attempt, approver } = check.payload;
+    const { requestId, attempt, approver } = check.payload;
     try {
       const result = await this.approvals.vote({
-        callId,
+        requestId,
         attempt,
         approver,
         approverGroups: this.directory.groupsOf(approver),

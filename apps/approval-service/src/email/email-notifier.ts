@@ -43,7 +43,7 @@ export class EmailNotifier implements OnApplicationShutdown {
    * Sends one mail. Throws NotDeliveredError when the server certainly did not take it; any other error leaves
    * that unknown (e.g. the connection dropped after the message was sent, before the server's answer).
    */
-  async send(mail: Mail, context: { callId: string; runId: string }): Promise<void> {
+  async send(mail: Mail, context: { callId?: string; runId?: string; requester?: string }): Promise<void> {
     let info: { messageId?: string };
     try {
       info = await this.transport.sendMail({ from: this.from, ...mail });

@@ -1,12 +1,16 @@
-// Email-link tokens: HMAC-signed, bound to one approver and one call attempt, expiring with the request.
+// Email-link tokens: HMAC-signed, bound to one approver and one request, expiring with the request.
 // Single use is enforced when the vote is recorded (the record-vote script marks the token spent).
 import { z } from 'zod';
 import { signToken, verifyToken, type TokenCheck } from '../auth/signed-token';
 
 const PURPOSE = 'email-link';
 
-// `v`: the revision of the arguments the email showed (an approver edited them); left out for 0, as before edits.
+/**
+ * `r` the request the vote is for; `c` its call ID (shown, and what the link was for before requests had IDs); `v` the
+ * revision of the arguments the email showed (an approver edited them), left out for 0, as before edits.
+ */
 const LinkSchema = z.object({
+  r: z.string(),
   c: z.string(),
   n: z.number().int().min(0),
   p: z.string(),
@@ -14,6 +18,7 @@ const LinkSchema = z.object({
   v: z.number().int().min(1).optional(),
 });
 export type LinkClaims = {
+  requestId: string;
   callId: string;
   attempt: number;
   approver: string;
@@ -24,6 +29,7 @@ export type LinkClaims = {
 export function signLinkToken(claims: LinkClaims, secret: string): string {
   return signToken(
     {
+      r: claims.requestId,
       c: claims.callId,
       n: claims.attempt,
       p: claims.approver,
@@ -38,10 +44,10 @@ export function signLinkToken(claims: LinkClaims, secret: string): string {
 export function verifyLinkToken(token: string, secret: string, now = Date.now()): TokenCheck<LinkClaims> {
   const check = verifyToken(token, secret, PURPOSE, LinkSchema, now);
   if (!check.ok) return check;
-  const { c, n, p, exp, v } = check.payload;
+  const { r, c, n, p, exp, v } = check.payload;
   return {
     ok: true,
-    payload: { callId: c, attempt: n, approver: p, expiresAt: exp, rev: v ?? 0 },
+    payload: { requestId: r, callId: c, attempt: n, approver: p, expiresAt: exp, rev: v ?? 0 },
     id: check.id,
   };
 }

@@ -1,8 +1,6 @@
 // Liveness with its dependencies (Redis, queues, due timers). Metrics are MetricsController's (@countersign/platform).
 import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
-import { PublicRoute, redisAnswers } from '@countersign/platform';
-import { Queues } from '../core/queues';
-import { RedisConnections } from '../core/redis-connections';
+import { PublicRoute, Queues, RedisConnections, redisAnswers } from '@countersign/platform';
 import { DueTimers } from '../timers/due-timers';
 
 @Controller()

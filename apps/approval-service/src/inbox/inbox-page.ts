@@ -6,29 +6,52 @@ import { escapeHtml, page } from '../html';
 import { INBOX_SCRIPT } from './inbox-script';
 import { requestCard } from './request-card';
 
-/** The inbox reads at most this many of the oldest pending requests, and as many of the oldest notices. */
-export const INBOX_LIMIT = 500;
+/**
+ * Of a list (pending requests, manual-step notices) longer than INBOX_OLDEST + INBOX_NEWEST, the inbox reads the
+ * oldest and the newest, and says how many wait in between: a flood of one requester fills the middle, never hides
+ * the newest request (the one that just arrived) nor the oldest (the one closest to expiring).
+ */
+export const INBOX_OLDEST = 250;
+export const INBOX_NEWEST = 250;
+
+/** What a list's read left out: `hidden` entries created after `after` (ms) and before the newest it read. */
+export interface InboxGap {
+  status: 'pending' | 'notice';
+  total: number;
+  hidden: number;
+  after: number;
+}
 
 export interface Waiting {
   /** Those routed to the approver among what was read, oldest first. */
   approvals: StoredApproval[];
-  /** How many a list holds in all, set only when it holds more than INBOX_LIMIT. */
-  totals: { pending?: number; notice?: number };
+  /** One per list that holds more than was read. */
+  gaps: InboxGap[];
 }
+
+const GAP_WHAT = { pending: 'pending requests', notice: 'manual-step notices' } as const;
 
 export function inboxItems(waiting: Waiting, me: Approver, now = Date.now()): string {
-  const notes = truncationNotes(waiting.totals);
+  const notes = waiting.gaps.map(gapSummary).join('');
   if (waiting.approvals.length === 0)
     return `${notes}<p class="muted" id="empty">Nothing waiting for you.</p>`;
-  return notes + waiting.approvals.map((a) => item(a, me, now)).join('\n');
+  // Each list's gap goes where it is in time: after the last of its oldest, before the first of its newest.
+  const gaps = [...waiting.gaps].sort((a, b) => a.after - b.after);
+  const parts: string[] = [];
+  for (const a of waiting.approvals) {
+    while (gaps.length > 0 && a.createdAt > gaps[0].after) parts.push(gapMarker(gaps.shift()!));
+    parts.push(item(a, me, now));
+  }
+  parts.push(...gaps.map(gapMarker));
+  return notes + parts.join('\n');
 }
 
-function truncationNotes(totals: Waiting['totals']): string {
-  const note = (total: number | undefined, what: string) =>
-    total === undefined
-      ? ''
-      : `<p class="muted truncated">Showing the oldest ${INBOX_LIMIT} of ${total} ${what} (those routed to you among them); newer ones appear as these are settled.</p>\n`;
-  return note(totals.pending, 'pending requests') + note(totals.notice, 'manual-step notices');
+function gapSummary(gap: InboxGap): string {
+  return `<p class="muted truncated">Showing the oldest ${INBOX_OLDEST} and the newest ${INBOX_NEWEST} of ${gap.total} ${GAP_WHAT[gap.status]} (those routed to you among them); the ${gap.hidden} in between appear as these are settled.</p>\n`;
+}
+
+function gapMarker(gap: InboxGap): string {
+  return `<p class="muted between" data-status="${gap.status}">… ${gap.hidden} more ${GAP_WHAT[gap.status]} in between, not shown (all of them: <code>npx countersign approvals list</code>) …</p>`;
 }
 
 function item(a: StoredApproval, me: Approver, now: number): string {

@@ -29,7 +29,7 @@ export const INBOX_SCRIPT = `
     var now = Date.now();
     held = held.filter(function (h) { return h.until > now; });
     held.forEach(function (h) {
-      var fresh = items.querySelector('[data-call-id="' + h.id + '"]');
+      var fresh = items.querySelector('[data-request-id="' + h.id + '"]');
       if (fresh) fresh.remove();
       var template = document.createElement('template');
       template.innerHTML = h.html;
@@ -49,7 +49,7 @@ export const INBOX_SCRIPT = `
     outcome.textContent = text;
     card.appendChild(outcome);
     var index = Array.prototype.indexOf.call(items.children, card);
-    held.push({ id: card.getAttribute('data-call-id'), html: card.outerHTML, index: index, until: Date.now() + HOLD_MS });
+    held.push({ id: card.getAttribute('data-request-id'), html: card.outerHTML, index: index, until: Date.now() + HOLD_MS });
     setTimeout(refresh, HOLD_MS + 50);
   }
 
@@ -74,7 +74,7 @@ export const INBOX_SCRIPT = `
     body.fingerprint = card.getAttribute('data-fp');
     var result = card.querySelector('.result');
     disable(card, true);
-    send('POST', '/approvals/' + encodeURIComponent(card.getAttribute('data-call-id')) + '/decisions', body)
+    send('POST', '/approvals/' + encodeURIComponent(card.getAttribute('data-request-id')) + '/decisions', body)
       .then(function (reply) {
         if (reply.ok) return hold(card, reply.json.next || 'Done.', true);
         disable(card, false);
@@ -134,7 +134,7 @@ export const INBOX_SCRIPT = `
     if (target.classList.contains('make-rule')) {
       var out = card.querySelector('.rule-result');
       target.disabled = true;
-      return send('POST', '/standing-rules', { fromCallId: target.getAttribute('data-call') }).then(function (reply) {
+      return send('POST', '/standing-rules', { fromCallId: target.getAttribute('data-request') }).then(function (reply) {
         out.textContent = reply.ok
           ? ' Standing rule ' + reply.json.id + ' made: ' + reply.json.requester + '’s ' + reply.json.tool +
             ' calls are approved by policy until ' + new Date(reply.json.expiresAt).toLocaleString() + '. Revoke it under Rules.'

@@ -11,6 +11,7 @@ import {
   Authenticator,
   CurrentPrincipal,
   PublicRoute,
+  RateLimited,
   ZodValidationPipe,
   type Principal,
 } from '@countersign/platform';
@@ -19,6 +20,7 @@ import { ApprovalsService } from '../approvals/approvals.service';
 import { ApproverAuth, readCookie } from '../auth/approver-auth';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { SignInCodes } from '../auth/sign-in-codes';
+import { ApprovalRoute } from '../config/rate-limits';
 import { ServiceAddress } from '../core/service-address';
 import type { HttpRequest as Request, HttpResponse as Response } from '../http-types';
 import { sendPage } from '../html';
@@ -26,12 +28,14 @@ import { LiveUpdates } from '../live/live-updates';
 import { StandingRulesService } from '../standing-rules/standing-rules.service';
 import { historyItems } from './history-page';
 import {
-  INBOX_LIMIT,
+  INBOX_NEWEST,
+  INBOX_OLDEST,
   inboxItems,
   inboxPage,
   inboxView,
   linkSignInPage,
   signInPage,
+  type InboxGap,
   type Waiting,
 } from './inbox-page';
 import { rulesItems } from './rules-page';
@@ -112,6 +116,7 @@ export class InboxController {
   /** A one-time link for the caller's browser: open it, press the button, and the inbox is signed in. */
   @Post('sign-in-links')
   @HttpCode(201)
+  @RateLimited(ApprovalRoute.SignIn)
   async signInLink(@CurrentPrincipal() caller: Principal): Promise<SignInLink> {
     const { code, expiresAt } = await this.codes.issue(caller.id);
     return {
@@ -133,6 +138,7 @@ export class InboxController {
   }
 
   @Post('session')
+  @RateLimited(ApprovalRoute.SignIn)
   @PublicRoute(
     'checks its own credential (a token or a one-time code), and Origin, Sec-Fetch-Site and a CSRF token',
   )
@@ -176,9 +182,9 @@ export class InboxController {
     const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
     const mine = this.directory.groupsOf(me.id);
     const close = this.live.subscribe(
-      ({ callId, status, groups }) => {
+      ({ requestId, callId, status, groups }) => {
         if (groups.some((g) => mine.includes(g)))
-          res.write(`event: change\ndata: ${JSON.stringify({ callId, status })}\n\n`);
+          res.write(`event: change\ndata: ${JSON.stringify({ requestId, callId, status })}\n\n`);
       },
       () => {
         clearInterval(heartbeat);
@@ -249,20 +255,30 @@ export class InboxController {
 
   private async waitingFor(me: Principal): Promise<Waiting> {
     const mine = this.directory.groupsOf(me.id);
-    const [pending, notices] = await Promise.all([this.oldest('pending'), this.oldest('notice')]);
+    const [pending, notices] = await Promise.all([this.read('pending'), this.read('notice')]);
     const approvals = [...pending.approvals, ...notices.approvals]
       .filter((a) => a.groups.some((g) => mine.includes(g)))
-      .sort((a, b) => a.createdAt - b.createdAt);
+      .sort((a, b) => a.createdAt - b.createdAt || a.request.callId.localeCompare(b.request.callId));
     await this.approvals.describe(approvals);
-    return { approvals, totals: { pending: pending.total, notice: notices.total } };
+    return { approvals, gaps: [pending.gap, notices.gap].filter((g): g is InboxGap => g !== undefined) };
   }
 
-  /** The oldest INBOX_LIMIT entries of a list; `total` (one ZCARD) only when the list holds more. */
-  private async oldest(
-    status: 'pending' | 'notice',
-  ): Promise<{ approvals: StoredApproval[]; total?: number }> {
-    const page = await this.approvals.list({ statuses: [status], limit: INBOX_LIMIT });
-    return { approvals: page.approvals, total: page.next ? await this.approvals.count(status) : undefined };
+  /**
+   * A whole list when it holds at most INBOX_OLDEST + INBOX_NEWEST entries; else its oldest and its newest, and what
+   * lies between (one ZCARD). The list may change between the reads: an entry read twice is shown once.
+   */
+  private async read(status: 'pending' | 'notice'): Promise<{ approvals: StoredApproval[]; gap?: InboxGap }> {
+    const page = await this.approvals.list({ statuses: [status], limit: INBOX_OLDEST + INBOX_NEWEST });
+    if (!page.next) return { approvals: page.approvals };
+    const oldest = page.approvals.slice(0, INBOX_OLDEST);
+    const [newest, total] = await Promise.all([
+      this.approvals.newest(status, INBOX_NEWEST),
+      this.approvals.count(status),
+    ]);
+    const seen = new Set(oldest.map((a) => a.request.requestId));
+    const approvals = [...oldest, ...newest.filter((a) => !seen.has(a.request.requestId))];
+    const after = oldest.at(-1)?.createdAt ?? 0;
+    return { approvals, gap: { status, total, hidden: Math.max(0, total - approvals.length), after } };
   }
 }
 

@@ -18,7 +18,7 @@ export function requestCard(a: StoredApproval, me: Approver, now: number): strin
         `<dt>${escapeHtml(line.label)}</dt><dd${line.kind === 'preview' ? ' class="preview"' : ''}>${escapeHtml(line.text)}</dd>`,
     )
     .join('');
-  return `<section class="card${notice ? ' notice' : ''}" data-call-id="${escapeHtml(r.callId)}" data-fp="${escapeHtml(fingerprint)}">
+  return `<section class="card${notice ? ' notice' : ''}" data-call-id="${escapeHtml(r.callId)}" data-request-id="${escapeHtml(r.requestId)}" data-fp="${escapeHtml(fingerprint)}">
 <h2 style="font-size:17px;margin:0"><code>${escapeHtml(r.toolName)}</code>${notice ? ' — manual step' : ''}${a.quorum > 1 && !notice ? ` <span class="muted" style="font-size:13px">needs ${a.quorum} approvers</span>` : ''}</h2>
 <div class="meta">requested by <b>${escapeHtml(r.requester)}</b> via agent ${escapeHtml(r.agent)} · ${escapeHtml(relativeAge(a.createdAt, now))} ago${again(a)}</div>
 <dl class="context">${lines}</dl>
@@ -56,28 +56,28 @@ function suggestion(a: StoredApproval, me: Approver): string {
   if (!text || a.status !== 'pending') return '';
   const canWrite = me.roles.includes('rule-writer') && a.request.requester !== me.id;
   const button = canWrite
-    ? ` <button type="button" class="make-rule secondary" data-call="${escapeHtml(a.request.callId)}">Make it a standing rule (7 days)</button>`
+    ? ` <button type="button" class="make-rule secondary" data-request="${escapeHtml(a.request.requestId)}">Make it a standing rule (7 days)</button>`
     : ' <span class="muted">(someone with the rule-writer role can make it a standing rule)</span>';
   return `<p class="trust">💡 ${escapeHtml(text)}${button}<span class="rule-result muted"></span></p>\n`;
 }
 
 function actions(a: StoredApproval, me: Approver): string {
   const r = a.request;
-  const call = escapeHtml(r.callId);
+  const request = escapeHtml(r.requestId);
   if (r.requester === me.id)
     return '<p class="muted">This is your own request; another approver must decide.</p>';
   if (a.status === 'notice')
     return `<p class="outcome">Manual step required: a person must do this; the agent will not.</p>
 <div class="actions"><input type="text" class="note" placeholder="Note (optional): what you did" maxlength="2000" aria-label="Note">
-<button type="button" class="approve" data-done="${call}">Mark done</button><span class="result muted"></span></div>`;
+<button type="button" class="approve" data-done="${request}">Mark done</button><span class="result muted"></span></div>`;
   const mine = a.votes.find((v) => v.approver === me.id);
   if (mine) {
     const left = a.quorum - a.votes.filter((v) => v.decision === 'approve').length;
     return `<p class="muted">You approved${mine.edited ? ' your edit' : ''}; waiting for ${left} more approver${left === 1 ? '' : 's'}.</p>`;
   }
-  return `<div class="actions"><button type="button" class="approve" data-call="${call}" data-decision="approve">Approve</button>
-<button type="button" class="deny" data-call="${call}" data-decision="deny">Deny</button>
-<button type="button" class="secondary edit-toggle" data-call="${call}" aria-expanded="false">Edit arguments…</button><span class="result muted"></span>
+  return `<div class="actions"><button type="button" class="approve" data-request="${request}" data-decision="approve">Approve</button>
+<button type="button" class="deny" data-request="${request}" data-decision="deny">Deny</button>
+<button type="button" class="secondary edit-toggle" data-request="${request}" aria-expanded="false">Edit arguments…</button><span class="result muted"></span>
 <div class="reason-row"><input type="text" class="reason" placeholder="Reason (optional; the model is told it on a deny)" maxlength="2000" aria-label="Reason"></div></div>
 ${editForm(a)}`;
 }
@@ -109,7 +109,7 @@ export function editForm(a: StoredApproval): string {
         .map(([name, field]) => fieldInput(name, field, args[name], schema.required?.includes(name) ?? false))
         .join('\n')
     : `<label class="field">arguments (JSON)<textarea data-field="" data-type="json-all" rows="4">${escapeHtml(JSON.stringify(args, null, 2))}</textarea></label>`;
-  return `<form class="edit" hidden data-call="${escapeHtml(a.request.callId)}">
+  return `<form class="edit" hidden data-request="${escapeHtml(a.request.requestId)}">
 <p class="muted">Change the arguments, then approve the edited call. It is checked against the tool’s schema; ${
     a.quorum > 1 ? 'the other approvers are asked about it, and ' : ''
   }the agent is told it ran with your arguments.</p>

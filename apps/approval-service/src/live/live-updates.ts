@@ -1,20 +1,23 @@
 // Change notices for open inboxes, over Redis pub/sub so every replica's inbox sees every change.
 import { EventEmitter } from 'node:events';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { Logger } from '@countersign/platform';
+import { type Logger, RedisConnections } from '@countersign/platform';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
-import { RedisConnections } from '../core/redis-connections';
 import { LOGGER } from '../core/tokens';
 import { approvalKeys } from '../approvals/approval-keys';
 import { ApprovalStore } from '../approvals/approval-store';
 
 export interface ApprovalChange {
-  callId: string;
+  requestId: string;
   status: string;
 }
 
-/** A change as open inboxes get it: with the groups the call is routed to, so each inbox keeps only its own. */
+/**
+ * A change as open inboxes get it: with the groups the request is routed to, so each inbox keeps only its own, and
+ * its call ID (what live clients knew requests by before requests had IDs).
+ */
 export interface RoutedChange extends ApprovalChange {
+  callId: string;
   groups: string[];
 }
 
@@ -44,9 +47,11 @@ export class LiveUpdates implements OnModuleInit, OnModuleDestroy {
         return;
       }
       // One lookup per change, whatever the number of open inboxes; each inbox then filters by its own groups.
-      this.store.groupsOf(change.callId).then(
-        (groups) => this.events.emit('change', { ...change, groups } satisfies RoutedChange),
-        (error: unknown) => this.logger.warn({ err: error, callId: change.callId }, 'live update not sent'),
+      this.store.routeOf(change.requestId).then(
+        ({ callId, groups }) =>
+          this.events.emit('change', { ...change, callId, groups } satisfies RoutedChange),
+        (error: unknown) =>
+          this.logger.warn({ err: error, requestId: change.requestId }, 'live update not sent'),
       );
     });
     await this.redis.subscriber.subscribe(this.channel);

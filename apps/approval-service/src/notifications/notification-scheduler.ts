@@ -1,38 +1,58 @@
-// Producer of the notification queue: Slack posts, emails and outcome updates. (Expiry and escalation timers are
-// not jobs: they live in the approval state, see TimerSweep.) Every job has a deterministic ID, so notifying
+// Producer of the notification queue: Slack posts, emails, digests and outcome updates. (Expiry and escalation timers
+// are not jobs: they live in the approval state, see TimerSweep.) Every job has a deterministic ID, so notifying
 // again for a redelivered request or a retried escalation adds nothing twice.
-import { Injectable } from '@nestjs/common';
+//
+// Past NOTIFY_DIGEST_AFTER requests of one requester in a window, a request's posts and emails are not queued one
+// by one: its targets are counted in the requester's window (DigestStore) and get one digest each when the window
+// ends, so one requester cannot bury everyone else's requests in Slack and in the approvers' mailboxes. The requests
+// themselves are stored, routed, shown in the inbox and decidable as usual.
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bullmq';
 import {
   ApprovalServiceJobName as Job,
-  ApprovalServiceJobSchemas,
+  ApprovalServiceQueueName,
+  JobContracts,
   approvalServiceJobIds as ids,
   parseContract,
-  type ApprovalServiceJobPayloads,
+  type ApprovalServiceJobName,
+  type JobPayload,
 } from '@countersign/contracts';
 import type { Queue } from 'bullmq';
-import type { DecidedBy } from '@countersign/contracts';
+import type { ApprovalRequest, DecidedBy } from '@countersign/contracts';
+import type { Logger } from '@countersign/platform';
 import { ApproverDirectory } from '../auth/approver-directory';
-import { Queues } from '../core/queues';
+import { Metrics } from '../core/metrics';
+import { LOGGER } from '../core/tokens';
 import { SlackNotifier } from '../slack/slack-notifier';
+import { DigestStore, type DigestTarget, type NotifyPhase } from './digest-store';
+
+/** A digest goes out this long after its window ends, so a request that arrived at the very end is counted in it. */
+export const DIGEST_GRACE_MS = 1_000;
 
 type Notice = {
-  [K in keyof ApprovalServiceJobPayloads]: { name: K; data: ApprovalServiceJobPayloads[K]; jobId: string };
-}[keyof ApprovalServiceJobPayloads];
+  [K in ApprovalServiceJobName]: { name: K; data: JobPayload<K>; jobId: string };
+}[ApprovalServiceJobName];
 
 export interface NotifyTarget {
+  requestId: string;
   callId: string;
   attempt: number;
   requester: string;
   groups: string[];
   channels: string[];
+  /** When: the request arrived, or its escalation groups were added (each counts once towards the digest). */
+  phase: NotifyPhase;
 }
 
 @Injectable()
 export class NotificationScheduler {
   constructor(
-    private readonly queues: Queues,
+    @InjectQueue(ApprovalServiceQueueName.Notifications) private readonly notifications: Queue,
     private readonly directory: ApproverDirectory,
     private readonly slack: SlackNotifier,
+    private readonly metrics: Metrics,
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly digests: DigestStore,
   ) {}
 
   /**
@@ -41,7 +61,7 @@ export class NotificationScheduler {
    * escalation to a group whose channel or members were already told adds nothing for them.
    */
   async notifyApprovers(target: NotifyTarget): Promise<void> {
-    const { callId, attempt } = target;
+    const { requestId, callId, attempt } = target;
     const jobs: Notice[] = [];
     if (target.channels.includes('slack')) {
       const groupOfChannel = new Map<string, string>();
@@ -52,8 +72,8 @@ export class NotificationScheduler {
       for (const [channel, group] of groupOfChannel) {
         jobs.push({
           name: Job.NotifySlack,
-          data: { callId, attempt, group, channel },
-          jobId: ids.notifySlack(callId, attempt, channel),
+          data: { requestId, callId, attempt, group, channel },
+          jobId: ids.notifySlack(requestId, attempt, channel),
         });
       }
     }
@@ -62,13 +82,45 @@ export class NotificationScheduler {
         if (approver.email && approver.id !== target.requester) {
           jobs.push({
             name: Job.NotifyEmail,
-            data: { callId, attempt, approver: approver.id, rev: 0 },
-            jobId: ids.notifyEmail(callId, attempt, approver.id),
+            data: { requestId, callId, attempt, approver: approver.id, rev: 0 },
+            jobId: ids.notifyEmail(requestId, attempt, approver.id),
           });
         }
       }
     }
-    await this.addAll(this.queues.notifications, jobs);
+    await this.admit(target, jobs);
+  }
+
+  /** Queues the jobs, or, past the requester's NOTIFY_DIGEST_AFTER in this window, the digests of their targets. */
+  private async admit(target: NotifyTarget, jobs: Notice[]): Promise<void> {
+    if (jobs.length === 0) return;
+    // NOTIFY_DIGEST_AFTER=off: every request is notified one by one.
+    if (!this.digests.enabled) return this.addAll(jobs);
+    const targets = jobs.map(targetOf);
+    const admission = await this.digests.admit({ ...target, targets });
+    if (admission.kind === 'gone') return;
+    if (admission.kind === 'direct') return this.addAll(jobs);
+    const { windowStart } = admission;
+    const { windowMs } = this.digests;
+    this.metrics.notifications.inc({ channel: 'digest', result: 'held' }, targets.length);
+    this.logger.info(
+      {
+        callId: target.callId,
+        requester: target.requester,
+        window: new Date(windowStart).toISOString(),
+        targets,
+      },
+      "notifications held for the requester's digest",
+    );
+    const delay = Math.max(0, windowStart + windowMs + DIGEST_GRACE_MS - Date.now());
+    await this.addAll(
+      targets.map((digestTarget) => ({
+        name: Job.NotifyDigest,
+        data: { requester: target.requester, windowStart, windowMs, target: digestTarget },
+        jobId: ids.notifyDigest(target.requester, windowStart, digestTarget),
+      })),
+      delay,
+    );
   }
 
   /**
@@ -78,13 +130,17 @@ export class NotificationScheduler {
    * updates its own message (NotificationService.notifySlack), so skipping is never a missed update.
    */
   async showOutcome(
-    callId: string,
-    attempt: number,
+    request: Pick<ApprovalRequest, 'requestId' | 'callId' | 'attempt'>,
     shown: { channels: string[]; decidedBy: DecidedBy },
   ): Promise<void> {
     if (!this.hasOutcomeToShow(shown)) return;
-    await this.addAll(this.queues.notifications, [
-      { name: Job.ShowOutcome, data: { callId, attempt }, jobId: ids.showOutcome(callId, attempt) },
+    const { requestId, callId, attempt } = request;
+    await this.addAll([
+      {
+        name: Job.ShowOutcome,
+        data: { requestId, callId, attempt },
+        jobId: ids.showOutcome(requestId, attempt),
+      },
     ]);
   }
 
@@ -94,23 +150,26 @@ export class NotificationScheduler {
    * link bound to its revision, except its requester and the editor (whose approval already counts). Links to the
    * earlier revision are refused from then on.
    */
-  async showProgress(target: NotifyTarget & { rev: number; editedBy?: string }): Promise<void> {
-    const { callId, attempt, rev } = target;
+  async showProgress(
+    target: Omit<NotifyTarget, 'phase'> & { rev: number; editedBy?: string },
+  ): Promise<void> {
+    const { requestId, callId, attempt, rev } = target;
     const jobs: Notice[] = [];
     if (target.channels.includes('slack') && this.slack.enabled)
       // Repeatable (chat.update sets the same content again), so no job ID: each change gets its own update.
-      jobs.push({ name: Job.ShowProgress, data: { callId, attempt }, jobId: '' });
+      jobs.push({ name: Job.ShowProgress, data: { requestId, callId, attempt }, jobId: '' });
     if (target.editedBy && rev > 0 && target.channels.includes('email')) {
       for (const approver of this.directory.membersOf(target.groups)) {
         if (!approver.email || approver.id === target.requester || approver.id === target.editedBy) continue;
         jobs.push({
           name: Job.NotifyEmail,
-          data: { callId, attempt, approver: approver.id, rev },
-          jobId: ids.notifyEmail(callId, attempt, approver.id, rev),
+          data: { requestId, callId, attempt, approver: approver.id, rev },
+          jobId: ids.notifyEmail(requestId, attempt, approver.id, rev),
         });
       }
     }
-    await this.addAll(this.queues.notifications, jobs);
+    // Not through the digest: these approvers were asked already, and are told of a change to that request.
+    await this.addAll(jobs);
   }
 
   hasOutcomeToShow({ channels, decidedBy }: { channels: string[]; decidedBy: DecidedBy }): boolean {
@@ -118,14 +177,22 @@ export class NotificationScheduler {
     return decidedBy === 'expired' && channels.includes('email');
   }
 
-  private async addAll(queue: Queue, jobs: Notice[]): Promise<void> {
+  private async addAll(jobs: Notice[], delay?: number): Promise<void> {
     if (jobs.length === 0) return;
-    await queue.addBulk(
+    await this.notifications.addBulk(
       jobs.map((job) => ({
         name: job.name,
-        data: parseContract(ApprovalServiceJobSchemas[job.name], job.data, job.name),
-        opts: job.jobId ? { jobId: job.jobId } : {},
+        data: parseContract(JobContracts[job.name].schema, job.data, job.name),
+        // A job without an ID (a repeatable update) gets one from BullMQ.
+        opts: { ...(job.jobId ? { jobId: job.jobId } : {}), ...(delay ? { delay } : {}) },
       })),
     );
   }
+}
+
+/** Where a Slack or email job delivers. */
+function targetOf(job: Notice): DigestTarget {
+  if (job.name === Job.NotifySlack) return `slack:${job.data.channel}`;
+  if (job.name === Job.NotifyEmail) return `email:${job.data.approver}`;
+  throw new Error(`${job.name} is not a notification of approvers`);
 }

@@ -1,10 +1,10 @@
-// Delivers notifications (Slack messages, emails) and shows outcomes on the channels that showed a request.
+// Delivers notifications (Slack messages, emails, digests) and shows outcomes on the channels that showed a request.
 // Throwing makes BullMQ retry with backoff; the request itself stays decidable in the inbox and API meanwhile.
 // Every post and email goes through OnceOnlyDelivery, so a retry never repeats one (see there for the window
 // in which a delivery is in doubt and why that window is at-most-once); chat.update is repeated freely: it only
 // sets the same content again.
 import { Inject, Injectable } from '@nestjs/common';
-import type { ApprovalServiceJobPayloads, ApprovalServiceJobName } from '@countersign/contracts';
+import type { ApprovalServiceJobName, JobPayload } from '@countersign/contracts';
 import { ToolCatalog, type Logger } from '@countersign/platform';
 import { ApprovalStore, type StoredApproval } from '../approvals/approval-store';
 import { ApproverDirectory } from '../auth/approver-directory';
@@ -18,9 +18,11 @@ import { expiredMail, requestMail } from '../email/email-messages';
 import { signLinkToken } from '../email/link-token';
 import { outcomeMessage, requestMessage } from '../slack/slack-blocks';
 import { SlackNotifier } from '../slack/slack-notifier';
+import { digestMail, digestSlackMessage, type Digest } from './digest-messages';
+import { DigestStore, type DigestTarget } from './digest-store';
 import { OnceOnlyDelivery, type DeliveryOutcome } from './once-only-delivery';
 
-type Payload<K extends ApprovalServiceJobName> = ApprovalServiceJobPayloads[K];
+type Payload<K extends ApprovalServiceJobName> = JobPayload<K>;
 
 const OPEN = ['pending', 'notice'] as const;
 const isOpen = (a: StoredApproval) => a.status === 'pending' || a.status === 'notice';
@@ -45,6 +47,7 @@ export class NotificationService {
     private readonly audit: AuditTrail,
     private readonly metrics: Metrics,
     private readonly address: ServiceAddress,
+    private readonly digests: DigestStore,
     private readonly tools: ToolCatalog,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
@@ -54,7 +57,7 @@ export class NotificationService {
   async notifySlack(job: Payload<'notify.slack'>): Promise<void> {
     const approval = await this.current(job);
     if (!approval || !this.slack.enabled) return;
-    const delivery = { callId: job.callId, attempt: job.attempt, key: `slack:${job.channel}` };
+    const delivery = { requestId: job.requestId, attempt: job.attempt, key: `slack:${job.channel}` };
     await this.describe(approval);
     // Posted only while open (settled before we got to it: nothing to show), but an earlier try's post is
     // finished below whatever the status is now.
@@ -80,11 +83,12 @@ export class NotificationService {
     // An email about an edited revision is a delivery of its own (and only while that revision is the one shown).
     if (job.rev > 0 && approval.edited?.rev !== job.rev) return;
     const key = `email:${approver.id}${job.rev > 0 ? `@e${job.rev}` : ''}`;
-    const delivery = { callId: job.callId, attempt: job.attempt, key };
+    const delivery = { requestId: job.requestId, attempt: job.attempt, key };
     await this.describe(approval);
     const outcome = await this.deliveries.deliver(delivery, OPEN, async () => {
       const token = signLinkToken(
         {
+          requestId: job.requestId,
           callId: job.callId,
           attempt: job.attempt,
           approver: approver.id,
@@ -103,7 +107,7 @@ export class NotificationService {
     });
     if (outcome.status === 'in_doubt') {
       // They may have the request, so they are told if it expires (an expiry notice they can't place is harmless).
-      await this.store.rememberEmailed(job.callId, approver.id);
+      await this.store.rememberEmailed(job.requestId, approver.id);
     }
     if (outcome.status !== 'delivered') return this.notDelivered(outcome, job.callId, 'email', approver.id);
     await this.sent(approval, 'email', approver.id, outcome.now);
@@ -148,8 +152,53 @@ export class NotificationService {
     approval.tool = (await this.tools.get([hash]).catch(() => new Map<string, never>())).get(hash);
   }
 
+  /**
+   * The digest of one target (a Slack channel, an approver's email) for the requests of one requester in one window
+   * that it was not sent one by one: how many, and a link to the inbox. Sent once, like every post and email.
+   */
+  async notifyDigest(job: Payload<'notify.digest'>): Promise<void> {
+    const target = job.target as DigestTarget;
+    const [via, to] = [target.slice(0, target.indexOf(':')), target.slice(target.indexOf(':') + 1)];
+    const approver = via === 'email' ? this.directory.byId(to) : undefined;
+    if (via === 'slack' ? !this.slack.enabled : !approver?.email) return;
+    const ledger = this.digests.ledger(job.requester, job.windowStart, target);
+    const outcome = await this.deliveries.deliverVia(ledger, async ({ count }) => {
+      const digest: Digest = {
+        requester: { id: job.requester, name: this.directory.byId(job.requester)?.name },
+        count,
+        windowStart: job.windowStart,
+        windowMs: job.windowMs,
+        inboxUrl: this.inboxUrl,
+      };
+      if (via === 'slack') {
+        const posted = await this.slack.post(to, digestSlackMessage(digest));
+        return { receipt: slackReceipt(posted) };
+      }
+      await this.email.send(digestMail(digest, approver!.email!), { requester: job.requester });
+      return { receipt: '' };
+    });
+    const channel = via === 'slack' ? 'slack' : 'email';
+    if (outcome.status === 'in_doubt') {
+      return this.failed({
+        channel,
+        target: to,
+        error: `in doubt: a try reserved the digest of ${job.requester} at ${new Date(outcome.reservedAt).toISOString()} and stopped before recording it (it may have gone out); not sent again`,
+      });
+    }
+    if (outcome.status !== 'delivered') return;
+    if (outcome.now) this.metrics.notifications.inc({ channel, result: 'digest_sent' });
+    await this.audit.append({
+      type: 'notification.sent',
+      detail: {
+        channel,
+        target: to,
+        digest: { requester: job.requester, window: new Date(job.windowStart).toISOString() },
+      },
+    });
+  }
+
   /** Called once retries are exhausted. */
-  async failed(job: { callId: string; channel: string; target: string; error: string }): Promise<void> {
+  async failed(job: { callId?: string; channel: string; target: string; error: string }): Promise<void> {
     this.metrics.notifications.inc({ channel: job.channel, result: 'failed' });
     this.logger.error(
       { callId: job.callId, channel: job.channel, target: job.target, error: job.error },
@@ -167,12 +216,12 @@ export class NotificationService {
    * one does not hold up the others; it is thrown after them, so the retry sends only what is left.
    */
   private async emailExpiry(approval: StoredApproval): Promise<void> {
-    const { callId, attempt, runId, requester } = approval.request;
+    const { requestId, callId, attempt, runId, requester } = approval.request;
     let failure: unknown;
     for (const approver of approval.emailed.map((id) => this.directory.byId(id))) {
       if (!approver?.email || approver.id === requester) continue;
       const { email } = approver;
-      const delivery = { callId, attempt, key: `expiry-email:${approver.id}` };
+      const delivery = { requestId, attempt, key: `expiry-email:${approver.id}` };
       try {
         const outcome = await this.deliveries.deliver(delivery, ['expired'], async () => {
           await this.email.send(expiredMail(approval, email), { callId, runId });
@@ -204,8 +253,8 @@ export class NotificationService {
     });
   }
 
-  private async current(job: { callId: string; attempt: number }): Promise<StoredApproval | undefined> {
-    const approval = await this.store.get(job.callId);
+  private async current(job: { requestId: string; attempt: number }): Promise<StoredApproval | undefined> {
+    const approval = await this.store.get(job.requestId);
     return approval && approval.request.attempt === job.attempt ? approval : undefined;
   }
 

@@ -1,6 +1,6 @@
-// Makes each Slack post and email of a call attempt at most once, however often its job is retried: reserve
-// (ApprovalStore.claimDelivery), deliver, record (recordDelivery, with what later steps need). A retry that finds
-// the record skips the delivery and only redoes the bookkeeping after it.
+// Makes each Slack post and email of a call attempt (and each digest, see DigestStore) at most once, however often
+// its job is retried: reserve (ApprovalStore.claimDelivery), deliver, record (recordDelivery, with what later steps
+// need). A retry that finds the record skips the delivery and only redoes the bookkeeping after it.
 //
 // The window between reserving and recording is at-most-once. A try that dies there (the process is killed) or
 // loses the answer (a timeout, a dropped connection) cannot know whether Slack or the mail server took the
@@ -27,6 +27,26 @@ export type DeliveryOutcome =
 /** Tries of the record after a delivery: only this process knows the receipt, so it is not given up lightly. */
 const RECORD_TRIES = 5;
 
+/**
+ * Where deliveries of one kind are reserved, recorded and released: a call attempt's hash for its posts and emails
+ * (ApprovalStore), a requester's digest window for its digests (DigestStore). `C` is what a claim hands to send,
+ * record and release (the reservation, and whatever the sender needs).
+ */
+export interface DeliveryLedger<C> {
+  /** Names the delivery in log lines. */
+  readonly describe: Record<string, unknown>;
+  claim(): Promise<LedgerClaim<C>>;
+  /** false: the reservation is gone (its state was replaced): nothing written. */
+  record(claimed: C, record: DeliveryRecord): Promise<boolean>;
+  release(claimed: C): Promise<void>;
+}
+
+export type LedgerClaim<C> =
+  | { status: 'claimed'; claimed: C }
+  | { status: 'delivered'; receipt: string }
+  | { status: 'in_doubt'; reservedAt: number }
+  | { status: 'not_due' };
+
 export class OnceOnlyDelivery {
   constructor(
     private readonly store: ApprovalStore,
@@ -40,39 +60,54 @@ export class OnceOnlyDelivery {
    * of `statuses`. A failure of `send` is rethrown (so the job is retried), after releasing the reservation if it
    * was a NotDeliveredError.
    */
-  async deliver(
+  deliver(
     ref: DeliveryRef,
     statuses: readonly ApprovalStatus[],
     send: () => Promise<DeliveryRecord>,
   ): Promise<DeliveryOutcome> {
-    const claim = await this.store.claimDelivery(ref, statuses);
+    type Claimed = Extract<DeliveryClaim, { status: 'claimed' }>;
+    const store = this.store;
+    const ledger: DeliveryLedger<Claimed> = {
+      describe: { requestId: ref.requestId, delivery: ref.key },
+      async claim() {
+        const claim = await store.claimDelivery(ref, statuses);
+        return claim.status === 'claimed' ? { status: 'claimed', claimed: claim } : claim;
+      },
+      record: (claimed, record) => store.recordDelivery(claimed, record),
+      release: (claimed) => store.releaseDelivery(claimed),
+    };
+    return this.deliverVia(ledger, send);
+  }
+
+  /** The same, for a ledger of another kind: reserve, `send`, record (or release on a refusal). */
+  async deliverVia<C>(
+    ledger: DeliveryLedger<C>,
+    send: (claimed: C) => Promise<DeliveryRecord>,
+  ): Promise<DeliveryOutcome> {
+    const claim = await ledger.claim();
     if (claim.status === 'delivered') return { status: 'delivered', receipt: claim.receipt, now: false };
     if (claim.status !== 'claimed') return claim;
     let record: DeliveryRecord;
     try {
-      record = await send();
+      record = await send(claim.claimed);
     } catch (error) {
-      if (error instanceof NotDeliveredError) await this.store.releaseDelivery(claim);
+      if (error instanceof NotDeliveredError) await ledger.release(claim.claimed);
       throw error;
     }
-    await this.record(claim, record);
+    await this.record(ledger, claim.claimed, record);
     return { status: 'delivered', receipt: record.receipt, now: true };
   }
 
-  private async record(claim: Extract<DeliveryClaim, { status: 'claimed' }>, record: DeliveryRecord) {
-    const { callId, key } = claim.ref;
+  private async record<C>(ledger: DeliveryLedger<C>, claimed: C, record: DeliveryRecord) {
     for (let tries = 1; ; tries++) {
       try {
-        if (!(await this.store.recordDelivery(claim, record)))
-          this.logger.warn(
-            { callId, delivery: key },
-            'delivered, but the request attempt is gone: not recorded',
-          );
+        if (!(await ledger.record(claimed, record)))
+          this.logger.warn(ledger.describe, 'delivered, but its reservation is gone: not recorded');
         return;
       } catch (error) {
         if (tries >= RECORD_TRIES) throw error;
         this.logger.warn(
-          { callId, delivery: key, err: error, tries },
+          { ...ledger.describe, err: error, tries },
           'could not record a delivery; trying again',
         );
         await new Promise((resolve) => setTimeout(resolve, this.recordRetryMs * 2 ** (tries - 1)));

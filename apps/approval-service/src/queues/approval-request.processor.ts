@@ -1,37 +1,19 @@
-// Consumes `approval-requests`. A malformed message is kept in the failed set with the bad fields named.
-import { Inject, Injectable } from '@nestjs/common';
-import { UnrecoverableError, type Job } from 'bullmq';
-import {
-  ApprovalRequestSchema,
-  ContractValidationError,
-  JobName,
-  parseContract,
-  QueueName,
-  withRequestedAt,
-} from '@countersign/contracts';
+// Consumes `approval-requests`. A malformed message is kept in the failed set with the bad fields named (the
+// queue module validates it first, with requestedAt taken from the job's timestamp when the worker left it out);
+// one that can never be shown faithfully fails for good too.
+import { Injectable } from '@nestjs/common';
+import { UnrecoverableError } from 'bullmq';
+import { type ApprovalRequest, ContractValidationError, JobName } from '@countersign/contracts';
+import type { JobHandler } from '@countersign/platform';
 import { ApprovalsService, RequestRejectedError } from '../approvals/approvals.service';
-import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
-import type { QueueProcessor } from './queue-processor';
 
 @Injectable()
-export class ApprovalRequestProcessor implements QueueProcessor {
-  readonly queueName = QueueName.ApprovalRequests;
-  readonly concurrency: number;
+export class ApprovalRequestProcessor implements JobHandler<typeof JobName.RequestApproval> {
+  constructor(private readonly approvals: ApprovalsService) {}
 
-  constructor(
-    @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
-    private readonly approvals: ApprovalsService,
-  ) {
-    this.concurrency = env.REQUEST_CONCURRENCY;
-  }
-
-  async process(job: Job): Promise<void> {
-    if (job.name !== JobName.RequestApproval)
-      throw new UnrecoverableError(`unknown job name "${job.name}" on ${this.queueName}`);
+  async handle(request: ApprovalRequest): Promise<void> {
     try {
-      // The worker leaves requestedAt out: the job was added when the call was parked.
-      const data = withRequestedAt(job.data, job.timestamp);
-      await this.approvals.receive(parseContract(ApprovalRequestSchema, data, 'approval request'));
+      await this.approvals.receive(request);
     } catch (error) {
       if (error instanceof ContractValidationError || error instanceof RequestRejectedError)
         throw new UnrecoverableError(error.message);

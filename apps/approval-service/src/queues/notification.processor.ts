@@ -1,70 +1,61 @@
-// Consumes the notification queue: Slack posts, emails and outcome updates, retried with backoff.
+// Consumes the notification queue: Slack posts, emails, digests, webhooks and outcome updates, retried with backoff. A delivery
+// that failed for good is recorded (metric, log, audit).
 import { Injectable } from '@nestjs/common';
-import { UnrecoverableError, type Job } from 'bullmq';
-import {
-  ApprovalServiceJobName as Name,
-  ApprovalServiceJobSchemas,
-  ApprovalServiceQueueName,
-  ContractValidationError,
-  parseContract,
-  type ApprovalServiceJobName,
-  type ApprovalServiceJobPayloads,
-} from '@countersign/contracts';
+import type { Job } from 'bullmq';
+import { ApprovalServiceJobName as Name, type ApprovalServiceQueueName } from '@countersign/contracts';
+import type { JobCatalog } from '@countersign/platform';
+import { ExternalWebhooks } from '../external/external-webhooks';
 import { NotificationService } from '../notifications/notification.service';
-import type { QueueProcessor } from './queue-processor';
-
-type NotificationJobName =
-  typeof Name.NotifySlack | typeof Name.NotifyEmail | typeof Name.ShowOutcome | typeof Name.ShowProgress;
 
 @Injectable()
-export class NotificationProcessor implements QueueProcessor {
-  readonly queueName = ApprovalServiceQueueName.Notifications;
-  readonly concurrency = 16;
+export class NotificationProcessor {
+  constructor(
+    private readonly notifications: NotificationService,
+    private readonly webhooks: ExternalWebhooks,
+  ) {}
 
-  constructor(private readonly notifications: NotificationService) {}
-
-  async process(job: Job): Promise<void> {
-    const name = job.name as NotificationJobName;
-    switch (name) {
-      case Name.NotifySlack:
-        return this.notifications.notifySlack(validate(job, name));
-      case Name.NotifyEmail:
-        return this.notifications.notifyEmail(validate(job, name));
-      case Name.ShowOutcome:
-        return this.notifications.showOutcome(validate(job, name));
-      case Name.ShowProgress:
-        return this.notifications.showProgress(validate(job, name));
-      default: {
-        const unknown: never = name;
-        throw new UnrecoverableError(`unknown job name "${String(unknown)}" on ${this.queueName}`);
-      }
-    }
+  /** The handler of each notification job. */
+  get jobs(): JobCatalog<typeof ApprovalServiceQueueName.Notifications> {
+    const failedForGood = (job: Job, error: Error) => this.failedForGood(job, error);
+    return {
+      [Name.NotifySlack]: { handle: (job) => this.notifications.notifySlack(job), failedForGood },
+      [Name.NotifyEmail]: { handle: (job) => this.notifications.notifyEmail(job), failedForGood },
+      [Name.ShowOutcome]: { handle: (job) => this.notifications.showOutcome(job), failedForGood },
+      [Name.ShowProgress]: { handle: (job) => this.notifications.showProgress(job), failedForGood },
+      [Name.NotifyWebhook]: { handle: (job) => this.webhooks.deliver(job), failedForGood },
+      [Name.NotifyDigest]: { handle: (job) => this.notifications.notifyDigest(job), failedForGood },
+    };
   }
 
-  async onFailed(job: Job, error: Error, final: boolean): Promise<void> {
-    if (!final) return;
-    const data = job.data as { callId?: string; channel?: string; approver?: string };
+  private async failedForGood(job: Job, error: Error): Promise<void> {
+    const data = (job.data ?? {}) as {
+      callId?: unknown;
+      channel?: unknown;
+      approver?: unknown;
+      target?: unknown;
+    };
+    const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+    if (job.name === Name.NotifyDigest) {
+      // A digest is about no one call; its target says where it went.
+      const target = text(data.target) ?? '';
+      return this.notifications.failed({
+        channel: target.startsWith('slack:') ? 'slack' : 'email',
+        target: target.slice(target.indexOf(':') + 1),
+        error: error.message,
+      });
+    }
     await this.notifications.failed({
-      callId: String(data.callId ?? job.id),
-      channel:
-        job.name === Name.NotifyEmail
-          ? 'email'
-          : job.name === Name.NotifySlack
-            ? 'slack'
-            : job.name === Name.ShowProgress
-              ? 'progress'
-              : 'outcome',
-      target: data.channel ?? data.approver ?? '',
+      callId: text(data.callId) ?? String(job.id),
+      channel: channelOf(job.name),
+      target: text(data.channel) ?? text(data.approver) ?? '',
       error: error.message,
     });
   }
 }
 
-export function validate<K extends ApprovalServiceJobName>(job: Job, name: K): ApprovalServiceJobPayloads[K] {
-  try {
-    return parseContract(ApprovalServiceJobSchemas[name], job.data, name) as ApprovalServiceJobPayloads[K];
-  } catch (error) {
-    if (error instanceof ContractValidationError) throw new UnrecoverableError(error.message);
-    throw error;
-  }
+function channelOf(name: string): string {
+  if (name === Name.NotifyEmail) return 'email';
+  if (name === Name.NotifySlack) return 'slack';
+  if (name === Name.ShowProgress) return 'progress';
+  return name === Name.NotifyWebhook ? 'webhook' : 'outcome';
 }

@@ -4,6 +4,7 @@ import { routeRequest } from './route-request';
 import { matchesGlob } from './glob';
 
 const request = (over: Partial<ApprovalRequest> = {}): ApprovalRequest => ({
+  requestId: 'rq-1',
   callId: 'call-1',
   runId: 'run-1',
   agent: 'ops',

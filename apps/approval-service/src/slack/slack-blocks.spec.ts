@@ -6,6 +6,7 @@ const approval = (
   reason: 'confirmation_required' | 'manual_step' = 'confirmation_required',
 ) => ({
   request: {
+    requestId: 'rq-7',
     callId: 'call-7',
     runId: 'run-1',
     agent: 'ops',
@@ -34,11 +35,11 @@ const buttons = (blocks: Record<string, unknown>[]) =>
     .flatMap((b) => b.elements as { action_id: string; value: string }[]);
 
 describe('Slack blocks', () => {
-  it('shows a request with Approve and Deny buttons carrying the call and attempt', () => {
+  it('shows a request with Approve and Deny buttons carrying the request and attempt', () => {
     const { blocks } = requestMessage(approval());
     expect(buttons(blocks).map((b) => [b.action_id, parseButtonValue(b.value)])).toEqual([
-      [SlackAction.Approve, { callId: 'call-7', attempt: 2, rev: 0 }],
-      [SlackAction.Deny, { callId: 'call-7', attempt: 2, rev: 0 }],
+      [SlackAction.Approve, { requestId: 'rq-7', attempt: 2, rev: 0 }],
+      [SlackAction.Deny, { requestId: 'rq-7', attempt: 2, rev: 0 }],
     ]);
   });
 
@@ -101,8 +102,8 @@ describe('Slack blocks', () => {
     const edited = { args: { service: 'web' }, fingerprint: 'c'.repeat(64), by: 'carol', at: '', rev: 2 };
     const { blocks } = requestMessage(approval({ edited }));
     expect(buttons(blocks).map((b) => parseButtonValue(b.value))).toEqual([
-      { callId: 'call-7', attempt: 2, rev: 2 },
-      { callId: 'call-7', attempt: 2, rev: 2 },
+      { requestId: 'rq-7', attempt: 2, rev: 2 },
+      { requestId: 'rq-7', attempt: 2, rev: 2 },
     ]);
     const text = JSON.stringify(blocks);
     expect(text).toContain('Edited by *carol*');

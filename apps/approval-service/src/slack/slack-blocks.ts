@@ -12,17 +12,17 @@ export const SlackAction = {
 } as const;
 
 /**
- * Button value: which call, which attempt of it and which revision of its arguments the button was shown for (a click
- * on a button of an earlier revision is refused: the arguments were edited since).
+ * Button value: which request, which attempt of its call and which revision of its arguments the button was shown for
+ * (a click on a button of an earlier revision is refused: the arguments were edited since).
  */
-export const buttonValue = (callId: string, attempt: number, rev = 0) =>
-  rev === 0 ? `${callId}|${attempt}` : `${callId}|${attempt}|${rev}`;
+export const buttonValue = (requestId: string, attempt: number, rev = 0) =>
+  rev === 0 ? `${requestId}|${attempt}` : `${requestId}|${attempt}|${rev}`;
 
 export function parseButtonValue(
   value: string,
-): { callId: string; attempt: number; rev: number } | undefined {
+): { requestId: string; attempt: number; rev: number } | undefined {
   const match = /^([A-Za-z0-9_.@-]{1,128})\|(\d{1,3})(?:\|(\d{1,4}))?$/.exec(value);
-  return match ? { callId: match[1], attempt: Number(match[2]), rev: Number(match[3] ?? 0) } : undefined;
+  return match ? { requestId: match[1], attempt: Number(match[2]), rev: Number(match[3] ?? 0) } : undefined;
 }
 
 export interface SlackMessage {
@@ -123,14 +123,14 @@ export function requestMessage(a: Shown, inboxUrl?: string): SlackMessage {
         action_id: SlackAction.Approve,
         style: 'primary',
         text: { type: 'plain_text', text: 'Approve' },
-        value: buttonValue(r.callId, r.attempt, rev),
+        value: buttonValue(r.requestId, r.attempt, rev),
       },
       {
         type: 'button',
         action_id: SlackAction.Deny,
         style: 'danger',
         text: { type: 'plain_text', text: 'Deny' },
-        value: buttonValue(r.callId, r.attempt, rev),
+        value: buttonValue(r.requestId, r.attempt, rev),
       },
       ...(inboxUrl
         ? [

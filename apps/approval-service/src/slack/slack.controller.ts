@@ -1,5 +1,6 @@
 // Slack's interactivity endpoint. Order matters: signature and timestamp first (nothing else is trusted
-// before), then replay, then the Slack user → approver mapping, then the vote.
+// before), then replay, then the Slack user → approver mapping, then the vote. What fails the first two is junk
+// anyone can send (counted, not audited); from the user mapping on, Slack vouches for who clicked (audited).
 import {
   BadRequestException,
   Controller,
@@ -13,13 +14,15 @@ import {
 } from '@nestjs/common';
 import type { HttpRequest as Request } from '../http-types';
 import { z } from 'zod';
-import { PublicRoute, type Logger } from '@countersign/platform';
+import { PublicRoute, RateLimited, type Logger } from '@countersign/platform';
 import { VoteRefusedError } from '../approvals/approval-errors';
 import { nextStep } from '../approvals/approval-context';
 import { ApprovalStore } from '../approvals/approval-store';
 import { ApprovalsService } from '../approvals/approvals.service';
 import { ApproverDirectory } from '../auth/approver-directory';
+import { UnauthenticatedRequests } from '../auth/unauthenticated-requests';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
+import { ApprovalRoute } from '../config/rate-limits';
 import { LOGGER } from '../core/tokens';
 import { parseButtonValue, SlackAction } from './slack-blocks';
 import { SlackNotifier } from './slack-notifier';
@@ -40,12 +43,14 @@ export class SlackController {
     private readonly approvals: ApprovalsService,
     private readonly store: ApprovalStore,
     private readonly directory: ApproverDirectory,
+    private readonly unauthenticated: UnauthenticatedRequests,
     private readonly slack: SlackNotifier,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   @Post('interactions')
   @HttpCode(200)
+  @RateLimited(ApprovalRoute.Slack)
   async interaction(
     @Req() req: Request,
     @Headers('x-slack-request-timestamp') timestamp: string | undefined,
@@ -57,17 +62,13 @@ export class SlackController {
 
     const check = verifySlackSignature({ signingSecret, timestamp, signature, rawBody });
     if (!check.ok) {
-      await this.approvals.reject({
-        reason: check.reason,
-        channel: 'slack',
-        detail: { timestamp: timestamp ?? null },
-      });
+      this.unauthenticated.refuse('slack', check.reason, { timestamp, signature });
       throw new UnauthorizedException(`Slack request refused: ${check.reason}`);
     }
     // Kept twice the timestamp window, so a replay is refused for as long as its timestamp would pass.
     const fresh = await this.store.rememberSlackSignature(signature!, 2 * SLACK_TIMESTAMP_WINDOW_SECONDS);
     if (!fresh) {
-      await this.approvals.reject({ reason: 'replay', channel: 'slack' });
+      this.unauthenticated.refuse('slack', 'replay', { timestamp, signature });
       throw new UnauthorizedException('Slack request refused: replayed');
     }
 
@@ -86,18 +87,21 @@ export class SlackController {
 
     const approver = this.directory.bySlackUser(interaction.user.id);
     if (!approver) {
+      const clicked = (await this.approvals.get(target.requestId))?.request;
       await this.approvals.reject({
         reason: 'unknown_slack_user',
         channel: 'slack',
         actor: `slack:${interaction.user.id}`,
-        callId: target.callId,
+        callId: clicked?.callId,
+        runId: clicked?.runId,
+        detail: { requestId: target.requestId },
       });
       await this.tell(interaction, 'You are not a Countersign approver, so your click was not counted.');
       return { ok: false, error: 'unknown Slack user' };
     }
     try {
       const result = await this.approvals.vote({
-        callId: target.callId,
+        requestId: target.requestId,
         attempt: target.attempt,
         seen: { rev: target.rev },
         approver: approver.id,

@@ -20,7 +20,14 @@ import {
   type NewStandingRule,
   type StandingRule,
 } from '@countersign/contracts';
-import { CurrentPrincipal, RequireRole, ZodValidationPipe, type Principal } from '@countersign/platform';
+import {
+  CurrentPrincipal,
+  RateLimited,
+  RequireRole,
+  ZodValidationPipe,
+  type Principal,
+} from '@countersign/platform';
+import { ApprovalRoute } from '../config/rate-limits';
 import type { HttpResponse as Response } from '../http-types';
 import { StandingRuleRefusedError, StandingRulesService } from './standing-rules.service';
 
@@ -50,8 +57,10 @@ export class StandingRulesController {
     return this.rules.list();
   }
 
+  // Creating and revoking rules change what is approved: limited like decisions.
   @Post()
   @HttpCode(201)
+  @RateLimited(ApprovalRoute.Decision)
   @RequireRole('rule-writer')
   create(
     @Body(new ZodValidationPipe(NewStandingRuleSchema)) body: NewStandingRule,
@@ -61,6 +70,7 @@ export class StandingRulesController {
   }
 
   @Delete(':id')
+  @RateLimited(ApprovalRoute.Decision)
   @RequireRole('rule-writer')
   revoke(
     @Param('id', new ZodValidationPipe(IdSchema, 'id')) id: string,

@@ -3,7 +3,9 @@
 import { Injectable } from '@nestjs/common';
 import { STANDING_RULE_EXPIRY, type NewStandingRule, type StandingRule } from '@countersign/contracts';
 import { ToolCatalog, type Principal } from '@countersign/platform';
-import { ApprovalStore, trustSuggestion } from '../approvals/approval-store';
+import { AmbiguousCallIdError } from '../approvals/approval-errors';
+import { trustSuggestion } from '../approvals/approval-store';
+import { ApprovalsService } from '../approvals/approvals.service';
 import { StandingRuleStore } from '../approvals/standing-rule-store';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { AuditTrail } from '../core/audit-trail';
@@ -23,7 +25,7 @@ export class StandingRuleRefusedError extends Error {
 export class StandingRulesService {
   constructor(
     private readonly rules: StandingRuleStore,
-    private readonly approvals: ApprovalStore,
+    private readonly approvals: ApprovalsService,
     private readonly directory: ApproverDirectory,
     private readonly tools: ToolCatalog,
     private readonly audit: AuditTrail,
@@ -36,7 +38,7 @@ export class StandingRulesService {
   async create(body: NewStandingRule, author: Principal, now = Date.now()): Promise<StandingRule> {
     const target = body.fromCallId
       ? await this.fromSuggestion(body.fromCallId, author)
-      : { tool: body.tool!, requester: body.requester! };
+      : { tool: body.tool!, requester: body.requester!, from: undefined };
     if (target.requester === author.id)
       throw new StandingRuleRefusedError(
         'forbidden',
@@ -63,15 +65,16 @@ export class StandingRulesService {
       createdBy: author.id,
       createdAt: new Date(now).toISOString(),
       expiresAt: new Date(now + (body.expiresIn ?? STANDING_RULE_EXPIRY.defaultMs)).toISOString(),
-      ...(body.fromCallId ? { fromCallId: body.fromCallId } : {}),
+      ...(target.from ? { fromCallId: target.from.callId } : {}),
       ...(body.note ? { note: body.note } : {}),
     };
     await this.rules.add(rule);
     await this.audit.append({
       type: 'rule.created',
       actor: author.id,
-      callId: body.fromCallId,
-      detail: { rule },
+      callId: target.from?.callId,
+      runId: target.from?.runId,
+      detail: { rule, ...(target.from ? { requestId: target.from.requestId } : {}) },
     });
     return rule;
   }
@@ -93,22 +96,32 @@ export class StandingRulesService {
     return principal.roles.includes('rule-writer') || this.directory.groupsOf(principal.id).length > 0;
   }
 
+  /** `id`: a request ID, or a call ID that names one request (as in /approvals/:id). */
   private async fromSuggestion(
-    callId: string,
+    id: string,
     author: Principal,
-  ): Promise<{ tool: string; requester: string }> {
-    const approval = await this.approvals.get(callId);
+  ): Promise<{
+    tool: string;
+    requester: string;
+    from: { requestId: string; callId: string; runId: string };
+  }> {
     const mine = this.directory.groupsOf(author.id);
-    if (!approval || !approval.groups.some((g) => mine.includes(g)))
+    const routedToAuthor = (a: { groups: string[] }) => a.groups.some((g) => mine.includes(g));
+    const resolution = await this.approvals.resolve(id, routedToAuthor);
+    if (resolution.status === 'ambiguous')
       throw new StandingRuleRefusedError(
-        'not_found',
-        `fromCallId: no approval request ${callId} routed to you`,
+        'conflict',
+        `fromCallId: ${new AmbiguousCallIdError(id, resolution.requestIds).message}`,
       );
+    const approval = resolution.status === 'found' ? resolution.approval : undefined;
+    if (!approval || !routedToAuthor(approval))
+      throw new StandingRuleRefusedError('not_found', `fromCallId: no approval request ${id} routed to you`);
     if (!trustSuggestion(approval))
       throw new StandingRuleRefusedError(
         'conflict',
-        `fromCallId: request ${callId} carries no trust suggestion (fewer than 5 approvals in a row); write the rule with tool and requester instead`,
+        `fromCallId: request ${id} carries no trust suggestion (fewer than 5 approvals in a row); write the rule with tool and requester instead`,
       );
-    return { tool: approval.request.toolName, requester: approval.request.requester };
+    const { requestId, callId, runId, toolName, requester } = approval.request;
+    return { tool: toolName, requester, from: { requestId, callId, runId } };
   }
 }

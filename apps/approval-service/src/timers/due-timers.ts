@@ -81,17 +81,20 @@ export class DueTimers {
   async adoptOpenRequests(): Promise<number> {
     let adopted = 0;
     for (const set of [this.keys.pending, this.keys.notices]) {
-      const callIds = await this.redis.zrange(set, 0, -1);
-      for (let i = 0; i < callIds.length; i += ADOPT_BATCH) {
-        const batch = callIds.slice(i, i + ADOPT_BATCH);
+      const requestIds = await this.redis.zrange(set, 0, -1);
+      for (let i = 0; i < requestIds.length; i += ADOPT_BATCH) {
+        const batch = requestIds.slice(i, i + ADOPT_BATCH);
         const fields = await Promise.all(
-          batch.map((callId) => this.redis.hmget(this.keys.call(callId), 'attempt', 'expiresAt')),
+          batch.map((requestId) => this.redis.hmget(this.keys.request(requestId), 'attempt', 'expiresAt')),
         );
         const entries: (string | number)[] = [];
-        batch.forEach((callId, j) => {
+        batch.forEach((requestId, j) => {
           const [attempt, expiresAt] = fields[j];
           if (attempt === null || expiresAt === null) return;
-          entries.push(Number(expiresAt), timerMember({ kind: 'expire', callId, attempt: Number(attempt) }));
+          entries.push(
+            Number(expiresAt),
+            timerMember({ kind: 'expire', requestId, attempt: Number(attempt) }),
+          );
         });
         if (entries.length) adopted += await this.redis.zadd(this.keys.timers, 'NX', ...entries);
       }

@@ -7,6 +7,7 @@ import type { Logger } from '@countersign/platform';
 import type { TimerRef } from '../approvals/approval-keys';
 import { ApprovalsService, type TimerOutcome } from '../approvals/approvals.service';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
+import { AuditTrail } from '../core/audit-trail';
 import { Metrics } from '../core/metrics';
 import { LOGGER } from '../core/tokens';
 import { DueTimers, type ClaimedTimer } from './due-timers';
@@ -15,7 +16,7 @@ import { DueTimers, type ClaimedTimer } from './due-timers';
 const BATCH = 100;
 /** Timers of one batch run at once. */
 const CONCURRENCY = 8;
-/** How often a replica also trims settled calls past their retention from the status sets. */
+/** How often a replica also trims settled calls, and audit entries, past their retention. */
 const TRIM_EVERY_MS = 60_000;
 
 @Injectable()
@@ -32,6 +33,7 @@ export class TimerSweep implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
     private readonly timers: DueTimers,
     private readonly approvals: ApprovalsService,
+    private readonly audit: AuditTrail,
     private readonly metrics: Metrics,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
@@ -72,8 +74,21 @@ export class TimerSweep implements OnApplicationBootstrap, OnModuleDestroy {
       const trimmed = await this.approvals.trimSettled(now);
       if (trimmed > 0)
         this.logger.info({ trimmed }, 'settled calls past their retention left the status sets');
+      await this.trimAudit(now);
     }
     return claim.timers.length;
+  }
+
+  /** Audit retention; every replica tries, the trim script lets one at a time through. Never fails the sweep. */
+  private async trimAudit(now: number): Promise<void> {
+    try {
+      const result = await this.audit.trim(now);
+      this.metrics.auditRetention.inc({ result: result.status });
+      this.metrics.auditTrimmed.inc(result.trimmed);
+    } catch (error) {
+      this.metrics.auditRetention.inc({ result: 'failed' });
+      this.logger.error({ err: error }, 'audit retention failed; it is tried again with the next trim');
+    }
   }
 
   private schedule(delayMs: number): void {
@@ -97,7 +112,7 @@ export class TimerSweep implements OnApplicationBootstrap, OnModuleDestroy {
       this.logger.warn({ member }, 'removed a timer this service cannot read');
       return 'done';
     }
-    const { kind, callId, attempt } = timer;
+    const { kind, requestId, attempt } = timer;
     try {
       const outcome = await this.fire(timer);
       this.metrics.timers.inc({ kind, result: outcome });
@@ -105,19 +120,19 @@ export class TimerSweep implements OnApplicationBootstrap, OnModuleDestroy {
     } catch (error) {
       this.metrics.timers.inc({ kind, result: 'failed' });
       this.logger.error(
-        { callId, attempt, timer: kind, err: error, retryInMs: this.leaseMs },
+        { requestId, attempt, timer: kind, err: error, retryInMs: this.leaseMs },
         'timer failed; it is retried when its lease runs out',
       );
       return 'failed';
     }
   }
 
-  private fire({ kind, callId, attempt }: TimerRef): Promise<TimerOutcome> {
+  private fire({ kind, requestId, attempt }: TimerRef): Promise<TimerOutcome> {
     switch (kind) {
       case 'expire':
-        return this.approvals.expire(callId, attempt);
+        return this.approvals.expire(requestId, attempt);
       case 'escalate':
-        return this.approvals.escalate(callId, attempt);
+        return this.approvals.escalate(requestId, attempt);
       default: {
         const unknown: never = kind;
         throw new Error(`unknown timer kind "${String(unknown)}"`);

@@ -115,9 +115,23 @@ export class ApprovalClient {
     return this.expectOk(answer, id);
   }
 
-  async audit(filter: { runId?: string; callId?: string }): Promise<AuditEntry[]> {
-    const query = new URLSearchParams(filter as Record<string, string>).toString();
-    return this.expectOk(await this.call<AuditEntry[]>('GET', `/audit?${query}`), 'audit');
+  /**
+   * The audit entries this token may read (of one run or call), oldest first. GET /audit answers newest first, a page
+   * at a time: this follows the `next` links to older pages, up to `max` entries (the newest ones).
+   */
+  async audit(filter: { runId?: string; callId?: string }, max = DEFAULT_LIST_MAX): Promise<AuditEntry[]> {
+    const pages: AuditEntry[][] = [];
+    let count = 0;
+    let url: string | undefined =
+      `${this.baseUrl}/audit?${new URLSearchParams(filter as Record<string, string>)}`;
+    while (url && count < max) {
+      const answer: HttpAnswer<AuditEntry[]> = await this.call<AuditEntry[]>('GET', url);
+      const entries = this.expectOk(answer, 'audit');
+      pages.unshift(entries);
+      count += entries.length;
+      url = this.nextPage(answer.link, url);
+    }
+    return pages.flat().slice(-max);
   }
 
   /** A one-time link that signs a browser in to the inbox (POST /inbox/sign-in-links). */

@@ -14,7 +14,10 @@ function decideCommand(decision: 'approve' | 'deny'): Command {
         ? 'Approve one pending call (a decision authorizes exactly that call with exactly those arguments)'
         : 'Deny one pending call; the agent is told it was refused, with your reason',
     )
-    .argument('<callId>', 'the call ID (see `countersign approvals list`)')
+    .argument(
+      '<callId>',
+      'the call ID, or the request ID when several runs used that call ID (see `countersign approvals list`)',
+    )
     .option('-r, --reason <text>', 'why; shown to the model and kept in the audit log')
     .addOption(
       decision === 'approve'

@@ -59,7 +59,7 @@ Example:
 The run starts in the name of the token's principal (--token). When a call needs confirmation and the
 approver token (--approver-token) belongs to an approver the call is routed to, the tool and its
 arguments are shown and you are asked "Allow? [y/n]". The answer goes through the approval service
-(POST /approvals/:callId/decisions), which checks that this approver may decide and signs it. The
+(POST /approvals/:id/decisions), which checks that this approver may decide and signs it. The
 requester may never approve their own call, so the approver token must be someone else's.
 ${EXIT_CODES_HELP}`,
     )
@@ -93,9 +93,12 @@ async function runAgent(agent: string, input: string, options: RunOptions): Prom
     for await (const event of worker.follow(runId)) {
       const line = eventLine(event);
       if (line) say(line);
-      if (event.type === 'tool_confirmation' && !asked.has(event.call.callId)) {
-        asked.add(event.call.callId);
-        if (approvals) await confirm(approvals, event.call, (prompt ??= new LinePrompt()));
+      if (event.type === 'tool_confirmation') {
+        // By request: a later turn that reuses a call ID is a new question.
+        const id = (await requestIdOf(worker, runId, event.call)) ?? event.call.callId;
+        if (asked.has(id)) continue;
+        asked.add(id);
+        if (approvals) await confirm(approvals, id, (prompt ??= new LinePrompt()));
         else say(`  waiting for an approver: ${trimUrl(options.approvalUrl)}/inbox`);
       }
       if (event.type === 'done') return event.status === 'completed' ? ExitCode.Ok : ExitCode.Failure;
@@ -106,9 +109,22 @@ async function runAgent(agent: string, input: string, options: RunOptions): Prom
   return ExitCode.Failure;
 }
 
-/** Asks the person at the terminal about one call, if it is routed to them and still open. */
-async function confirm(approvals: ApprovalClient, call: PendingCall, prompt: LinePrompt): Promise<void> {
-  const view = await waitForRequest(approvals, call.callId);
+/**
+ * The request a confirmation is about: the run's pending call of that ID says it (events leave it out). Undefined
+ * once the run has moved on; the call ID then names the request, as far as the approval service can tell.
+ */
+async function requestIdOf(
+  worker: WorkerClient,
+  runId: string,
+  call: PendingCall,
+): Promise<string | undefined> {
+  const view = await worker.run(runId);
+  return view.pending.find((p) => p.callId === call.callId)?.requestId;
+}
+
+/** Asks the person at the terminal about one request (by request ID or call ID), if routed to them and open. */
+async function confirm(approvals: ApprovalClient, id: string, prompt: LinePrompt): Promise<void> {
+  const view = await waitForRequest(approvals, id);
   if (!view) {
     say('  not routed to you: waiting for an approver (inbox, Slack, email)');
     return;
@@ -132,7 +148,7 @@ async function confirm(approvals: ApprovalClient, call: PendingCall, prompt: Lin
   const allow = answer !== 'no';
   const reason = allow ? undefined : (await prompt.line('Reason (optional):')) || undefined;
   try {
-    const result = await approvals.decide(call.callId, allow ? 'approve' : 'deny', reason, {
+    const result = await approvals.decide(r.requestId, allow ? 'approve' : 'deny', reason, {
       args,
       fingerprint: shownFingerprint,
     });
@@ -158,16 +174,16 @@ async function editedArgs(prompt: LinePrompt): Promise<Record<string, unknown> |
     // said below
   }
   say(
-    '  not a JSON object: nothing decided; decide in the inbox or with `countersign approve <callId> --args`',
+    '  not a JSON object: nothing decided; decide in the inbox or with `countersign approve <requestId> --args`',
   );
   return undefined;
 }
 
 /** The request reaches the approval service through a queue, a moment after the worker parked the call. */
-async function waitForRequest(approvals: ApprovalClient, callId: string) {
+async function waitForRequest(approvals: ApprovalClient, id: string) {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const view = await approvals.get(callId);
+    const view = await approvals.get(id);
     if (view || Date.now() > deadline) return view;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }

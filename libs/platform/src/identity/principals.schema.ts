@@ -11,8 +11,16 @@ import { IdSchema, IsoDateSchema, Sha256HexSchema } from '@countersign/contracts
  * - `metrics-reader`: scrape /metrics when it is served on the main port.
  * - `rule-writer`: create and revoke standing rules (a requester's calls of a tool approved by policy for a while),
  *   e.g. by accepting a trust suggestion; never for manual_only tools or for the writer's own calls.
+ * - `approvals-client`: submit tool calls of agents Countersign does not run to the approvals API
+ *   (`/external-approvals`), then read, claim and complete its own submissions.
  */
-export const ServiceRoleSchema = z.enum(['runs-reader', 'audit-reader', 'metrics-reader', 'rule-writer']);
+export const ServiceRoleSchema = z.enum([
+  'runs-reader',
+  'audit-reader',
+  'metrics-reader',
+  'approvals-client',
+  'rule-writer',
+]);
 export type ServiceRole = z.infer<typeof ServiceRoleSchema>;
 
 export const StoredTokenSchema = z

@@ -1,13 +1,17 @@
 --[[
   Records a verified decision on one parked call (pending -> approved | denied), and when it was the
   last undecided call of the frontier, hands the run to this processing (status running, owner set)
-  so exactly one worker resumes it. A redelivery of the job that owned the resume takes it over.
+  so exactly one worker resumes it. A redelivery of the job that owned the resume takes it over; a
+  redelivery (or retry) of the job that resumed the run and parked it again republishes that park's
+  requests, which the job may have died (or failed) before publishing.
 
   KEYS[1] run hash; a call's fields are c:<callId> (body JSON), c:<callId>:s (state) and c:<callId>:d
-          (decision JSON); a body leaves out `attempt` when it is 0 (see encodeBody in run-store.ts)
+          (decision JSON); a body leaves out `attempt` when it is 0 (see encodeBody in run-store.ts) and
+          holds the request the call waits for as `rq`
 
   ARGV[1] JSON object (ApplyDecisionArgs in run-store.ts):
     callId         the call decided
+    requestId      the request the decision answers (only the call waiting for it is decided)
     attempt        attempt the decision answers (number)
     fingerprint    fingerprint the decision carries
     decisionJson   the decision (JSON), stored as given
@@ -18,18 +22,25 @@
   resuming caller needs no second round trip to load the run
     {2, '', run}   recorded, the frontier is complete and this processing owns the resume
     {3, '', run}   this job owned the resume before (redelivered): resume again
+    {4, '', run}   this job parked the run again after resuming it (redelivered or retried): nothing is
+                   recorded, the caller republishes the requests of the calls waiting (idempotent job IDs)
     {1, ''}        recorded, other calls of the frontier are still undecided
     {0, state}     the call is already decided: duplicate, nothing to do
    {-1, ''}        the run does not exist
    {-2, ''}        the call is not in the run's frontier
    {-3, attempt}   the decision answers another attempt than the one pending
    {-4, body}      fingerprint mismatch; body is the parked call (JSON) for diagnosis
+   {-8, requestId} the call waits for another request (the one returned): a decision of an earlier turn
+                   that used the same call ID, or of another run's call, never applies here
 ]]
 --- @include "includes/job-owner"
 
 local args = cjson.decode(ARGV[1])
-local status, owner = unpack(redis.call('HMGET', KEYS[1], 'status', 'owner'))
+local status, owner, parkedBy = unpack(redis.call('HMGET', KEYS[1], 'status', 'owner', 'parkedBy'))
 if not status then return {-1, ''} end
+if status == 'awaiting_confirmation' and parkedBy == args.jobId then
+  return {4, '', redis.call('HGETALL', KEYS[1])}
+end
 local c = 'c:' .. args.callId
 local body, state = unpack(redis.call('HMGET', KEYS[1], c, c .. ':s'))
 if not body then return {-2, ''} end
@@ -45,6 +56,7 @@ end
 local call = cjson.decode(body)
 local attempt = tonumber(call.attempt or 0)
 if tonumber(args.attempt) ~= attempt then return {-3, tostring(attempt)} end
+if call.rq ~= args.requestId then return {-8, call.rq or ''} end
 if args.fingerprint ~= call.fp then return {-4, body} end
 
 local decision = cjson.decode(args.decisionJson)

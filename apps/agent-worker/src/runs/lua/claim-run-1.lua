@@ -12,8 +12,8 @@
   Returns {code, run}; run is the flat HGETALL reply of the run hash after the claim, so the caller needs
   no second round trip
     {1, run}   claimed: status is now running and this processing owns the run
-    {2, run}   this job parked the run earlier: the caller re-publishes its approval requests
-               (idempotent job IDs)
+    {2, run}   this job parked the run earlier (parkedBy '', or its job ID as versions before stored it): the
+               caller re-publishes its approval requests (idempotent job IDs)
     {0}        nothing to do (finished, parked by someone else, or owned by another live job)
    {-1}        the run does not exist
 ]]
@@ -40,7 +40,7 @@ if status == 'running' and ownedByJob(current, ARGV[1]) then
   redis.call('HSET', KEYS[1], 'owner', owner)
   return {1, redis.call('HGETALL', KEYS[1])}
 end
-if status == 'awaiting_confirmation' and parkedBy == ARGV[1] then
+if status == 'awaiting_confirmation' and (parkedBy == '' or parkedBy == ARGV[1]) then
   return {2, redis.call('HGETALL', KEYS[1])}
 end
 return {0}

@@ -7,7 +7,8 @@
   ARGV[1] JSON object (ParkRunArgs in run-store.ts):
     owner          "<jobId>|<token>" of the caller
     messagesJson   messages (JSON)
-    jobId          job ID that parks (lets a redelivery of it re-publish the requests)
+    parkedBy       job ID that parks, '' for the run's own start job (lets a redelivery or retry of that job
+                   re-publish the requests: claim-run, apply-decision)
     scriptJson     script (JSON) with the turns played so far blanked ("" = leave the script as it is)
     frontier       the new frontier: field, value, field, value ... of its call fields (c:<callId>...)
 
@@ -21,6 +22,6 @@ local args = cjson.decode(ARGV[1])
 if redis.call('HGET', KEYS[1], 'owner') ~= args.owner then return -5 end
 redis.call('HDEL', KEYS[1], unpack(withCallFields(KEYS[1], {'owner'})))
 if #args.frontier > 0 then redis.call('HSET', KEYS[1], unpack(args.frontier)) end
-redis.call('HSET', KEYS[1], 'status', 'awaiting_confirmation', 'messages', args.messagesJson, 'parkedBy', args.jobId)
+redis.call('HSET', KEYS[1], 'status', 'awaiting_confirmation', 'messages', args.messagesJson, 'parkedBy', args.parkedBy)
 if args.scriptJson ~= '' then redis.call('HSET', KEYS[1], 'script', args.scriptJson) end
 return 1

@@ -1,11 +1,11 @@
 --[[
-  Reserves one delivery of a call attempt (a Slack post, an email) before it is made, so a retried job never
+  Reserves one delivery of a request (a Slack post, an email) before it is made, so a retried job never
   makes it twice. The reservation stays until record-delivery replaces it with the delivery's receipt or
   release-delivery removes it (the delivery certainly did not happen). A reservation found still standing means
   an earlier try stopped in between (its process died, or it lost the answer): whether the delivery happened is
   unknown, and the caller must not simply make it again.
 
-  KEYS[1] the call's hash                            {tag}:call:<callId>
+  KEYS[1] the request's hash                         {tag}:request:<requestId>
 
   ARGV[1] attempt the delivery is for
   ARGV[2] the delivery's field                       delivery:<kind>:<target>

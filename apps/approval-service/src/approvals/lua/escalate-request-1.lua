@@ -2,7 +2,7 @@
   Escalation: adds the request's escalation groups (stored when it was created) to a still-pending request,
   so their members may decide too.
 
-  KEYS[1] the call's hash     {tag}:call:<callId>
+  KEYS[1] the request's hash  {tag}:request:<requestId>
 
   ARGV[1] attempt the timer was set for
 

@@ -1,7 +1,7 @@
 --[[
   Expires a pending request (deny, decided by "expired") or retires a manual-step notice.
 
-  KEYS[1] the call's hash     {tag}:call:<callId>
+  KEYS[1] the request's hash  {tag}:request:<requestId>
   KEYS[2] pending set         {tag}:pending
   KEYS[3] expired set         {tag}:expired
   KEYS[4] notices set         {tag}:notices
@@ -33,17 +33,17 @@ local attempt = tostring(args.attempt)
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {0, 'missing'} end
 if redis.call('HGET', KEYS[1], 'attempt') ~= attempt then return {0, 'superseded'} end
-local callId = redis.call('HGET', KEYS[1], 'callId')
+local requestId = redis.call('HGET', KEYS[1], 'requestId')
 local now = tonumber(args.now)
 local left = tonumber(redis.call('HGET', KEYS[1], 'expiresAt')) - now
 if status ~= 'pending' and status ~= 'notice' then return {0, status} end
-local expireTimer = timerMember('expire', callId, attempt)
+local expireTimer = timerMember('expire', requestId, attempt)
 if left > 0 then
   redis.call('ZADD', KEYS[5], now + left, expireTimer)
   return {3, left}
 end
 if status == 'notice' then
-  redis.call('ZREM', KEYS[4], callId)
+  redis.call('ZREM', KEYS[4], requestId)
   redis.call('ZREM', KEYS[5], expireTimer)
   redis.call('HSET', KEYS[1], 'status', 'expired')
   redis.call('PEXPIRE', KEYS[1], args.retentionMs)
@@ -51,6 +51,6 @@ if status == 'notice' then
 end
 redis.call('HSET', KEYS[1], 'status', 'expired', 'outcomeDecision', 'deny', 'outcomeDecidedBy', 'expired',
   'outcomeApprovers', '', 'outcomeReason', 'expired', 'outcomeAt', args.nowIso)
-settleCall({call = KEYS[1], pending = KEYS[2], settled = KEYS[3], timers = KEYS[5]}, callId, attempt, now,
+settleCall({request = KEYS[1], pending = KEYS[2], settled = KEYS[3], timers = KEYS[5]}, requestId, attempt, now,
   args.retentionMs, args.publishCheckMs)
 return {1, redis.call('HGET', KEYS[1], 'request')}

@@ -2,15 +2,15 @@
   Marks a settled request's decision as published and removes its timers: the expiry timer was the publish
   check (see record-vote, expire-request), so from here on nothing is left to do for this attempt.
 
-  KEYS[1] the call's hash     {tag}:call:<callId>
+  KEYS[1] the request's hash  {tag}:request:<requestId>
   KEYS[2] due timers (zset)   {tag}:timers
 
-  ARGV[1] call ID
+  ARGV[1] request ID
   ARGV[2] attempt that was published
 
   Returns
     {1}   marked
-    {0}   the hash is gone or holds another attempt (a re-ask): only this attempt's timers are removed
+    {0}   the hash is gone or holds another attempt: only this attempt's timers are removed
 ]]
 --- @include "includes/timer-member"
 

@@ -1,15 +1,15 @@
 --[[
-  Reads one page of an approvals list (a sorted set of call IDs), in (score, call ID) order, strictly after a
+  Reads one page of an approvals list (a sorted set of request IDs), in (score, request ID) order, strictly after a
   cursor. Read-only: a script so that the cursor's place and the page come from one state of the set, whatever
   is added or removed between pages.
 
   KEYS[1] the list (zset)       {tag}:pending | :notices | :decided | :expired
 
   ARGV[1] score of the last entry already read ('' = read from the start)
-  ARGV[2] call ID of the last entry already read (need not be in the set any more)
+  ARGV[2] request ID of the last entry already read (need not be in the set any more)
   ARGV[3] how many entries to read (>= 0)
 
-  Returns a flat list { callId, score, callId, score, ... } of at most ARGV[3] entries; scores as Redis prints them.
+  Returns a flat list { requestId, score, requestId, score, ... } of at most ARGV[3] entries; scores as Redis prints them.
 ]]
 -- Redis orders members of equal score byte by byte; Lua's `<` would compare by the server's locale.
 local function isAfter(a, b)
@@ -24,7 +24,7 @@ local key = KEYS[1]
 local count = tonumber(ARGV[3])
 local first = 0
 if ARGV[1] ~= '' then
-  -- Entries of the cursor's score hold the ranks [lo, hi): find the first whose call ID sorts after the cursor's.
+  -- Entries of the cursor's score hold the ranks [lo, hi): find the first whose request ID sorts after the cursor's.
   -- Each probe is O(log N), so a page costs the same however many entries share a score.
   local lo = redis.call('ZCOUNT', key, '-inf', '(' .. ARGV[1])
   local hi = lo + redis.call('ZCOUNT', key, ARGV[1], ARGV[1])

@@ -4,7 +4,7 @@
   reservation or all of the record. Only while the field still holds this reservation, so a late record never
   writes into a newer attempt's state.
 
-  KEYS[1] the call's hash                            {tag}:call:<callId>
+  KEYS[1] the request's hash                         {tag}:request:<requestId>
 
   ARGV[1] the delivery's field                       delivery:<kind>:<target>
   ARGV[2] the reservation it was claimed with

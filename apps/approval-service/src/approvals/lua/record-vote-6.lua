@@ -9,7 +9,7 @@
   the old arguments do not count for the new ones), and this vote is the first approval of the new revision. A vote
   that says what it saw (`seenRev`, `seenFingerprint`) is refused as EDITED when the request changed since.
 
-  KEYS[1] the call's hash              {tag}:call:<callId>
+  KEYS[1] the request's hash           {tag}:request:<requestId>
   KEYS[2] pending set                  {tag}:pending
   KEYS[3] decided set                  {tag}:decided
   KEYS[4] trust counters (hash)        {tag}:trust
@@ -25,7 +25,7 @@
     channel          slack, email, web, api, cli
     now              now (ms)
     nowIso           now (ISO 8601)
-    attempt          attempt the vote was cast on (number; left out = whatever is current)
+    attempt          attempt the vote was cast on (number; left out = the request's)
     spendToken       true when KEYS[5] must be unused and is spent by this vote
     retentionMs      retention of a settled call (ms)
     publishCheckMs   publish check delay (ms)
@@ -42,17 +42,17 @@
                                       decided now; approvers and the request's channels comma-separated,
                                       editedArgsJSON "" unless an approve settled edited arguments (outcome fields
                                       are in the hash)
-    {2, approvals, quorum, rev, edited}
+    {2, approvals, quorum, rev, edited, callId}
                                       vote counted; the quorum is not reached yet (rev: the revision shown now;
                                       edited 1 when this vote made it)
-    {-1}                              NOT_FOUND: no such call
+    {-1}                              NOT_FOUND: no such request
     {-2, decidedBy, approvers}        ALREADY_DECIDED (or expired)
     {-3}                              NOT_IN_GROUP: the approver is in none of the routed groups
     {-4}                              SELF_APPROVAL: the approver is the requester
     {-5}                              ALREADY_VOTED: the approver already voted on this call
     {-6}                              TOKEN_SPENT: the link token was used before
     {-7}                              EXPIRED: past its expiry (the sweep has not run yet)
-    {-8}                              SUPERSEDED: the call was asked again since (attempt differs)
+    {-8}                              SUPERSEDED: the vote was cast on another attempt than the request's
     {-9}                              NOTICE: a manual-step notice, nothing to decide
    {-10, rev}                         EDITED: the arguments were edited since the approver looked (rev is current)
 ]]
@@ -62,12 +62,12 @@
 local args = cjson.decode(ARGV[1])
 -- One read of every field the checks need (the hash is small; separate HGETs were a dozen calls).
 local f = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'outcomeDecidedBy', 'outcomeApprovers', 'expiresAt',
-  'requester', 'groups', 'vote:' .. args.approver, 'approvals', 'approvers', 'quorum', 'request', 'callId', 'channels',
-  'rev', 'fp', 'editedArgs')
+  'requester', 'groups', 'vote:' .. args.approver, 'approvals', 'approvers', 'quorum', 'request', 'requestId', 'channels',
+  'callId', 'rev', 'fp', 'editedArgs')
 local status, attempt, decidedBy, decidedApprovers, expiresAtField = f[1], f[2], f[3], f[4], f[5]
 local requester, groups, ownVote, approvalsSoFar, approversSoFar = f[6], f[7], f[8], f[9], f[10]
-local quorum, requestJson, callId, channels = f[11], f[12], f[13], f[14]
-local rev, currentFp, editedArgs = tonumber(f[15] or '0'), f[16], f[17]
+local quorum, requestJson, requestId, channels, callId = f[11], f[12], f[13], f[14], f[15]
+local rev, currentFp, editedArgs = tonumber(f[16] or '0'), f[17], f[18]
 
 if not status then return {-1} end
 if args.spendToken and redis.call('EXISTS', KEYS[5]) == 1 then return {-6} end
@@ -129,7 +129,7 @@ else
   if approvals < tonumber(quorum) then
     redis.call('HSET', KEYS[1], 'vote:' .. args.approver, cjson.encode(vote), 'approvals', approvals,
       'approvers', approvers)
-    return {2, approvals, tonumber(quorum), rev, newRevision and 1 or 0}
+    return {2, approvals, tonumber(quorum), rev, newRevision and 1 or 0, callId}
   end
   redis.call('HSET', KEYS[1], 'approvals', approvals, 'approvers', approvers)
 end
@@ -138,7 +138,7 @@ local request = cjson.decode(requestJson)
 redis.call('HSET', KEYS[1], 'vote:' .. args.approver, cjson.encode(vote), 'status', 'decided',
   'outcomeDecision', args.decision, 'outcomeDecidedBy', 'person', 'outcomeApprovers', approvers,
   'outcomeReason', args.reason, 'outcomeAt', args.nowIso)
-settleCall({call = KEYS[1], pending = KEYS[2], settled = KEYS[3], timers = KEYS[6]}, callId, attempt, now,
+settleCall({request = KEYS[1], pending = KEYS[2], settled = KEYS[3], timers = KEYS[6]}, requestId, attempt, now,
   args.retentionMs, args.publishCheckMs)
 
 -- Trust accumulation: consecutive approvals of this tool for this requester, as asked; a deny or an edit starts over.

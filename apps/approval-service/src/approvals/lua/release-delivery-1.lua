@@ -3,7 +3,7 @@
   refusal), so a retry may make it. Only while the field still holds this reservation: a late release never
   removes a newer attempt's reservation or record.
 
-  KEYS[1] the call's hash                            {tag}:call:<callId>
+  KEYS[1] the request's hash                         {tag}:request:<requestId>
 
   ARGV[1] the delivery's field                       delivery:<kind>:<target>
   ARGV[2] the reservation it was claimed with

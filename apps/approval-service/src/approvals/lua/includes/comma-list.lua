@@ -1,5 +1,5 @@
 --[[
-  Groups are kept in the call's hash as comma-separated lists (IDs never contain a comma).
+  Groups are kept in the request's hash as comma-separated lists (IDs never contain a comma).
 ]]
 local function inCommaList(list, item)
   return string.find(',' .. list .. ',', ',' .. item .. ',', 1, true) ~= nil

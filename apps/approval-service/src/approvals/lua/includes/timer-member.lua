@@ -1,7 +1,7 @@
 --[[
-  The due-timer set's member of one timer: "<kind>|<callId>|<attempt>", kind expire or escalate (timerMember in
-  approval-keys.ts builds the same; call IDs never contain '|').
+  The due-timer set's member of one timer: "<kind>|<requestId>|<attempt>", kind expire or escalate (timerMember in
+  approval-keys.ts builds the same; IDs never contain '|').
 ]]
-local function timerMember(kind, callId, attempt)
-  return kind .. '|' .. callId .. '|' .. attempt
+local function timerMember(kind, requestId, attempt)
+  return kind .. '|' .. requestId .. '|' .. attempt
 end

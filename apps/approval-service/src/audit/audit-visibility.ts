@@ -1,0 +1,57 @@
+// Which audit entries a caller may read: all of them with the `audit-reader` role; otherwise those of requests routed
+// to one of the caller's groups, and those of runs the caller may read because a call of theirs was routed so.
+import { Injectable } from '@nestjs/common';
+import type { AuditEntry } from '@countersign/contracts';
+import { hasRole, RunReaders, type Principal } from '@countersign/platform';
+import { ApprovalStore } from '../approvals/approval-store';
+import { ApproverDirectory } from '../auth/approver-directory';
+
+export type AuditEntryFilter = (entry: AuditEntry) => Promise<boolean>;
+
+@Injectable()
+export class AuditVisibility {
+  constructor(
+    private readonly store: ApprovalStore,
+    private readonly readers: RunReaders,
+    private readonly directory: ApproverDirectory,
+  ) {}
+
+  /**
+   * `all` for an audit reader; `none` for a caller in no group (nothing is ever routed to them); else a filter for one
+   * request, which looks each call's groups and each run's readers up once.
+   *
+   * An entry of a call: visible when the call is routed to one of the caller's groups. A call the service never routed
+   * (an automatic tool call, or one whose request aged out) falls back to its run. An entry of a run only: visible to
+   * the run's readers (the members of the groups its calls were routed to). Anything else (service events): audit
+   * readers only.
+   */
+  for(caller: Principal): 'all' | 'none' | AuditEntryFilter {
+    if (hasRole(caller, 'audit-reader')) return 'all';
+    const groups = new Set(this.directory.groupsOf(caller.id));
+    if (groups.size === 0) return 'none';
+    const callGroups = new Map<string, Promise<string[]>>();
+    const runReadable = new Map<string, Promise<boolean>>();
+    return async (entry) => {
+      if (entry.callId) {
+        // A call ID may name requests of several runs (models choose them): only the entry's own run's count.
+        const callId = entry.callId;
+        const runId = entry.runId;
+        const routed = await once(callGroups, `${runId ?? ''} ${callId}`, async () =>
+          (await this.store.requestsOfCall(callId))
+            .filter((a) => runId === undefined || a.request.runId === runId)
+            .flatMap((a) => a.groups),
+        );
+        if (routed.length > 0) return routed.some((g) => groups.has(g));
+      }
+      if (!entry.runId) return false;
+      const runId = entry.runId;
+      return once(runReadable, runId, () => this.readers.includes(runId, caller.id));
+    };
+  }
+}
+
+function once<T>(cache: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
+  let value = cache.get(key);
+  if (!value) cache.set(key, (value = load()));
+  return value;
+}

@@ -1,0 +1,32 @@
+// The approval service's rate limits (RATE_LIMIT_* variables) as the guards read them, per kind of route.
+import type { Logger, NamedRateLimit, RateLimitPolicy } from '@countersign/platform';
+import type { ApprovalServiceEnv } from './approval-service.config';
+
+/** Route kinds of the approval service (@RateLimited). */
+export const ApprovalRoute = { Decision: 'decision', Slack: 'slack', SignIn: 'sign-in' } as const;
+
+type LimitSetting = Extract<keyof ApprovalServiceEnv, `RATE_LIMIT_${string}`>;
+
+export function approvalRateLimits(env: ApprovalServiceEnv, logger: Logger): RateLimitPolicy {
+  const named = (setting: LimitSetting): NamedRateLimit | undefined =>
+    env[setting] && { ...env[setting], setting };
+  return {
+    keyPrefix: env.KEY_PREFIX,
+    logger,
+    routes: {
+      [ApprovalRoute.Decision]: {
+        what: 'decisions',
+        person: named('RATE_LIMIT_DECISIONS'),
+        machine: named('RATE_LIMIT_DECISIONS_MACHINE'),
+        address: named('RATE_LIMIT_DECISIONS_ADDRESS'),
+      },
+      [ApprovalRoute.Slack]: { what: 'Slack interactions', address: named('RATE_LIMIT_SLACK_ADDRESS') },
+      [ApprovalRoute.SignIn]: {
+        what: 'sign-ins',
+        person: named('RATE_LIMIT_SIGN_IN'),
+        machine: named('RATE_LIMIT_SIGN_IN'),
+        address: named('RATE_LIMIT_SIGN_IN_ADDRESS'),
+      },
+    },
+  };
+}

@@ -1,0 +1,129 @@
+// The notification digest's state in Redis: per requester and window (NOTIFY_DIGEST_WINDOW), how many requests
+// arrived, and how many of them each target (a Slack channel, an approver's email) was not sent one by one. It sits in
+// the approval state's hash tag, so a script reads a call's hash and its requester's window together.
+import { randomBytes } from 'node:crypto';
+import { encodeScriptArgs, LuaScript, type RedisClient } from '@countersign/platform';
+import { approvalKeys, type ApprovalKeys } from '../approvals/approval-keys';
+import type { DeliveryRecord } from '../approvals/approval-store';
+import type { DeliveryLedger, LedgerClaim } from './once-only-delivery';
+
+const SCRIPTS = {
+  admit: LuaScript.load(__dirname, 'admit-notification-2.lua'),
+  claim: LuaScript.load(__dirname, 'claim-digest-1.lua'),
+  record: LuaScript.load(__dirname, 'record-digest-1.lua'),
+  release: LuaScript.load(__dirname, 'release-digest-1.lua'),
+};
+
+/** When a call's notifications are sent: when it arrives, or when its escalation groups are added. */
+export type NotifyPhase = 'request' | 'escalation';
+
+/** Where a notification goes: `slack:<channel>` or `email:<approver>` (neither holds a comma). */
+export type DigestTarget = `slack:${string}` | `email:${string}`;
+
+/** `direct`: notify one by one. `digest`: counted in `windowStart`'s digest. `gone`: nothing to notify. */
+export type Admission = { kind: 'direct' } | { kind: 'digest'; windowStart: number } | { kind: 'gone' };
+
+type AdmitArgs = {
+  attempt: number;
+  phase: NotifyPhase;
+  window: string;
+  after: number;
+  targets: string;
+  ttlMs: number;
+};
+
+/** A claimed digest: send one about `count` requests. */
+export interface ClaimedDigest {
+  target: DigestTarget;
+  reservation: string;
+  count: number;
+}
+
+export class DigestStore {
+  private readonly keys: ApprovalKeys;
+
+  constructor(
+    private readonly redis: RedisClient,
+    keyPrefix: string,
+    /** NOTIFY_DIGEST_WINDOW. */
+    readonly windowMs: number,
+    /** NOTIFY_DIGEST_AFTER: requests per requester and window notified one by one; undefined: no digest (off). */
+    private readonly after: number | undefined,
+    /** How long a window's state is kept after it ends: its digests are retried for a while. */
+    private readonly keepMs = 86_400_000,
+  ) {
+    this.keys = approvalKeys(keyPrefix);
+  }
+
+  get enabled(): boolean {
+    return this.after !== undefined;
+  }
+
+  /** The window `now` falls in: windows are aligned to multiples of their length, so every replica agrees. */
+  windowOf(now: number): number {
+    return now - (now % this.windowMs);
+  }
+
+  async admit(
+    call: {
+      requestId: string;
+      attempt: number;
+      requester: string;
+      phase: NotifyPhase;
+      targets: DigestTarget[];
+    },
+    now = Date.now(),
+  ): Promise<Admission> {
+    if (this.after === undefined) return { kind: 'direct' };
+    const windowStart = this.windowOf(now);
+    const reply = (await SCRIPTS.admit.run(
+      this.redis,
+      [this.keys.request(call.requestId), this.keys.digestWindow(call.requester, windowStart)],
+      [
+        encodeScriptArgs<AdmitArgs>({
+          attempt: call.attempt,
+          phase: call.phase,
+          window: String(windowStart),
+          after: this.after,
+          targets: call.targets.join(','),
+          ttlMs: windowStart + this.windowMs - now + this.keepMs,
+        }),
+      ],
+    )) as [number, string?];
+    if (reply[0] === 1) return { kind: 'direct' };
+    if (reply[0] === 2) return { kind: 'digest', windowStart: Number(reply[1]) };
+    return { kind: 'gone' };
+  }
+
+  /** The reserve / record / release steps of one target's digest, for OnceOnlyDelivery. */
+  ledger(requester: string, windowStart: number, target: DigestTarget, now = Date.now()) {
+    const key = this.keys.digestWindow(requester, windowStart);
+    const redis = this.redis;
+    const ledger: DeliveryLedger<ClaimedDigest> = {
+      describe: { requester, window: new Date(windowStart).toISOString(), digest: target },
+      async claim(): Promise<LedgerClaim<ClaimedDigest>> {
+        const reservation = `reserved:${now}:${randomBytes(4).toString('hex')}`;
+        const reply = (await SCRIPTS.claim.run(redis, [key], [target, reservation])) as [number, unknown?];
+        if (reply[0] === 1)
+          return { status: 'claimed', claimed: { target, reservation, count: Number(reply[1]) } };
+        if (reply[0] === 0) return { status: 'not_due' };
+        const held = String(reply[1]);
+        if (held.startsWith('delivered:'))
+          return { status: 'delivered', receipt: held.slice('delivered:'.length) };
+        return { status: 'in_doubt', reservedAt: Number(held.split(':')[1]) };
+      },
+      async record(claimed, record: DeliveryRecord) {
+        const reply = await SCRIPTS.record.run(
+          redis,
+          [key],
+          [target, claimed.reservation, `delivered:${record.receipt}`],
+        );
+        return reply === 1;
+      },
+      async release(claimed) {
+        await SCRIPTS.release.run(redis, [key], [target, claimed.reservation]);
+      },
+    };
+    return ledger;
+  }
+}

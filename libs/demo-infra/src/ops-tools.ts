@@ -1,0 +1,82 @@
+// The demo's ops tools over the simulated infrastructure: built into the agent worker (the tests and benchmarks use
+// them in-process) and served over MCP by apps/ops-mcp-server (what the demo and the shipped config use). Their tiers
+// here are what the worker applies to the built-in ones: reads `auto`, changes `confirm`, destruction `manual_only`.
+// Tools that change something preview the change for approvers (built in only: a tool served over MCP has no
+// preview), reading the simulated infrastructure only.
+import { z } from 'zod';
+import { defineTool, type ToolDefinition } from '@countersign/authorization';
+import type { InfraStore } from './infra-store';
+
+export interface OpsToolOptions {
+  restartMs: number;
+  maxReplicas: number;
+}
+
+// Strict schemas: an argument the tool does not know is refused rather than silently dropped,
+// so what an approver sees is all there is.
+const serviceArgs = z
+  .object({ service: z.string().min(1).max(64).describe('Service name, e.g. "api"') })
+  .strict();
+
+const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+const restartsSoFar = (n: number) => (n === 0 ? 'never restarted' : `restarted ${plural(n, 'time')} so far`);
+
+export function opsTools(infra: InfraStore, options: OpsToolOptions): ToolDefinition[] {
+  const tools = [
+    defineTool({
+      name: 'get_service_status',
+      description: 'Status, replicas and restart count of one service.',
+      args: serviceArgs,
+      tier: 'auto',
+      handler: (args) => infra.service(args.service),
+    }),
+    defineTool({
+      name: 'list_services',
+      description: 'Every service with its status.',
+      args: z.object({}).strict(),
+      tier: 'auto',
+      handler: async () => (await infra.view()).services,
+    }),
+    defineTool({
+      name: 'restart_service',
+      description: 'Restarts a service (rolling restart of all replicas).',
+      args: serviceArgs,
+      tier: 'confirm',
+      handler: (args) => infra.restart(args.service, options.restartMs),
+      preview: async (args) => {
+        const s = await infra.service(args.service);
+        return `${s.name} (${s.status}, ${plural(s.replicas, 'replica')}, ${restartsSoFar(s.restarts)})`;
+      },
+    }),
+    defineTool({
+      name: 'scale_service',
+      description: 'Sets the number of replicas of a service.',
+      args: z
+        .object({
+          service: serviceArgs.shape.service,
+          replicas: z.number().int().min(0).max(options.maxReplicas),
+        })
+        .strict(),
+      tier: 'confirm',
+      handler: (args) => infra.scale(args.service, args.replicas),
+      preview: async (args) => {
+        const s = await infra.service(args.service);
+        return `${s.name}: ${s.replicas} → ${plural(args.replicas, 'replica')}`;
+      },
+    }),
+    defineTool({
+      name: 'delete_volume',
+      description: 'Deletes a storage volume and all its data.',
+      args: z.object({ volume: z.string().min(1).max(64) }).strict(),
+      tier: 'manual_only',
+      handler: async (args) => ({ deleted: await infra.deleteVolume(args.volume) }),
+      preview: async (args) => {
+        const sizeGb = await infra.volumeSize(args.volume);
+        return sizeGb === undefined
+          ? `${args.volume}: no such volume`
+          : `${args.volume}: ${sizeGb} GB and all its data`;
+      },
+    }),
+  ];
+  return tools as ToolDefinition[];
+}

@@ -1,0 +1,130 @@
+// The queue layer of both apps, on @nestjs/bullmq: the app instance's Redis connections, its queues
+// (BullModule.forRootAsync and registerQueueAsync, injectable with @InjectQueue), the workers of its job catalog,
+// and the order in which all of it starts and stops.
+import {
+  type DynamicModule,
+  Inject,
+  Module,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { BullModule, getQueueToken } from '@nestjs/bullmq';
+import type { Queue } from 'bullmq';
+import type { QueueName } from '@countersign/contracts';
+import { JOB_CATALOG } from './job-catalog';
+import { QUEUE_MODULE_OPTIONS, type JobRetry, type QueueModuleOptions } from './queue-options';
+import { QueueWorkers } from './queue-workers';
+import { Queues } from './queues';
+import { RedisConnections } from './redis-connections';
+
+/** Holds the options and the connections, so that BullModule's factories can inject them. */
+@Module({})
+class QueueConnectionsModule {}
+
+@Module({})
+export class QueueModule
+  implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy, OnApplicationShutdown
+{
+  constructor(
+    @Inject(ModuleRef) private readonly moduleRef: ModuleRef,
+    @Inject(QueueWorkers) private readonly workers: QueueWorkers,
+    @Inject(Queues) private readonly queues: Queues,
+    @Inject(RedisConnections) private readonly connections: RedisConnections,
+  ) {}
+
+  /**
+   * Everything is built from `options`, which the app computes from its validated config at bootstrap, so
+   * instances with different settings can share a process. The app provides its handlers with provideJobCatalog().
+   */
+  static forRoot<Consumed extends QueueName>(options: QueueModuleOptions<Consumed>): DynamicModule {
+    const settings = { provide: QUEUE_MODULE_OPTIONS, useValue: options };
+    const connections = {
+      provide: RedisConnections,
+      useFactory: ({ env, service, logger }: QueueModuleOptions) =>
+        new RedisConnections({ url: env.REDIS_URL, clusterNodes: env.REDIS_CLUSTER_NODES }, service, logger),
+      inject: [QUEUE_MODULE_OPTIONS],
+    };
+    const connectionsModule: DynamicModule = {
+      module: QueueConnectionsModule,
+      providers: [settings, connections],
+      exports: [settings, connections],
+    };
+    const produced = Object.keys(options.produces) as QueueName[];
+    const bullRoot = BullModule.forRootAsync({
+      imports: [connectionsModule],
+      inject: [RedisConnections, QUEUE_MODULE_OPTIONS],
+      useFactory: (redis: RedisConnections, { env }: QueueModuleOptions) => ({
+        connection: redis.producers,
+        prefix: env.QUEUE_PREFIX,
+      }),
+      // Workers are QueueWorkers' (see there why); no @Processor class is looked for.
+      extraOptions: { manualRegistration: true },
+    });
+    const bullQueues = BullModule.registerQueueAsync(
+      ...produced.map((name) => ({
+        name,
+        imports: [connectionsModule],
+        inject: [QUEUE_MODULE_OPTIONS],
+        // Only what every job must carry: BullMQ stores a job's options in its hash. Retention is the
+        // consuming workers' option.
+        useFactory: ({ produces }: QueueModuleOptions) => ({
+          defaultJobOptions: retryOptions(produces[name]!),
+        }),
+      })),
+    );
+    return {
+      module: QueueModule,
+      imports: [connectionsModule, bullRoot, bullQueues],
+      providers: [
+        {
+          provide: Queues,
+          useFactory: (...queues: Queue[]) => new Queues(queues, options.logger),
+          inject: produced.map((name) => getQueueToken(name)),
+        },
+        {
+          provide: QueueWorkers,
+          useFactory: (o: QueueModuleOptions, redis: RedisConnections) => new QueueWorkers(o, redis),
+          inject: [QUEUE_MODULE_OPTIONS, RedisConnections],
+        },
+      ],
+      exports: [connectionsModule, bullQueues, Queues, QueueWorkers],
+    };
+  }
+
+  /** Fails start-up, naming what to add, when the app's catalog misses a handler (or is not provided). */
+  onModuleInit(): void {
+    let catalog: unknown;
+    try {
+      catalog = this.moduleRef.get(JOB_CATALOG, { strict: false });
+    } catch {
+      catalog = undefined;
+    }
+    this.workers.useCatalog(catalog);
+  }
+
+  /** Every module is initialised (the app's own start-up included): the workers may take jobs. */
+  onApplicationBootstrap(): void {
+    this.workers.start();
+  }
+
+  /**
+   * The first of the queue layer to close: in-flight jobs finish while their queues and connections are open
+   * (those close in onApplicationShutdown, after every module's destroy and before-shutdown hooks).
+   */
+  async onModuleDestroy(): Promise<void> {
+    await this.workers.close();
+  }
+
+  /** Last: the queues, then the connections under them. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.queues.close();
+    await this.connections.close();
+  }
+}
+
+function retryOptions(retry: JobRetry) {
+  return { attempts: retry.attempts, backoff: { type: 'exponential', delay: retry.backoffMs } };
+}

@@ -1,0 +1,88 @@
+import { ServiceUnavailableException } from '@nestjs/common';
+import { Cluster, Redis } from 'ioredis';
+import { z } from 'zod';
+import { rateLimitSetting, TrustProxySchema } from './rate-limit.schema';
+import { redisRateLimitStorage } from './rate-limit-storage';
+
+describe('rate-limit settings', () => {
+  const schema = z.object({ LIMIT: rateLimitSetting('30/1m'), TRUST_PROXY: TrustProxySchema.optional() });
+  const parse = (env: Record<string, string>) => schema.safeParse(env);
+
+  it.each([
+    ['30/1m', { limit: 30, windowMs: 60_000 }],
+    ['5/10s', { limit: 5, windowMs: 10_000 }],
+    ['1000/1h', { limit: 1000, windowMs: 3_600_000 }],
+    ['2/1500ms', { limit: 2, windowMs: 1_500 }],
+  ])('reads %s', (text, expected) => {
+    expect(parse({ LIMIT: text }).data?.LIMIT).toEqual({ ...expected, text });
+  });
+
+  it('applies the default as if it had been set', () => {
+    expect(parse({}).data?.LIMIT).toEqual({ limit: 30, windowMs: 60_000, text: '30/1m' });
+  });
+
+  it('turns a limit off only when it says off', () => {
+    expect(parse({ LIMIT: 'off' }).data).toEqual({ LIMIT: undefined });
+  });
+
+  it.each([
+    ['0/1m', 'at least 1 request'],
+    ['5/500ms', 'at least 1s'],
+    ['30 per minute', 'such as 30/1m'],
+    ['30/m', 'such as 30/1m'],
+    ['none', 'or off'],
+    ['-1/1m', 'or off'],
+  ])('refuses %s, naming the variable', (text, message) => {
+    const issues = parse({ LIMIT: text }).error?.issues ?? [];
+    expect(issues.map((i) => i.path.join('.'))).toEqual(['LIMIT']);
+    expect(issues[0].message).toContain(message);
+  });
+
+  it.each([
+    ['1', 1],
+    ['loopback', ['loopback']],
+    ['loopback, 10.0.0.0/8', ['loopback', '10.0.0.0/8']],
+  ])('reads TRUST_PROXY=%s', (text, expected) => {
+    expect(parse({ TRUST_PROXY: text }).data?.TRUST_PROXY).toEqual(expected);
+  });
+
+  it.each(['true', 'TRUE', '*', 'all', 'loopback,,'])(
+    'refuses TRUST_PROXY=%s (every client could pick its address)',
+    (text) => {
+      expect(parse({ TRUST_PROXY: text }).error?.issues.map((i) => i.path.join('.'))).toEqual([
+        'TRUST_PROXY',
+      ]);
+    },
+  );
+});
+
+describe('redisRateLimitStorage', () => {
+  it('counts on the client it is given: a single Redis or a Cluster', async () => {
+    const redis = new Redis({ lazyConnect: true });
+    const cluster = new Cluster([{ host: '127.0.0.1', port: 7000 }], { lazyConnect: true });
+    try {
+      expect(() => redisRateLimitStorage(redis)).not.toThrow();
+      expect(() => redisRateLimitStorage(cluster)).not.toThrow();
+    } finally {
+      redis.disconnect();
+      cluster.disconnect();
+    }
+  });
+
+  it('refuses anything that is not an ioredis client instead of connecting somewhere else', () => {
+    const lookalike = { call: () => Promise.resolve([1, 1, 0, 0]) };
+    expect(() => redisRateLimitStorage(lookalike as never)).toThrow(/did not take the service Redis client/);
+  });
+
+  it('refuses the request (503) when the count cannot be read: it fails closed', async () => {
+    const offline = new Redis({ lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    try {
+      const storage = redisRateLimitStorage(offline);
+      await expect(storage.increment('k', 60_000, 5, 60_000, 'principal')).rejects.toBeInstanceOf(
+        ServiceUnavailableException,
+      );
+    } finally {
+      offline.disconnect();
+    }
+  });
+});

@@ -1,0 +1,161 @@
+// One MCP server as a source of tools for the policy pipeline: each advertised tool becomes a ToolDefinition named
+// `<prefix><tool>`, tiered by Countersign's patterns (hints only raise), its arguments checked against the advertised
+// JSON schema, its definition hash covering what was advertised, its handler a bounded call whose result is text.
+import type { ToolDefinition } from '@countersign/authorization';
+import { ToolNameSchema } from '@countersign/contracts';
+import { jsonSchemaArgs } from './json-schema-args';
+import {
+  type AdvertisedTool,
+  type ConnectionState,
+  McpConnection,
+  ProviderCallError,
+  type ProviderLogger,
+} from './mcp-connection';
+import { NamePatterns } from './name-patterns';
+import type { McpServerConfig } from './provider-config.schema';
+import { capText, mcpResultText } from './result-text';
+import type { SecretSource } from './secrets';
+import { TierRules } from './tier-rules';
+
+/** A tool some provider offers, ready for a ToolRegistry. */
+export interface ProviderTool {
+  definition: ToolDefinition;
+  /** `mcp:<server>` or `http`: for logs and conflicts. */
+  source: string;
+  /** The provider's own name of the tool (the server's, without the prefix). */
+  remoteName: string;
+}
+
+/** A tool that reported failure (`isError`): it ran, and its text says what went wrong. */
+export class ToolReportedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = this.constructor.name;
+  }
+}
+
+export interface ProviderDeps {
+  secrets: SecretSource;
+  logger: ProviderLogger;
+}
+
+/** The `_meta` keys a call carries, so a server can log and deduplicate by the call it serves. */
+export const CALL_META = {
+  runId: 'countersign/runId',
+  callId: 'countersign/callId',
+  agent: 'countersign/agent',
+  userId: 'countersign/userId',
+} as const;
+
+export class McpToolProvider {
+  readonly prefix: string;
+  private readonly connection: McpConnection;
+  private readonly tiers: TierRules;
+  private readonly timeouts: NamePatterns<number>;
+  private current: readonly ProviderTool[] = [];
+  private readonly listeners = new Set<(tools: readonly ProviderTool[]) => void>();
+
+  constructor(
+    readonly server: string,
+    private readonly config: McpServerConfig,
+    private readonly deps: ProviderDeps,
+  ) {
+    this.prefix = config.prefix ?? `${server}__`;
+    this.tiers = new TierRules(config.tiers);
+    // Two equally specific timeout patterns: the shorter one.
+    this.timeouts = new NamePatterns(config.toolTimeoutMs, (a, b) => b - a);
+    this.connection = new McpConnection(server, config, deps.secrets, deps.logger);
+    this.connection.onToolsChanged((advertised) => this.rebuild(advertised));
+  }
+
+  /** Connects and lists the tools (bounded by `connectTimeoutMs`); on failure keeps trying in the background. */
+  start(): Promise<void> {
+    return this.connection.start();
+  }
+
+  close(): Promise<void> {
+    return this.connection.close();
+  }
+
+  /** Lists the server's tools again now, e.g. before running a call approved a while ago. Never throws. */
+  refresh(): Promise<void> {
+    return this.connection.refresh();
+  }
+
+  get status(): { state: ConnectionState; lastError?: string; tools: number } {
+    return this.connection.status;
+  }
+
+  tools(): readonly ProviderTool[] {
+    return this.current;
+  }
+
+  /** Called with the tools whenever the server's list changed. Returns the unsubscribe function. */
+  onChange(listener: (tools: readonly ProviderTool[]) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private rebuild(advertised: readonly AdvertisedTool[]): void {
+    this.current = advertised.flatMap((tool) => this.toProviderTool(tool) ?? []);
+    this.deps.logger.info(
+      { server: this.server, tools: this.current.map((t) => `${t.definition.name}:${t.definition.tier}`) },
+      'MCP server tools',
+    );
+    for (const listener of this.listeners) listener(this.current);
+  }
+
+  /** Undefined (and a warning) for a tool that cannot be offered safely. */
+  private toProviderTool(tool: AdvertisedTool): ProviderTool | undefined {
+    const name = `${this.prefix}${tool.name}`;
+    const refuse = (why: string) => {
+      this.deps.logger.warn({ server: this.server, tool: tool.name }, `MCP tool not offered: ${why}`);
+      return undefined;
+    };
+    if (!ToolNameSchema.safeParse(name).success)
+      return refuse(`"${name}" is not a valid tool name (letters, digits, _ and -, at most 64)`);
+    let args;
+    try {
+      args = jsonSchemaArgs(tool.inputSchema as Record<string, unknown>);
+    } catch (error) {
+      return refuse((error as Error).message);
+    }
+    const advertised: Record<string, unknown> = { name: tool.name };
+    if (tool.title !== undefined) advertised.title = tool.title;
+    if (tool.description !== undefined) advertised.description = tool.description;
+    const timeoutMs = this.timeouts.match(tool.name)?.value ?? this.config.timeoutMs;
+    const definition: ToolDefinition = {
+      name,
+      description: tool.description ?? tool.title ?? '',
+      args,
+      inputSchema: tool.inputSchema as Record<string, unknown>,
+      advertised,
+      tier: this.tiers.tierOf(tool.name, tool.annotations ?? {}),
+      handler: (callArgs, ctx) =>
+        this.call(tool.name, callArgs as Record<string, unknown>, timeoutMs, {
+          [CALL_META.runId]: ctx.runId,
+          [CALL_META.callId]: ctx.callId,
+          [CALL_META.agent]: ctx.agent,
+          [CALL_META.userId]: ctx.userId,
+        }),
+    };
+    return { definition, source: `mcp:${this.server}`, remoteName: tool.name };
+  }
+
+  /** The result as the model reads it; throws (with a message for the model) when the call failed. */
+  private async call(
+    tool: string,
+    args: Record<string, unknown>,
+    timeoutMs: number,
+    meta: Record<string, unknown>,
+  ): Promise<string> {
+    const { secrets } = this.deps;
+    const result = await this.connection.callTool(tool, args, { timeoutMs, meta });
+    // Scrubbed before it is cut, so no part of a secret survives at the cut.
+    const text = capText(secrets.scrub(mcpResultText(result)), this.config.maxResultBytes);
+    if (result.isError) throw new ToolReportedError(text || 'the tool reported an error without details');
+    return text;
+  }
+}
+
+export { ProviderCallError };

@@ -1,0 +1,471 @@
+// The approvals API for agents Countersign does not run: submit, wait, claim once, report; real Redis, real HTTP.
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { fingerprint, verifyWebhookSignature } from '@countersign/authorization';
+import {
+  ExternalApprovalViewSchema,
+  QueueName,
+  WEBHOOK_HEADERS,
+  WebhookPayloadSchema,
+  type ApprovalView,
+  type ClaimResult,
+  type ExternalApprovalView,
+} from '@countersign/contracts';
+import { ExternalHarness } from './support/external-harness';
+import { TEST_REDIS_URL, waitFor } from './support/redis';
+
+jest.setTimeout(30_000);
+
+/** Collects webhook deliveries (headers and the exact body bytes); answers `status`. */
+class WebhookReceiver {
+  readonly received: { headers: IncomingHttpHeaders; body: string }[] = [];
+  status = 200;
+  private server?: Server;
+
+  async start(): Promise<string> {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        this.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        res.writeHead(this.status).end();
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+const receiver = new WebhookReceiver();
+let receiverUrl: string;
+let harness: ExternalHarness;
+let redis: Redis;
+let run = 0;
+
+beforeAll(async () => {
+  receiverUrl = await receiver.start();
+  harness = await ExternalHarness.start('external-api', { WEBHOOK_ALLOWED_ORIGINS: receiverUrl });
+  redis = new Redis(TEST_REDIS_URL);
+});
+
+afterAll(async () => {
+  await harness?.close();
+  await receiver.stop();
+  await redis?.quit();
+});
+
+/** A fresh run ID per test, so index entries never meet across tests. */
+const nextRun = () => `run-${++run}`;
+
+function call(over: Record<string, unknown> = {}) {
+  return {
+    runId: nextRun(),
+    callId: 'call-1',
+    toolName: 'refund_order',
+    args: { orderId: '1234', amount: 25 },
+    ...over,
+  };
+}
+
+async function submit(body: unknown, as = 'agent-bot') {
+  return harness.api<ExternalApprovalView>('POST', '/external-approvals', as, body);
+}
+
+async function read(approvalId: string, as = 'agent-bot', waitMs?: number) {
+  const query = waitMs === undefined ? '' : `?waitMs=${waitMs}`;
+  return harness.api<ExternalApprovalView>('GET', `/external-approvals/${approvalId}${query}`, as);
+}
+
+async function claim(approvalId: string, fp: string, as = 'agent-bot') {
+  return harness.api<ClaimResult & { error?: string }>(
+    'POST',
+    `/external-approvals/${approvalId}/claim`,
+    as,
+    { fingerprint: fp },
+  );
+}
+
+async function complete(approvalId: string, body: unknown, as = 'agent-bot') {
+  return harness.api<ExternalApprovalView & { error?: string }>(
+    'POST',
+    `/external-approvals/${approvalId}/completion`,
+    as,
+    body,
+  );
+}
+
+describe('submitting a call', () => {
+  it('answers pending with an approval ID, the fingerprint, the expiry and the inbox link', async () => {
+    const body = call();
+    const { status, json } = await submit(body);
+    expect(status).toBe(201);
+    const view = ExternalApprovalViewSchema.parse(json);
+    expect(view).toMatchObject({
+      status: 'pending',
+      runId: body.runId,
+      callId: 'call-1',
+      toolName: 'refund_order',
+      requester: 'agent-bot',
+      fingerprint: fingerprint('refund_order', body.args),
+      inboxUrl: `${harness.url}/inbox#${view.approvalId}`,
+    });
+    expect(Date.parse(view.expiresAt)).toBeGreaterThan(Date.now());
+    // Approvers see it like any other request, keyed by the approval ID.
+    const shown = await harness.api<ApprovalView>('GET', `/approvals/${view.approvalId}`, 'bob');
+    expect(shown.status).toBe(200);
+    expect(shown.json.request).toMatchObject({
+      callId: view.approvalId,
+      agent: 'agent-bot',
+      args: body.args,
+      external: { principal: 'agent-bot', callId: 'call-1' },
+    });
+  });
+
+  it('returns the same approval for the same call and arguments, a new one for other arguments', async () => {
+    const body = call();
+    const first = await submit(body);
+    // Key order does not change the fingerprint, so it is the same call.
+    const again = await submit({ ...body, args: { amount: 25, orderId: '1234' } });
+    expect(again.status).toBe(200);
+    expect(again.json.approvalId).toBe(first.json.approvalId);
+    const changed = await submit({ ...body, args: { orderId: '1234', amount: 2500 } });
+    expect(changed.status).toBe(201);
+    expect(changed.json.approvalId).not.toBe(first.json.approvalId);
+    // Another client's call with the same run and call IDs is another approval.
+    const other = await submit(body, 'other-bot');
+    expect(other.json.approvalId).not.toBe(first.json.approvalId);
+  });
+
+  it('gives two submissions of the same call at once one approval', async () => {
+    const body = call();
+    const answers = await Promise.all([submit(body), submit(body), submit(body)]);
+    expect(new Set(answers.map((a) => a.json.approvalId)).size).toBe(1);
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
+    expect((await harness.pendingFor('bob')).filter((id) => id === answers[0].json.approvalId)).toHaveLength(
+      1,
+    );
+  });
+
+  it('denies at once a call that no rule routes to anyone', async () => {
+    const { status, json } = await submit(call(), 'other-bot');
+    expect(status).toBe(201);
+    expect(json).toMatchObject({ status: 'deny', decidedBy: 'no_route', reason: 'no approver route' });
+  });
+
+  it.each([
+    ['runId', { runId: 'has:colon' }, 'runId'],
+    ['toolName', { toolName: 'not a name' }, 'toolName'],
+    ['args', { args: [1, 2] }, 'args'],
+    ['an unknown field', { agent: 'ops' }, '(root)'],
+    ['onBehalfOf', { onBehalfOf: '' }, 'onBehalfOf'],
+    ['webhook.url', { webhook: { url: 'not a url' } }, 'webhook.url'],
+    ['context.runDescription', { context: { runDescription: 'x'.repeat(2001) } }, 'context.runDescription'],
+  ])('refuses a bad %s with 400 naming the field', async (_what, over, field) => {
+    const { status, json } = await harness.api<{ message: string; issues: { path: string }[] }>(
+      'POST',
+      '/external-approvals',
+      'agent-bot',
+      call(over),
+    );
+    expect(status).toBe(400);
+    expect(json.issues.map((i) => i.path)).toContain(field);
+  });
+
+  it('refuses arguments over 64 KiB, naming args', async () => {
+    const { status, json } = await harness.api<{ issues: { path: string }[] }>(
+      'POST',
+      '/external-approvals',
+      'agent-bot',
+      call({ args: { blob: 'x'.repeat(70_000) } }),
+    );
+    expect(status).toBe(400);
+    expect(json.issues.map((i) => i.path)).toContain('args');
+  });
+
+  it('needs the approvals-client role, and a credential', async () => {
+    expect((await submit(call(), 'alice')).status).toBe(403);
+    const res = await fetch(`${harness.url}/external-approvals`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(call()),
+    });
+    expect(res.status).toBe(401);
+  });
+
+  it('submits for a person only with an actAs entry naming them', async () => {
+    const mine = await submit(call({ onBehalfOf: 'alice' }));
+    expect(mine.status).toBe(201);
+    expect(mine.json.requester).toBe('alice');
+    expect((await submit(call({ onBehalfOf: 'bob' }))).status).toBe(403);
+    expect((await submit(call({ onBehalfOf: 'alice' }), 'other-bot')).status).toBe(403);
+  });
+
+  it('refuses a webhook to an origin that is not allowed, naming webhook.url', async () => {
+    const { status, json } = await harness.api<{ issues: { path: string }[] }>(
+      'POST',
+      '/external-approvals',
+      'agent-bot',
+      call({ webhook: { url: 'http://169.254.169.254/latest/meta-data' } }),
+    );
+    expect(status).toBe(400);
+    expect(json.issues.map((i) => i.path)).toEqual(['webhook.url']);
+  });
+});
+
+describe('deciding', () => {
+  it('never lets the requester decide its own call', async () => {
+    const { json } = await submit(call({ onBehalfOf: 'alice' }));
+    const vote = await harness.api<{ error: string }>(
+      'POST',
+      `/approvals/${json.approvalId}/decisions`,
+      'alice',
+      { decision: 'approve' },
+    );
+    expect(vote.status).toBe(403);
+    expect(vote.json.error).toBe('self_approval');
+    expect((await read(json.approvalId)).json.status).toBe('pending');
+  });
+
+  it('counts a quorum like any other request', async () => {
+    const { json } = await submit(call({ toolName: 'pair_transfer' }));
+    await harness.approve(json.approvalId, 'carol');
+    expect((await read(json.approvalId)).json.status).toBe('pending');
+    await harness.approve(json.approvalId, 'dave');
+    expect((await read(json.approvalId)).json).toMatchObject({
+      status: 'allow',
+      approvers: ['carol', 'dave'],
+    });
+  });
+
+  it('publishes nothing to the worker’s approval-decisions queue', async () => {
+    const { json } = await submit(call());
+    await harness.approve(json.approvalId);
+    await waitFor(async () => (await read(json.approvalId)).json.status === 'allow', 'decided');
+    const decisions = new Queue(QueueName.ApprovalDecisions, {
+      connection: redis,
+      prefix: harness.prefixes.queuePrefix,
+    });
+    try {
+      const counts = await decisions.getJobCounts();
+      expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(0);
+    } finally {
+      await decisions.close();
+    }
+  });
+});
+
+describe('waiting', () => {
+  it('answers a bounded wait with the decision as soon as it is made', async () => {
+    const { json } = await submit(call());
+    const waiting = read(json.approvalId, 'agent-bot', 20_000);
+    // The wait is in place before the decision: nothing but the decision can end it this early.
+    await new Promise((r) => setTimeout(r, 200));
+    await harness.deny(json.approvalId, 'not during the freeze');
+    const started = Date.now();
+    const { json: decided } = await waiting;
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(decided).toMatchObject({ status: 'deny', decidedBy: 'person', reason: 'not during the freeze' });
+  });
+
+  it('answers pending once the wait is over', async () => {
+    const { json } = await submit(call());
+    const { status, json: view } = await read(json.approvalId, 'agent-bot', 300);
+    expect(status).toBe(200);
+    expect(view.status).toBe('pending');
+  });
+
+  it('refuses a wait over 30 s, naming waitMs', async () => {
+    const { json } = await submit(call());
+    const res = await harness.api<{ issues: { path: string }[] }>(
+      'GET',
+      `/external-approvals/${json.approvalId}?waitMs=30001`,
+      'agent-bot',
+    );
+    expect(res.status).toBe(400);
+    expect(res.json.issues.map((i) => i.path)).toEqual(['waitMs']);
+  });
+
+  it('shows an approval only to the client that submitted it', async () => {
+    const { json } = await submit(call());
+    expect((await read(json.approvalId, 'other-bot')).status).toBe(404);
+    expect((await read('xa-' + '0'.repeat(32))).status).toBe(404);
+    expect((await read('call-1')).status).toBe(400);
+  });
+});
+
+describe('claiming and completing', () => {
+  async function approved(over: Record<string, unknown> = {}) {
+    const body = call(over);
+    const { json } = await submit(body);
+    await harness.approve(json.approvalId);
+    return { approvalId: json.approvalId, fp: json.fingerprint, body };
+  }
+
+  it('lets the first claim run the call with the approved arguments and refuses the second with 409', async () => {
+    const { approvalId, fp, body } = await approved();
+    const first = await claim(approvalId, fp);
+    expect(first.status).toBe(200);
+    expect(first.json).toMatchObject({
+      approvalId,
+      toolName: body.toolName,
+      args: body.args,
+      fingerprint: fp,
+    });
+    const second = await claim(approvalId, fp);
+    expect(second.status).toBe(409);
+    expect(second.json.error).toBe('already_claimed');
+    expect((await read(approvalId)).json.claim?.claimedAt).toBe(first.json.claimedAt);
+  });
+
+  it('lets exactly one of many simultaneous claims through', async () => {
+    const { approvalId, fp } = await approved();
+    const answers = await Promise.all(Array.from({ length: 8 }, () => claim(approvalId, fp)));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
+  });
+
+  it('refuses to claim a call that is not decided (409), denied (403) or of other arguments (409)', async () => {
+    const pending = await submit(call());
+    expect((await claim(pending.json.approvalId, pending.json.fingerprint)).json.error).toBe('not_decided');
+
+    const denied = await submit(call());
+    await harness.deny(denied.json.approvalId, 'no');
+    const refused = await claim(denied.json.approvalId, denied.json.fingerprint);
+    expect([refused.status, refused.json.error]).toEqual([403, 'denied']);
+
+    const { approvalId } = await approved();
+    const other = await claim(approvalId, fingerprint('refund_order', { orderId: '1234', amount: 2500 }));
+    expect([other.status, other.json.error]).toEqual([409, 'fingerprint_mismatch']);
+    // The refusal did not use the claim up.
+    expect((await claim(approvalId, (await read(approvalId)).json.fingerprint)).status).toBe(200);
+  });
+
+  it('answers 410 for an approval that expired', async () => {
+    const { json } = await submit(call({ toolName: 'short_task' }));
+    const expired = await waitFor(async () => {
+      const view = (await read(json.approvalId, 'agent-bot', 5_000)).json;
+      return view.status === 'deny' ? view : undefined;
+    }, 'expiry');
+    expect(expired).toMatchObject({ decidedBy: 'expired', reason: 'expired' });
+    const res = await claim(json.approvalId, json.fingerprint);
+    expect([res.status, res.json.error]).toEqual([410, 'expired']);
+  });
+
+  it('does not let another client claim, and refuses a completion before a claim', async () => {
+    const { approvalId, fp } = await approved();
+    expect((await claim(approvalId, fp, 'other-bot')).status).toBe(404);
+    const early = await complete(approvalId, { outcome: 'ok' });
+    expect([early.status, early.json.error]).toEqual([409, 'not_claimed']);
+  });
+
+  it('takes one completion report into the audit log and refuses a second', async () => {
+    const { approvalId, fp } = await approved();
+    await claim(approvalId, fp);
+    const done = await complete(approvalId, { outcome: 'ok', summary: 'refunded 25' });
+    expect(done.status).toBe(200);
+    expect(done.json.claim?.completion).toMatchObject({ outcome: 'ok', summary: 'refunded 25' });
+    const again = await complete(approvalId, { outcome: 'error' });
+    expect([again.status, again.json.error]).toEqual([409, 'already_completed']);
+    const audit = await waitFor(async () => {
+      const entries = await harness.audit(approvalId);
+      return entries.some((e) => e.type === 'tool.executed') ? entries : undefined;
+    }, 'audit of the completion');
+    expect(audit.map((e) => e.type)).toEqual(
+      expect.arrayContaining(['request.created', 'decision.published', 'tool.claimed', 'tool.executed']),
+    );
+    expect(audit.find((e) => e.type === 'tool.executed')).toMatchObject({
+      actor: 'agent-bot',
+      detail: { outcome: 'ok', summary: 'refunded 25', source: 'external', clientCallId: 'call-1' },
+    });
+  });
+
+  it('refuses a bad completion report with 400 naming the field', async () => {
+    const { approvalId } = await approved();
+    const res = await harness.api<{ issues: { path: string }[] }>(
+      'POST',
+      `/external-approvals/${approvalId}/completion`,
+      'agent-bot',
+      { outcome: 'maybe' },
+    );
+    expect(res.status).toBe(400);
+    expect(res.json.issues.map((i) => i.path)).toEqual(['outcome']);
+  });
+});
+
+describe('webhooks', () => {
+  it('posts the decision signed with the client’s own secret, which the verify helper accepts', async () => {
+    const { json: secretAnswer } = await harness.api<{ secret: string }>(
+      'GET',
+      '/external-approvals/webhook-secret',
+      'agent-bot',
+    );
+    const { json: otherSecret } = await harness.api<{ secret: string }>(
+      'GET',
+      '/external-approvals/webhook-secret',
+      'other-bot',
+    );
+    expect(secretAnswer.secret).not.toBe(otherSecret.secret);
+
+    const { json } = await submit(call({ webhook: { url: `${receiverUrl}/hooks/countersign` } }));
+    expect(receiver.received.filter((r) => r.body.includes(json.approvalId))).toHaveLength(0);
+    await harness.approve(json.approvalId);
+    const delivery = await waitFor(
+      () => receiver.received.find((r) => r.body.includes(json.approvalId)),
+      'webhook delivery',
+    );
+    const check = {
+      body: delivery.body,
+      timestamp: delivery.headers[WEBHOOK_HEADERS.timestamp] as string,
+      signature: delivery.headers[WEBHOOK_HEADERS.signature] as string,
+    };
+    expect(verifyWebhookSignature({ secret: secretAnswer.secret, ...check })).toEqual({ ok: true });
+    expect(verifyWebhookSignature({ secret: otherSecret.secret, ...check }).ok).toBe(false);
+    expect(verifyWebhookSignature({ secret: secretAnswer.secret, ...check, body: check.body + ' ' }).ok).toBe(
+      false,
+    );
+    expect(
+      verifyWebhookSignature({ secret: secretAnswer.secret, ...check, now: Date.now() + 10 * 60_000 }).ok,
+    ).toBe(false);
+    expect(WebhookPayloadSchema.parse(JSON.parse(delivery.body)).approval).toMatchObject({
+      approvalId: json.approvalId,
+      status: 'allow',
+    });
+  });
+
+  it('retries a webhook the receiver refused', async () => {
+    receiver.status = 503;
+    try {
+      const { json } = await submit(call({ webhook: { url: `${receiverUrl}/hooks/retry` } }));
+      await harness.approve(json.approvalId);
+      await waitFor(
+        () => receiver.received.filter((r) => r.body.includes(json.approvalId)).length >= 1,
+        'a refused delivery',
+      );
+      receiver.status = 200;
+      await waitFor(
+        () => receiver.received.filter((r) => r.body.includes(json.approvalId)).length >= 2,
+        'a retried delivery',
+      );
+    } finally {
+      receiver.status = 200;
+    }
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('describes every route of the approvals API', async () => {
+    const doc = (await (await fetch(`${harness.url}/docs-json`)).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    expect(Object.keys(doc.paths['/external-approvals'])).toEqual(['post']);
+    expect(Object.keys(doc.paths['/external-approvals/{approvalId}'])).toEqual(['get']);
+    expect(Object.keys(doc.paths['/external-approvals/{approvalId}/claim'])).toEqual(['post']);
+    expect(Object.keys(doc.paths['/external-approvals/{approvalId}/completion'])).toEqual(['post']);
+    expect(Object.keys(doc.paths['/external-approvals/webhook-secret'])).toEqual(['get']);
+  });
+});

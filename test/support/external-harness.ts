@@ -1,0 +1,134 @@
+// The approval service as agents Countersign does not run see it: the approvals API (/external-approvals) on a real
+// listening server and the test Redis, with approvers who decide through the REST API as people would.
+//
+//   const harness = await ExternalHarness.start('sdk');
+//   const client = new CountersignClient({ baseUrl: harness.url, token: testToken('agent-bot') });
+//   ...
+//   await harness.approve(approvalId);
+//   await harness.close();
+import type { AuditEntry } from '@countersign/contracts';
+import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
+import { approvalServiceEnv } from './approval-harness';
+import { testToken } from './principals';
+import { deletePrefixedKeys, uniquePrefixes, waitFor, type TestPrefixes } from './redis';
+
+/** The approvers: bob, carol and dave, with the default test tokens; alice (a requester) is in `ops` as well. */
+export const EXTERNAL_APPROVALS = {
+  approvers: ['bob', 'carol', 'dave'].map((id) => ({
+    id,
+    name: id[0].toUpperCase() + id.slice(1),
+    email: `${id}@example.test`,
+    apiToken: testToken(id),
+  })),
+  groups: [
+    { id: 'ops', members: ['bob', 'carol', 'alice'] },
+    { id: 'pair', members: ['carol', 'dave'] },
+  ],
+  rules: [
+    {
+      name: 'short-lived',
+      match: { tool: 'short_*' },
+      groups: ['ops'],
+      expiresIn: '1500ms',
+      channels: ['web'],
+    },
+    { name: 'two approvers', match: { tool: 'pair_*' }, groups: ['pair'], quorum: 2, channels: ['web'] },
+    { name: 'agent-bot', match: { agent: 'agent-bot' }, groups: ['ops'], channels: ['web'] },
+  ],
+  // No default group: other-bot's calls match no rule, so they have no route.
+};
+
+export const WEBHOOK_SIGNING_SECRET = 'webhook-secret-0123456789';
+
+export class ExternalHarness {
+  readonly prefixes: TestPrefixes;
+  service!: RunningApprovalService;
+
+  private constructor(label: string) {
+    this.prefixes = uniquePrefixes(label);
+  }
+
+  /** Starts an approval service of its own (own prefixes); `env` adds or overrides variables. */
+  static async start(label: string, env: Record<string, string> = {}): Promise<ExternalHarness> {
+    const harness = new ExternalHarness(label);
+    harness.service = await startApprovalService(
+      approvalServiceEnv(harness.prefixes, EXTERNAL_APPROVALS, {
+        TIMER_SWEEP_MS: '50',
+        TIMER_LEASE_MS: '2000',
+        NOTIFY_BACKOFF: '50ms',
+        WEBHOOK_SIGNING_SECRET,
+        ...env,
+      }),
+      { port: 0, host: '127.0.0.1' },
+    );
+    return harness;
+  }
+
+  get url(): string {
+    return this.service.url;
+  }
+
+  async api<T = unknown>(
+    method: string,
+    path: string,
+    as: string,
+    body?: unknown,
+  ): Promise<{ status: number; json: T; headers: Headers }> {
+    const res = await fetch(`${this.url}${path}`, {
+      method,
+      headers: {
+        Authorization: `Bearer ${testToken(as)}`,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, json: (text ? JSON.parse(text) : undefined) as T, headers: res.headers };
+  }
+
+  /** An approver's vote through the REST API (what the CLI and the inbox send); throws unless it was counted. */
+  async decide(approvalId: string, decision: 'approve' | 'deny', as = 'bob', reason?: string): Promise<void> {
+    const { status, json } = await this.api('POST', `/approvals/${approvalId}/decisions`, as, {
+      decision,
+      ...(reason === undefined ? {} : { reason }),
+    });
+    if (status !== 200 && status !== 202)
+      throw new Error(`${as} could not ${decision} ${approvalId}: ${status} ${JSON.stringify(json)}`);
+  }
+
+  approve(approvalId: string, as = 'bob'): Promise<void> {
+    return this.decide(approvalId, 'approve', as);
+  }
+
+  deny(approvalId: string, reason: string, as = 'bob'): Promise<void> {
+    return this.decide(approvalId, 'deny', as, reason);
+  }
+
+  /** The pending approvals routed to `as` (what the inbox lists). */
+  async pendingFor(as = 'bob'): Promise<string[]> {
+    const { json } = await this.api<{ request: { callId: string } }[]>(
+      'GET',
+      '/approvals?status=pending',
+      as,
+    );
+    return json.map((a) => a.request.callId);
+  }
+
+  /** Waits until an approval is pending for `as` and returns its ID (the newest when several are). */
+  async waitForPending(as = 'bob', except: readonly string[] = []): Promise<string> {
+    const ids = await waitFor(async () => {
+      const pending = (await this.pendingFor(as)).filter((id) => !except.includes(id));
+      return pending.length > 0 ? pending : undefined;
+    }, `a pending approval for ${as}`);
+    return ids[ids.length - 1];
+  }
+
+  async audit(callId: string): Promise<AuditEntry[]> {
+    return (await this.api<AuditEntry[]>('GET', `/audit?callId=${callId}`, 'auditor')).json;
+  }
+
+  async close(): Promise<void> {
+    await this.service?.close();
+    await deletePrefixedKeys(this.prefixes);
+  }
+}
