@@ -3,6 +3,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ChatMessage, RunView } from '@countersign/contracts';
+import { ToolCatalog } from '@countersign/platform';
 import type { RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
 import { WorkerHarness } from './support/agent-worker-harness';
 import { writeConfig } from './support/mcp-config';
@@ -167,6 +168,16 @@ describe('HTTP tools', () => {
     const [call] = await h.waitForPending(url, runId);
     expect(call).toMatchObject({ toolName: 'open_ticket', tier: 'confirm' });
     expect(api.count('POST', '/projects/ops/tickets')).toBe(0);
+    // Approvers are shown what the tool is from the tool catalog, its schema as configured; it has no preview.
+    const request = await waitFor(() => h.approvalRequest(call.callId), 'the request');
+    expect(request?.context?.preview).toBeUndefined();
+    const catalog = await new ToolCatalog(h.redis, h.prefixes.keyPrefix).get([request!.toolDefinitionHash]);
+    expect(catalog.get(request!.toolDefinitionHash)).toMatchObject({
+      name: 'open_ticket',
+      description: 'Opens a ticket in a project.',
+      tier: 'confirm',
+      argsSchema: { required: ['project', 'title'], additionalProperties: false },
+    });
     const decision = h.decision(runId, call, 'approve');
     await Promise.all([h.publishDecision(decision), h.publishDecision(decision, `again-${call.callId}`)]);
     await h.waitForStatus(url, runId, 'completed');

@@ -203,6 +203,7 @@ describe('approval service', () => {
     expect(actions?.elements?.map((e) => [e.action_id, e.value])).toEqual([
       ['countersign_approve', `${request.requestId}|0`],
       ['countersign_deny', `${request.requestId}|0`],
+      ['countersign_open_inbox', undefined], // a link to the inbox (edit form), not a decision
     ]);
     expect(JSON.stringify(message.body.blocks)).toContain('&lt;b&gt;hi&lt;/b&gt;');
 
@@ -656,7 +657,7 @@ describe('approval service', () => {
     });
   });
 
-  it('suggests promoting a tool to auto after 5 consecutive approvals for the same requester, and promotes nothing', async () => {
+  it('suggests a standing rule after 5 consecutive approvals for the same requester, and makes none by itself', async () => {
     for (let i = 0; i < 5; i++) {
       const request = await submitAndShow({
         toolName: 'deploy_app',
@@ -670,16 +671,11 @@ describe('approval service', () => {
       approvalRequest({ toolName: 'deploy_app', requester: 'trusty', args: { build: 6 } }),
     );
     const message = await posted(sixth.callId);
-    expect(JSON.stringify(message.body.blocks)).toContain('consider promoting deploy_app to auto for trusty');
-    await waitFor(
-      () => smtp.to('carol@example.test', 'consider promoting deploy_app to auto for trusty')[0],
-      'suggestion in the email',
-    );
+    const suggestion = '5 approvals in a row of deploy_app for trusty: consider a standing rule';
+    expect(JSON.stringify(message.body.blocks)).toContain(suggestion);
+    await waitFor(() => smtp.to('carol@example.test', suggestion)[0], 'suggestion in the email');
     const view = (await api('GET', `/approvals/${sixth.callId}`, 'bob')).json;
-    expect(view).toMatchObject({
-      status: 'pending',
-      trustSuggestion: expect.stringContaining('consider promoting deploy_app to auto for trusty'),
-    });
+    expect(view).toMatchObject({ status: 'pending', trustSuggestion: expect.stringContaining(suggestion) });
   });
 
   it('keeps a request decidable while Slack is down, and delivers the message once Slack is back', async () => {
@@ -780,6 +776,8 @@ describe('approval service', () => {
       expect.arrayContaining([
         '/approvals',
         '/approvals/{id}/decisions',
+        '/approvals/{id}/done',
+        '/standing-rules',
         '/slack/interactions',
         '/audit/verify',
       ]),

@@ -197,7 +197,8 @@ describe('queue module', () => {
     expect(handled).toEqual([
       {
         name: Name.NotifyEmail,
-        payload: { requestId: 'rq-1', callId: 'call-1', attempt: 0, approver: 'bob' },
+        // Unknown fields dropped, defaults filled in (`rev`: the email is about the arguments as asked).
+        payload: { requestId: 'rq-1', callId: 'call-1', attempt: 0, approver: 'bob', rev: 0 },
       },
     ]);
     // Retries come from the producer's settings; retention is the workers' option, not stored in the job.

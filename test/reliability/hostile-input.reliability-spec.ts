@@ -498,7 +498,26 @@ describe('hostile input', () => {
         {
           method: 'POST',
           headers: { ...bob, ...json },
-          body: JSON.stringify({ decision: 'approve', args: { service: 'api' } }),
+          // (`args` is a field now: an approver's edited arguments.)
+          body: JSON.stringify({ decision: 'approve', decidedBy: 'policy' }),
+        },
+      ],
+      [
+        'POST decisions edited args the tool does not take',
+        `${A}/approvals/${t.call.callId}/decisions`,
+        {
+          method: 'POST',
+          headers: { ...bob, ...json },
+          body: JSON.stringify({ decision: 'approve', args: { service: 'api', force: true } }),
+        },
+      ],
+      [
+        'POST decisions edited args on a deny',
+        `${A}/approvals/${t.call.callId}/decisions`,
+        {
+          method: 'POST',
+          headers: { ...bob, ...json },
+          body: JSON.stringify({ decision: 'deny', args: { service: 'api' } }),
         },
       ],
       [

@@ -13,6 +13,7 @@ import {
   type RunStatus,
   type RunView,
   type StartRunBody,
+  withRequestedAt,
 } from '@countersign/contracts';
 import { AuditLog } from '@countersign/platform';
 import { startAgentWorker, type RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
@@ -188,7 +189,7 @@ export class WorkerHarness {
     return jobs
       .filter((job) => (job.data as { callId?: unknown } | undefined)?.callId === callId)
       .sort((a, b) => a.timestamp - b.timestamp)
-      .map((job) => ApprovalRequestSchema.parse(job.data));
+      .map((job) => ApprovalRequestSchema.parse(withRequestedAt(job.data, job.timestamp)));
   }
 
   async auditTypes(runId: string): Promise<string[]> {

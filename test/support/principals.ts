@@ -37,6 +37,8 @@ export interface TestApprover {
   email?: string;
   slackUserId?: string;
   apiToken: string;
+  /** Service roles, e.g. `rule-writer`. */
+  roles?: Principal['roles'];
 }
 
 /** PRINCIPALS_CONFIG (inline JSON): the default test principals, with `approvers` replacing those of the same ID. */

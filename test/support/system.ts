@@ -255,10 +255,10 @@ export class TestSystem {
     return (await res.json()) as AuditEntry[];
   }
 
-  /** Waits for an audit entry of `type` about the call (audit appends may trail the HTTP answer). */
-  waitForAudit(callId: string, type: AuditEntry['type']): Promise<AuditEntry> {
+  /** Waits for an audit entry of `type` about the call (audit appends may trail the HTTP answer), read as `as`. */
+  waitForAudit(callId: string, type: AuditEntry['type'], as = 'bob'): Promise<AuditEntry> {
     return waitFor(
-      async () => (await this.audit({ callId })).find((e) => e.type === type),
+      async () => (await this.audit({ callId }, as)).find((e) => e.type === type),
       `audit ${type} for ${callId}`,
     );
   }
@@ -267,9 +267,16 @@ export class TestSystem {
 
   /**
    * Clicks Approve/Deny in Slack as `approver` on the newest message about the call: a block_actions interaction
-   * signed like Slack signs it, with the value its button carries (the request and attempt it was posted for).
+   * signed like Slack signs it, with the value its button carries (the request and attempt it was posted for). `rev`:
+   * click as if the button showed this revision of edited arguments (Slack updates the message's buttons after an
+   * edit; 0: as the agent asked).
    */
-  async slackClick(callId: string, approver: SystemApprover, action: 'approve' | 'deny') {
+  async slackClick(
+    callId: string,
+    approver: SystemApprover | { slackUserId: string },
+    action: 'approve' | 'deny',
+    { rev }: { rev?: number } = {},
+  ) {
     const posted = await waitFor(
       () =>
         this.slack
@@ -288,10 +295,16 @@ export class TestSystem {
     if (!button) throw new Error(`the Slack message for ${callId} has no ${action} button`);
     const payload = {
       type: 'block_actions',
-      user: { id: SYSTEM_APPROVERS[approver].slackUserId },
+      user: {
+        id: typeof approver === 'string' ? SYSTEM_APPROVERS[approver].slackUserId : approver.slackUserId,
+      },
       channel: { id: posted.reply?.channel },
       message: { ts: posted.reply?.ts },
-      actions: [{ action_id: button.action_id, value: button.value }],
+      // Slack's own, unique per click: two clicks of one button are two requests, not a replay.
+      trigger_id: `${Date.now()}.${Math.random().toString(36).slice(2)}`,
+      actions: [
+        { action_id: button.action_id, value: rev === undefined ? button.value : withRev(button.value, rev) },
+      ],
     };
     const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
     const timestamp = String(Math.floor(Date.now() / 1000));
@@ -336,4 +349,10 @@ export function linkCallId(link: string | undefined): string | undefined {
 /** One confirm-tier call, then a final text: the smallest run that parks and resumes. */
 export function restartScript(service: string): StartRunBody['script'] {
   return [{ toolCalls: [{ name: 'restart_service', args: { service } }] }, { text: `restarted ${service}` }];
+}
+
+/** A Slack button value (`<requestId>|<attempt>[|<rev>]`) for another revision of the arguments. */
+function withRev(value: string, rev: number): string {
+  const [requestId, attempt] = value.split('|');
+  return rev === 0 ? `${requestId}|${attempt}` : `${requestId}|${attempt}|${rev}`;
 }

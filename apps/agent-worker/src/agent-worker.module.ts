@@ -24,7 +24,9 @@ import {
   rateLimitGuards,
   redisRateLimitStorage,
   REQUEST_AUTHENTICATOR,
+  DecidedCallResults,
   RunReaders,
+  ToolCatalog,
   type Logger,
   type PrincipalsConfig,
 } from '@countersign/platform';
@@ -39,7 +41,7 @@ import { InfraStore } from './infra/infra-store';
 import { HealthController } from './observability/health.controller';
 import { WorkerMetrics } from './observability/worker-metrics';
 import { agentWorkerJobs, agentWorkerQueues } from './queues/agent-worker-jobs';
-import { DecisionsProcessor, RunsProcessor } from './queues/processors';
+import { DecisionsProcessor, ManualStepsProcessor, RunsProcessor } from './queues/processors';
 import { ApprovalRequestsProducer, RunsProducer } from './queues/producers';
 import { Decisions } from './runs/decisions';
 import { RequestSweep } from './runs/request-sweep';
@@ -72,10 +74,14 @@ export class Lifecycle implements OnModuleInit, BeforeApplicationShutdown {
     @Inject(SETTINGS) private readonly settings: AgentWorkerSettings,
     @Inject(InfraStore) private readonly infra: InfraStore,
     @Inject(RunEvents) private readonly events: RunEvents,
+    @Inject(AgentCatalog) private readonly agents: AgentCatalog,
+    @Inject(RunLoop) private readonly runLoop: RunLoop,
   ) {}
 
   async onModuleInit(): Promise<void> {
     if (this.settings.config.SEED_DEMO_INFRA) await this.infra.seedDefaults();
+    // What approvers are shown of each tool, stored before any request can name it.
+    await this.runLoop.publishDefinitions(this.agents.registeredTools());
     await this.events.start();
   }
 
@@ -152,12 +158,25 @@ export class AgentWorkerModule {
         {
           provide: RunLoop,
           useFactory: (
-            ...deps: [RunStore, AgentCatalog, ApprovalRequestsProducer, RunEvents, AuditLog, WorkerMetrics]
+            ...deps: [
+              RunStore,
+              AgentCatalog,
+              ApprovalRequestsProducer,
+              RunEvents,
+              AuditLog,
+              WorkerMetrics,
+              RedisConnections,
+            ]
           ) => {
-            const [store, catalog, approvals, events, audit, metrics] = deps;
+            const [store, catalog, approvals, events, audit, metrics, c] = deps;
             const execution = {
               heartbeatMs: config.EXECUTION_HEARTBEAT_MS,
               staleAfterMs: config.EXECUTION_STALE_MS,
+            };
+            const tools = new ToolCatalog(c.commands, config.KEY_PREFIX);
+            const results = {
+              store: new DecidedCallResults(c.commands, config.KEY_PREFIX),
+              ttlMs: config.FINISHED_RUN_TTL_SECONDS * 1000,
             };
             const faults = new TestFaults(config.COUNTERSIGN_TEST_FAULTS);
             return new RunLoop({
@@ -170,9 +189,19 @@ export class AgentWorkerModule {
               logger,
               execution,
               faults,
+              tools,
+              results,
             });
           },
-          inject: [RunStore, AgentCatalog, ApprovalRequestsProducer, RunEvents, AuditLog, WorkerMetrics],
+          inject: [
+            RunStore,
+            AgentCatalog,
+            ApprovalRequestsProducer,
+            RunEvents,
+            AuditLog,
+            WorkerMetrics,
+            RedisConnections,
+          ],
         },
         {
           provide: Decisions,
@@ -208,7 +237,12 @@ export class AgentWorkerModule {
             new DecisionsProcessor(decisions, runLoop, logger),
           inject: [Decisions, RunLoop],
         },
-        provideJobCatalog(agentWorkerJobs, [RunsProcessor, DecisionsProcessor]),
+        {
+          provide: ManualStepsProcessor,
+          useFactory: (decisions: Decisions) => new ManualStepsProcessor(decisions),
+          inject: [Decisions],
+        },
+        provideJobCatalog(agentWorkerJobs, [RunsProcessor, DecisionsProcessor, ManualStepsProcessor]),
         {
           provide: RunsService,
           useFactory: (

@@ -13,13 +13,16 @@ import {
   rateLimitGuards,
   redisRateLimitStorage,
   REQUEST_AUTHENTICATOR,
+  DecidedCallResults,
   RunReaders,
+  ToolCatalog,
   type Logger,
 } from '@countersign/platform';
 import { ApprovalStore } from './approvals/approval-store';
 import { ApprovalsController } from './approvals/approvals.controller';
 import { ApprovalsService } from './approvals/approvals.service';
 import { DecisionPublisher } from './approvals/decision-publisher';
+import { StandingRuleStore } from './approvals/standing-rule-store';
 import { AuditController } from './audit/audit.controller';
 import { AuditVisibility } from './audit/audit-visibility';
 import { ApproverAuth } from './auth/approver-auth';
@@ -48,6 +51,8 @@ import { ApprovalRequestProcessor } from './queues/approval-request.processor';
 import { approvalServiceJobs, approvalServiceQueues } from './queues/approval-service-jobs';
 import { NotificationProcessor } from './queues/notification.processor';
 import { SlackController } from './slack/slack.controller';
+import { StandingRulesController } from './standing-rules/standing-rules.controller';
+import { StandingRulesService } from './standing-rules/standing-rules.service';
 import { SlackNotifier } from './slack/slack-notifier';
 import { DueTimers } from './timers/due-timers';
 import { TimerSweep } from './timers/timer-sweep';
@@ -65,6 +70,7 @@ export class ApprovalServiceModule {
         SlackController,
         EmailLinkController,
         InboxController,
+        StandingRulesController,
         AuditController,
         HealthController,
         // With METRICS_PORT, /metrics is served on that port only (bootstrap), not here.
@@ -102,6 +108,29 @@ export class ApprovalServiceModule {
               config.env.TIMER_LEASE_MS,
             ),
         },
+        {
+          provide: StandingRuleStore,
+          inject: [RedisConnections],
+          useFactory: (redis: RedisConnections) =>
+            new StandingRuleStore(
+              redis.commands,
+              config.env.KEY_PREFIX,
+              config.env.APPROVAL_RETENTION,
+              config.env.TIMER_LEASE_MS,
+            ),
+        },
+        {
+          provide: ToolCatalog,
+          inject: [RedisConnections],
+          useFactory: (redis: RedisConnections) => new ToolCatalog(redis.commands, config.env.KEY_PREFIX),
+        },
+        {
+          provide: DecidedCallResults,
+          inject: [RedisConnections],
+          useFactory: (redis: RedisConnections) =>
+            new DecidedCallResults(redis.commands, config.env.KEY_PREFIX),
+        },
+        StandingRulesService,
         {
           provide: ExternalCallStore,
           inject: [RedisConnections],

@@ -19,9 +19,22 @@ h1{font-size:22px;margin:0 0 16px}
 pre{background:#0f1624;color:#e6edf7;padding:12px;border-radius:6px;overflow:auto;font-size:13px}
 button{font:inherit;padding:7px 16px;border-radius:6px;border:1px solid transparent;cursor:pointer;margin-right:8px}
 .approve{background:#1f883d;color:#fff}.deny{background:#cf222e;color:#fff}
-input[type=text],input[type=password]{font:inherit;padding:6px 8px;border:1px solid #c4c9d4;border-radius:6px;width:280px}
+input[type=text],input[type=password],input[type=number],select{font:inherit;padding:6px 8px;border:1px solid #c4c9d4;border-radius:6px;width:280px;box-sizing:border-box}
 .notice{border-left:4px solid #bf8700}.trust{color:#7a5b00;font-size:13px}.muted{color:#5b6476}
-.outcome{font-weight:600}`;
+.outcome{font-weight:600}
+.secondary{background:#eef1f6;color:#1d2330;border-color:#c4c9d4}
+dl.context{display:grid;grid-template-columns:max-content 1fr;gap:3px 12px;margin:8px 0;font-size:14px}
+dl.context dt{color:#5b6476}dl.context dd{margin:0}
+dd.preview{font-weight:600;color:#0b5cad}
+.edited{background:#fff8e1;border-left:3px solid #bf8700;padding:6px 10px;font-size:13px}
+.reason-row{margin-top:8px}.reason-row input{width:100%;max-width:520px}
+form.edit{border-top:1px dashed #c4c9d4;margin-top:10px;padding-top:10px}
+label.field{display:block;margin:0 0 8px}label.field input,label.field select,label.field textarea{display:block;margin-top:3px}
+textarea{font:13px ui-monospace,monospace;width:100%;max-width:560px;box-sizing:border-box}
+.settled{border-color:#1f883d;box-shadow:0 0 0 2px #1f883d33}.refused{border-color:#cf222e}
+.after-click{font-weight:600;margin:10px 0 0}
+nav.views{margin:-6px 0 14px;font-size:14px}.badge{background:#e7f0fb;color:#0b5cad;border-radius:4px;padding:1px 6px}
+.history.denied h2{color:#a0111f}.result-line{font-size:13px;margin:6px 0 0}`;
 
 export function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">

@@ -3,8 +3,10 @@ import { Command, CommanderError } from 'commander';
 import { CliError, EXIT_CODES_HELP, ExitCode } from './cli-error';
 import { approvalsCommand } from './commands/approvals.command';
 import { approveCommand, denyCommand } from './commands/decide.command';
+import { doneCommand } from './commands/done.command';
 import { fingerprintCommand } from './commands/fingerprint.command';
 import { inboxLinkCommand } from './commands/inbox-link.command';
+import { rulesCommand } from './commands/rules.command';
 import { runCommand } from './commands/run.command';
 import { tokenCommand } from './commands/token.command';
 
@@ -14,6 +16,8 @@ const commands: (() => Command)[] = [
   approvalsCommand,
   approveCommand,
   denyCommand,
+  doneCommand,
+  rulesCommand,
   inboxLinkCommand,
   fingerprintCommand,
   tokenCommand,

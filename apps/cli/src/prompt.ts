@@ -38,6 +38,22 @@ export class LinePrompt {
     }
   }
 
+  /** Asks until the answer is one of `choices` (their first letters count too); `undefined` when stdin closed. */
+  async choose<C extends string>(question: string, choices: readonly C[]): Promise<C | undefined> {
+    for (;;) {
+      this.output.write(`${question} `);
+      const line = await this.next();
+      if (line === undefined) {
+        this.output.write('\n');
+        return undefined;
+      }
+      const answer = line.trim().toLowerCase();
+      const found = choices.find((c) => c === answer || c[0] === answer);
+      if (found) return found;
+      this.output.write(`Please answer ${choices.map((c) => c[0]).join(', ')}.\n`);
+    }
+  }
+
   /** One more line (for a reason); empty string when none. */
   async line(question: string): Promise<string> {
     this.output.write(`${question} `);

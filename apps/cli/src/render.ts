@@ -1,5 +1,5 @@
 // How the CLI and the demo print calls, events and approvals: one line per thing, arguments as compact JSON.
-import type { ApprovalView, PendingCall, RunEvent } from '@countersign/contracts';
+import type { ApprovalView, PendingCall, RunEvent, StandingRule } from '@countersign/contracts';
 
 export function compact(value: unknown, max = 160): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
@@ -43,4 +43,56 @@ export function approvalLine(view: ApprovalView): string {
     ? ` → ${view.outcome.decision} by ${view.outcome.approvers.join(', ') || view.outcome.decidedBy}${view.outcome.reason ? ` (${view.outcome.reason})` : ''}`
     : '';
   return `${r.callId}  ${view.status}${votes}  ${callText(r)}  requested by ${r.requester} (agent ${r.agent})  expires ${view.expiresAt}  request ${r.requestId}${outcome}`;
+}
+
+/** "in 29 min", "expired 3 min ago". */
+export function timeLeft(expiresAt: string, now = Date.now()): string {
+  const ms = Date.parse(expiresAt) - now;
+  const words = (n: number) => {
+    const s = Math.round(Math.abs(n) / 1000);
+    if (s < 60) return `${s} s`;
+    const m = Math.round(s / 60);
+    return m < 60 ? `${m} min` : `${Math.floor(m / 60)} h ${m % 60} min`;
+  };
+  return ms > 0 ? `in ${words(ms)}` : `expired ${words(ms)} ago`;
+}
+
+/**
+ * What an approver is told about a request at the terminal, one line each, in the order the inbox shows it: what the
+ * run is for, what the model said, the tool, its preview, the route, who voted, the time left, then the arguments.
+ */
+export function requestLines(view: ApprovalView, now = Date.now()): string[] {
+  const r = view.request;
+  const lines: string[] = [`${r.requester}'s agent (${r.agent}) wants to run ${r.toolName}`];
+  if (r.context?.input) lines.push(`  run for:    “${r.context.input}”`);
+  if (r.context?.modelText) lines.push(`  model said: “${r.context.modelText}”`);
+  const description = view.tool?.description || r.toolDescription;
+  lines.push(
+    `  tool:       ${r.toolName} (${view.tool?.tier ?? r.tier})${description ? `: ${description}` : ''}`,
+  );
+  if (r.context?.preview) lines.push(`  preview:    ${r.context.preview}`);
+  if (view.route) lines.push(`  routed by:  ${view.route.rule}: ${view.route.why}`);
+  const approvals = view.votes.filter((v) => v.decision === 'approve').map((v) => v.approver);
+  lines.push(
+    `  approvals:  ${approvals.length ? approvals.join(', ') : 'none yet'}${view.quorum > 1 ? ` (${approvals.length} of ${view.quorum})` : ''}`,
+  );
+  lines.push(`  expires:    ${timeLeft(view.expiresAt, now)}`);
+  if (view.edited) lines.push(`  edited by ${view.edited.by}; the agent asked for ${compact(r.args)}`);
+  lines.push(
+    ...JSON.stringify(view.edited?.args ?? r.args, null, 2)
+      .split('\n')
+      .map((l) => `    ${l}`),
+  );
+  if (view.trustSuggestion)
+    lines.push(`  💡 ${view.trustSuggestion} (countersign rules add --from <callId>)`);
+  return lines;
+}
+
+export function ruleLine(rule: StandingRule): string {
+  const args = rule.args
+    ? ` where ${Object.entries(rule.args)
+        .map(([path, g]) => `${path}=${typeof g === 'string' ? g : g.join('|')}`)
+        .join(' ')}`
+    : '';
+  return `${rule.id}  ${rule.tool} for ${rule.requester}${args}  by ${rule.createdBy}  until ${rule.expiresAt}${rule.note ? `  (${rule.note})` : ''}`;
 }

@@ -3,6 +3,7 @@ export * from './fingerprint';
 export * from './decision-signature';
 export * from './webhook-signature';
 export * from './tool';
+export * from './call-preview';
 export * from './tool-registry';
 export * from './access-control';
 export * from './confirmation-policy';

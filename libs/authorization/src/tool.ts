@@ -31,6 +31,15 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    */
   advertised?: Record<string, unknown>;
   handler: (args: z.output<S>, ctx: CallerContext & { callId: string }) => unknown | Promise<unknown>;
+  /**
+   * Optional, read-only: what the call would change, in a few words for approvers (`payments: 3 → 6 replicas`).
+   * Computed when a call waits for a person, under a deadline; throwing, timing out or answering nothing shows no
+   * preview and never holds the request up (see previewCall). It must not change anything: approvers may deny.
+   */
+  preview?: (
+    args: z.output<S>,
+    ctx: CallerContext & { callId: string },
+  ) => string | undefined | Promise<string | undefined>;
 }
 
 /** A call the model asked for. `args` is untrusted until the tool's schema has parsed it. */

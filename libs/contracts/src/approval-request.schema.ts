@@ -15,8 +15,36 @@ export const ApprovalRequestReasonSchema = z.enum([
   'manual_step', // manual_only: nothing to approve, a person must act
   'interrupted', // a worker died while running the approved call; asked again
   'definition_changed', // the tool changed between parking and resuming; asked again
+  'edit_not_applied', // an approver's edited arguments did not survive the worker's own checks; asked again
 ]);
 export type ApprovalRequestReason = z.infer<typeof ApprovalRequestReasonSchema>;
+
+/**
+ * Bounds of what a request carries besides the call (characters): it waits in Redis with every parked request, so each
+ * part is short. The tool's description and argument schema are not here: they are stored once per tool definition
+ * (see tool-catalog.ts).
+ */
+export const REQUEST_CONTEXT_LIMITS = { input: 160, modelText: 280, preview: 160 } as const;
+
+/** What the run is for and what the call will change, as approvers are shown it. Every part is optional. */
+export const RequestContextSchema = z
+  .object({
+    /** The run's input (what the person asked the agent for), shortened. */
+    input: z.string().max(REQUEST_CONTEXT_LIMITS.input).optional(),
+    /** The text the model wrote before it asked for the call, when it wrote one, shortened. */
+    modelText: z.string().max(REQUEST_CONTEXT_LIMITS.modelText).optional(),
+    /** The tool's own read-only preview of the effect, e.g. `payments: 3 → 6 replicas`. */
+    preview: z.string().max(REQUEST_CONTEXT_LIMITS.preview).optional(),
+  })
+  .strict();
+export type RequestContext = z.infer<typeof RequestContextSchema>;
+
+/** `text` on one line, at most `max` characters (an ellipsis marks a cut); undefined when nothing is left. */
+export function excerpt(text: string | null | undefined, max: number): string | undefined {
+  const line = (text ?? '').replace(/\s+/g, ' ').trim();
+  if (line.length === 0) return undefined;
+  return line.length <= max ? line : `${line.slice(0, max - 1).trimEnd()}…`;
+}
 
 export const ApprovalRequestSchema = z.object({
   /**
@@ -35,14 +63,21 @@ export const ApprovalRequestSchema = z.object({
   toolName: ToolNameSchema,
   toolDescription: z.string().max(2_000).default(''),
   args: ToolArgsSchema,
-  tier: TierSchema,
+  /** A request is about a confirm-tier call unless it is a manual-step notice (manual_only). */
+  tier: TierSchema.default('confirm'),
   fingerprint: Sha256HexSchema,
   /** Hash of the tool's name, argument schema and tier when the call was parked. */
   toolDefinitionHash: Sha256HexSchema,
   reason: ApprovalRequestReasonSchema.default('confirmation_required'),
   /** 0 for the first request of a call, +1 each time it is asked again. */
   attempt: z.number().int().min(0).max(100).default(0),
+  /**
+   * When the call was parked. The agent worker leaves it out of the queued message (the job's own timestamp is the
+   * same instant, and a parked request waits in Redis by the 100,000s); the approval service fills it from there.
+   */
   requestedAt: IsoDateSchema,
+  /** What the run is for and what the call will change; absent when nothing is known. */
+  context: RequestContextSchema.optional(),
   /**
    * Set on calls submitted through the approvals API by an agent Countersign does not run. Their `callId` is the
    * approval ID the service made (clients' own call IDs may collide); the client's IDs are kept here. Their
@@ -51,3 +86,9 @@ export const ApprovalRequestSchema = z.object({
   external: ExternalOriginSchema.optional(),
 });
 export type ApprovalRequest = z.infer<typeof ApprovalRequestSchema>;
+
+/** A queued request's data as read off the queue: `requestedAt` is the job's timestamp when the message leaves it out. */
+export function withRequestedAt(data: unknown, jobTimestamp: number): unknown {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return data;
+  return { requestedAt: new Date(jobTimestamp).toISOString(), ...data };
+}

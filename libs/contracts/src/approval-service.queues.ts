@@ -15,6 +15,8 @@ export const ApprovalServiceJobName = {
   NotifySlack: JobName.NotifySlack,
   NotifyEmail: JobName.NotifyEmail,
   ShowOutcome: JobName.ShowOutcome,
+  /** Votes were counted or the arguments edited: Slack messages show the request as it is now. */
+  ShowProgress: JobName.ShowProgress,
   /** The decision of an external approval, POSTed (signed) to the webhook its client gave. */
   NotifyWebhook: JobName.NotifyWebhook,
   NotifyDigest: JobName.NotifyDigest,
@@ -32,9 +34,15 @@ export const NotifySlackJobSchema = RequestRefSchema.extend({
   group: IdSchema,
   channel: z.string().min(1).max(80),
 });
-export const NotifyEmailJobSchema = RequestRefSchema.extend({ approver: IdSchema });
+export const NotifyEmailJobSchema = RequestRefSchema.extend({
+  approver: IdSchema,
+  /** The revision of the arguments the email asks about (an approver edited them); 0 as the agent asked. */
+  rev: z.number().int().min(0).max(1_000).default(0),
+});
 /** Tell every channel that showed the request how it ended (Slack messages updated, an email on expiry). */
 export const ShowOutcomeJobSchema = RequestRefSchema;
+/** Show a pending request as it is now (votes counted, arguments edited) where it was posted. */
+export const ShowProgressJobSchema = RequestRefSchema;
 /** `requestId` and `callId` are the external approval's ID. */
 export const NotifyWebhookJobSchema = RequestRefSchema;
 
@@ -59,8 +67,9 @@ export const approvalServiceJobIds = {
   /** One per channel, whichever of the request's groups posts there (percent-encoded: distinct channels, distinct IDs). */
   notifySlack: (requestId: string, attempt: number, channel: string) =>
     `slack-${requestId}${suffix(attempt)}-${encodeURIComponent(channel)}`,
-  notifyEmail: (requestId: string, attempt: number, approver: string) =>
-    `email-${requestId}${suffix(attempt)}-${approver}`,
+  /** `rev`: an email about edited arguments (each revision is asked about once). */
+  notifyEmail: (requestId: string, attempt: number, approver: string, rev = 0) =>
+    `email-${requestId}${suffix(attempt)}-${approver}${rev === 0 ? '' : `-e${rev}`}`,
   showOutcome: (requestId: string, attempt: number) => `outcome-${requestId}${suffix(attempt)}`,
   notifyWebhook: (requestId: string, attempt: number) => `webhook-${requestId}${suffix(attempt)}`,
   /** One per requester, window and target (percent-encoded: no ':'). */

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { ApprovalRequestSchema } from './approval-request.schema';
 import { DecidedBySchema, DecisionValueSchema } from './decision.schema';
-import { IdSchema, IsoDateSchema } from './common.schema';
+import { IdSchema, IsoDateSchema, TierSchema } from './common.schema';
 
 export const ApprovalStatusSchema = z.enum(['pending', 'decided', 'expired', 'notice']);
 export type ApprovalStatus = z.infer<typeof ApprovalStatusSchema>;
@@ -81,6 +81,10 @@ export const ApprovalVoteSchema = z.object({
   reason: z.string().optional(),
   channel: z.enum(['slack', 'email', 'web', 'api', 'cli']),
   at: IsoDateSchema,
+  /** The revision of the arguments voted on (0: as the agent asked; each edit adds one). */
+  rev: z.number().int().min(0).default(0),
+  /** This vote edited the arguments. */
+  edited: z.boolean().optional(),
 });
 
 export const ApprovalViewSchema = z.object({
@@ -97,9 +101,40 @@ export const ApprovalViewSchema = z.object({
       approvers: z.array(IdSchema),
       reason: z.string().optional(),
       decidedAt: IsoDateSchema,
+      /** Approved with edited arguments: what runs. */
+      args: z.record(z.string(), z.unknown()).optional(),
+      /** Decided by this standing rule. */
+      rule: IdSchema.optional(),
     })
     .optional(),
+  /**
+   * The arguments as an approver last edited them: what is shown, and what runs if approved (`request.args` stays what
+   * the agent asked). Votes cast before the edit are in `setAside`: they do not count.
+   */
+  edited: z
+    .object({
+      args: z.record(z.string(), z.unknown()),
+      fingerprint: z.string(),
+      by: IdSchema,
+      at: IsoDateSchema,
+      rev: z.number().int().min(1),
+    })
+    .optional(),
+  setAside: z.array(ApprovalVoteSchema).optional(),
+  /** A manual-step notice a person marked done. */
+  done: z.object({ by: IdSchema, at: IsoDateSchema, note: z.string().optional() }).optional(),
   trustSuggestion: z.string().optional(),
+  /** The routing rule that sent the request to its groups, and why it matched. */
+  route: z.object({ rule: z.string(), why: z.string() }).optional(),
+  /** What the tool does (from the tool catalog); absent when the worker never described it. */
+  tool: z
+    .object({
+      description: z.string(),
+      tier: TierSchema,
+      /** JSON schema of the arguments: what an edit before approving must satisfy. */
+      argsSchema: z.record(z.string(), z.unknown()),
+    })
+    .optional(),
 });
 export type ApprovalView = z.infer<typeof ApprovalViewSchema>;
 
@@ -124,6 +159,10 @@ export const AuditEventType = [
   'tool.interrupted',
   'tool.claimed', // an approved external call was claimed by its client, which may now run it
   'tool.claim_refused', // a claim or completion report the approvals API refused (why: detail.reason)
+  'rule.created',
+  'rule.revoked',
+  'manual_step.done',
+  'manual_step.noted',
 ] as const;
 export const AuditEventTypeSchema = z.enum(AuditEventType);
 
@@ -190,6 +229,8 @@ export const DecisionResultSchema = z.object({
   /** Set while a quorum is being gathered. */
   approvals: z.number().int().min(0).optional(),
   quorum: z.number().int().min(1).optional(),
+  /** What happens next, in words for the approver ("The agent runs scale_service now …"). */
+  next: z.string().optional(),
 });
 export type DecisionResult = z.infer<typeof DecisionResultSchema>;
 

@@ -30,6 +30,15 @@ export const DecisionSchema = z.object({
   /** Which request attempt of the call this answers. */
   attempt: z.number().int().min(0).max(100).default(0),
   decidedAt: IsoDateSchema,
+  // Added for approvers (issue 16), optional so every decision signed before still verifies the same.
+  /**
+   * Approve only: the arguments to run instead of the parked call's, because an approver edited them before approving
+   * (the approvers approved these). `fingerprint` and `shown` still name the parked call. The worker checks these
+   * against the tool's schema and policy itself and runs exactly them, once, or nothing.
+   */
+  args: ToolArgsSchema.optional(),
+  /** Set when a standing rule decided (decidedBy "policy"): the rule's ID, for the audit. */
+  rule: IdSchema.optional(),
 });
 export type Decision = z.infer<typeof DecisionSchema>;
 
@@ -44,6 +53,17 @@ export const DecisionBodySchema = z
   .object({
     decision: DecisionValueSchema,
     reason: z.string().max(2_000).optional(),
+    /**
+     * Approve only: the arguments as you edited them. They must satisfy the tool's argument schema; they become a new
+     * revision of the request, and under a quorum the other approvers are asked about them.
+     */
+    args: ToolArgsSchema.optional(),
+    /** The fingerprint of the call you were shown: refused (409) when the arguments were edited since. */
+    fingerprint: Sha256HexSchema.optional(),
   })
-  .strict();
+  .strict()
+  .refine((body) => body.args === undefined || body.decision === 'approve', {
+    message: 'edited arguments come only with decision "approve"',
+    path: ['args'],
+  });
 export type DecisionBody = z.infer<typeof DecisionBodySchema>;

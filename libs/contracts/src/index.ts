@@ -11,3 +11,6 @@ export * from './run-readers';
 export * from './token-hash';
 export * from './job-contracts';
 export * from './request-id';
+export * from './tool-catalog';
+export * from './standing-rules.schema';
+export * from './manual-step.schema';

@@ -17,9 +17,13 @@ export const JobName = {
   StartRun: 'run.start',
   RequestApproval: 'approval.request',
   Decision: 'approval.decision',
+  /** A person did a manual step (see manual-step.schema.ts); rides the decisions queue to the run's worker. */
+  ManualStepDone: 'approval.manual-step-done',
   NotifySlack: 'notify.slack',
   NotifyEmail: 'notify.email',
   ShowOutcome: 'notify.outcome',
+  /** Votes were counted or the arguments edited: Slack messages show the request as it is now. */
+  ShowProgress: 'notify.progress',
   NotifyWebhook: 'notify.webhook',
   NotifyDigest: 'notify.digest',
 } as const;
@@ -33,4 +37,6 @@ export const jobIds = {
   /** By request ID: a new request (a re-ask, a reused call ID) is a new job, a republished one is the same job. */
   approvalRequest: (requestId: string) => requestId,
   decision: (requestId: string) => `decision-${requestId}`,
+  /** A notice (one request) is done once. */
+  manualStepDone: (requestId: string) => `manual-done-${requestId}`,
 };

@@ -8,9 +8,14 @@ export const ScriptedToolCallSchema = z.object({
   args: ToolArgsSchema.default({}),
 });
 
-/** One turn of a scripted model: either tool calls or a final text. */
+/** One turn of a scripted model: either tool calls (with the text the model writes before them, if any) or a final text. */
 export const ScriptTurnSchema = z.union([
-  z.object({ toolCalls: z.array(ScriptedToolCallSchema).min(1).max(64) }).strict(),
+  z
+    .object({
+      text: z.string().max(100_000).optional(),
+      toolCalls: z.array(ScriptedToolCallSchema).min(1).max(64),
+    })
+    .strict(),
   z.object({ text: z.string().max(100_000) }).strict(),
 ]);
 export type ScriptTurn = z.infer<typeof ScriptTurnSchema>;

@@ -117,6 +117,12 @@ export class InfraStore {
     return this.service(name);
   }
 
+  /** The volume's size, or undefined when there is no such volume. */
+  async volumeSize(name: string): Promise<number | undefined> {
+    const size = await this.redis.hget(this.keys.volumes, name);
+    return size === null ? undefined : Number(size);
+  }
+
   /** True when the volume existed. */
   async deleteVolume(name: string): Promise<boolean> {
     return (await this.redis.hdel(this.keys.volumes, name)) === 1;

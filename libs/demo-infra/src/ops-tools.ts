@@ -1,6 +1,8 @@
 // The demo's ops tools over the simulated infrastructure: built into the agent worker (the tests and benchmarks use
 // them in-process) and served over MCP by apps/ops-mcp-server (what the demo and the shipped config use). Their tiers
 // here are what the worker applies to the built-in ones: reads `auto`, changes `confirm`, destruction `manual_only`.
+// Tools that change something preview the change for approvers (built in only: a tool served over MCP has no
+// preview), reading the simulated infrastructure only.
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '@countersign/authorization';
 import type { InfraStore } from './infra-store';
@@ -15,6 +17,9 @@ export interface OpsToolOptions {
 const serviceArgs = z
   .object({ service: z.string().min(1).max(64).describe('Service name, e.g. "api"') })
   .strict();
+
+const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+const restartsSoFar = (n: number) => (n === 0 ? 'never restarted' : `restarted ${plural(n, 'time')} so far`);
 
 export function opsTools(infra: InfraStore, options: OpsToolOptions): ToolDefinition[] {
   const tools = [
@@ -38,6 +43,10 @@ export function opsTools(infra: InfraStore, options: OpsToolOptions): ToolDefini
       args: serviceArgs,
       tier: 'confirm',
       handler: (args) => infra.restart(args.service, options.restartMs),
+      preview: async (args) => {
+        const s = await infra.service(args.service);
+        return `${s.name} (${s.status}, ${plural(s.replicas, 'replica')}, ${restartsSoFar(s.restarts)})`;
+      },
     }),
     defineTool({
       name: 'scale_service',
@@ -50,6 +59,10 @@ export function opsTools(infra: InfraStore, options: OpsToolOptions): ToolDefini
         .strict(),
       tier: 'confirm',
       handler: (args) => infra.scale(args.service, args.replicas),
+      preview: async (args) => {
+        const s = await infra.service(args.service);
+        return `${s.name}: ${s.replicas} → ${plural(args.replicas, 'replica')}`;
+      },
     }),
     defineTool({
       name: 'delete_volume',
@@ -57,6 +70,12 @@ export function opsTools(infra: InfraStore, options: OpsToolOptions): ToolDefini
       args: z.object({ volume: z.string().min(1).max(64) }).strict(),
       tier: 'manual_only',
       handler: async (args) => ({ deleted: await infra.deleteVolume(args.volume) }),
+      preview: async (args) => {
+        const sizeGb = await infra.volumeSize(args.volume);
+        return sizeGb === undefined
+          ? `${args.volume}: no such volume`
+          : `${args.volume}: ${sizeGb} GB and all its data`;
+      },
     }),
   ];
   return tools as ToolDefinition[];

@@ -26,3 +26,4 @@ export * from './queues/queue.module';
 export * from './queues/queues';
 export * from './queues/redis-connections';
 export * from './rate-limits';
+export * from './tool-catalog';

@@ -6,6 +6,7 @@ import {
   ConfirmationPolicy,
   ToolCallPipeline,
   ToolRegistry,
+  type RegisteredTool,
   type ToolDefinition,
 } from '@countersign/authorization';
 import type { Tier } from '@countersign/contracts';
@@ -76,6 +77,13 @@ export class AgentCatalog {
 
   names(): string[] {
     return [...this.agents.keys()];
+  }
+
+  /** Every agent's tools as registered (one entry per agent and tool). */
+  registeredTools(): RegisteredTool[] {
+    return [...this.agents.values()].flatMap((agent) =>
+      agent.registry.names().map((name) => agent.registry.get(name)!),
+    );
   }
 
   /** Registers the selected servers' tools now, and again whenever one of those servers' lists changes. */

@@ -21,7 +21,9 @@ export interface ModelToolCall {
   args: Record<string, unknown>;
 }
 
-export type ModelReply = { kind: 'text'; text: string } | { kind: 'tool_calls'; calls: ModelToolCall[] };
+/** `text` of a tool-calls reply: what the model wrote before asking for the calls, when it wrote anything. */
+export type ModelReply =
+  { kind: 'text'; text: string } | { kind: 'tool_calls'; calls: ModelToolCall[]; text?: string };
 
 export interface ChatModel {
   readonly provider: 'scripted' | 'openai';

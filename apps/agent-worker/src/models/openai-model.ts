@@ -39,6 +39,7 @@ export class OpenAiModel implements ChatModel {
     if (calls.length === 0) return { kind: 'text', text: message.content ?? '' };
     return {
       kind: 'tool_calls',
+      ...(message.content?.trim() ? { text: message.content } : {}),
       calls: calls.map((c) => ({
         id: c.id || newCallId(),
         name: c.function.name,

@@ -22,10 +22,11 @@ export class ScriptedModel implements ChatModel {
 function playScript(script: (ScriptTurn | null)[], turn: number, messages: ChatMessage[]): ModelReply {
   const step = script[turn];
   if (!step) return { kind: 'text', text: summary(messages) };
-  if ('text' in step) return { kind: 'text', text: step.text };
+  if (!('toolCalls' in step)) return { kind: 'text', text: step.text };
   return {
     kind: 'tool_calls',
     calls: step.toolCalls.map((c) => ({ id: c.id ?? newCallId(), name: c.name, args: c.args })),
+    ...(step.text ? { text: step.text } : {}),
   };
 }
 

@@ -3,7 +3,7 @@
 import { JobName, QueueName } from '@countersign/contracts';
 import type { JobCatalog, Logger, QueueModuleOptions } from '@countersign/platform';
 import type { AgentWorkerConfig } from '../config/worker-config';
-import type { DecisionsProcessor, RunsProcessor } from './processors';
+import type { DecisionsProcessor, ManualStepsProcessor, RunsProcessor } from './processors';
 
 export type AgentWorkerQueue = typeof QueueName.AgentRuns | typeof QueueName.ApprovalDecisions;
 
@@ -32,6 +32,7 @@ export function agentWorkerQueues(
 export function agentWorkerJobs(
   runs: RunsProcessor,
   decisions: DecisionsProcessor,
+  manualSteps: ManualStepsProcessor,
 ): JobCatalog<AgentWorkerQueue> {
-  return { [JobName.StartRun]: runs, [JobName.Decision]: decisions };
+  return { [JobName.StartRun]: runs, [JobName.Decision]: decisions, [JobName.ManualStepDone]: manualSteps };
 }

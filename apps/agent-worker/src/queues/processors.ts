@@ -1,7 +1,12 @@
 // Thin job handlers: each gets its payload validated (an invalid one fails for good, naming the field, and stays
 // in the failed set), hands it to a service and returns.
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
-import { JobName, type SignedDecision, type StartRunJob } from '@countersign/contracts';
+import {
+  JobName,
+  type SignedDecision,
+  type SignedManualStepDone,
+  type StartRunJob,
+} from '@countersign/contracts';
 import { isLastAttempt, type JobHandler, type Logger } from '@countersign/platform';
 import { Decisions, ForgedDecisionError } from '../runs/decisions';
 import { CallsInFlightError, type RunLoop } from '../runs/run-loop';
@@ -92,6 +97,23 @@ export class DecisionsProcessor extends RunJobProcessor implements JobHandler<ty
         receiptAudited: hasWaitedForCalls(job),
       }),
     );
+  }
+}
+
+/**
+ * A person did a notice's manual step: the run keeps a note for its model. It works on no parked call and owns no
+ * lease, so nothing is failed with it; a forged message fails for good (kept in the failed set).
+ */
+export class ManualStepsProcessor implements JobHandler<typeof JobName.ManualStepDone> {
+  constructor(private readonly decisions: Decisions) {}
+
+  async handle(message: SignedManualStepDone, job: Job): Promise<unknown> {
+    try {
+      return await this.decisions.noteManualStep(job.data as Record<string, unknown>, message);
+    } catch (error) {
+      if (error instanceof ForgedDecisionError) throw new UnrecoverableError(error.message);
+      throw error;
+    }
   }
 }
 

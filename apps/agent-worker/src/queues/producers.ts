@@ -28,12 +28,13 @@ export class ApprovalRequestsProducer {
 
 /**
  * A request job waits in Redis as long as its approvers take (one per parked call): fields still at their
- * schema default are left out, and the consumer's parse puts them back.
+ * schema default are left out, and the consumer's parse puts them back; `requestedAt` is the job's timestamp.
  */
 function withoutDefaults(message: ApprovalRequest): Partial<ApprovalRequest> {
-  const { toolDescription, reason, attempt, ...rest } = message;
+  const { toolDescription, reason, attempt, tier, requestedAt: _sameAsJobTimestamp, ...rest } = message;
   return {
     ...rest,
+    ...(tier !== 'confirm' ? { tier } : {}),
     ...(toolDescription ? { toolDescription } : {}),
     ...(reason !== 'confirmation_required' ? { reason } : {}),
     ...(attempt !== 0 ? { attempt } : {}),

@@ -1,7 +1,7 @@
 // A decision off the queue: verify its signature, record it on the parked call (Lua, compare-and-set),
 // and resume the run inline when it completed the frontier. Anything doubtful leaves the call pending.
 import { printableReadableForm, verifyPayloadSignature } from '@countersign/authorization';
-import type { SignedDecision } from '@countersign/contracts';
+import { RunEventName, type SignedDecision, type SignedManualStepDone } from '@countersign/contracts';
 import type { AuditLog, Logger } from '@countersign/platform';
 import type { WorkerMetrics } from '../observability/worker-metrics';
 import type { RunLoop } from './run-loop';
@@ -68,6 +68,8 @@ export class Decisions {
             decidedBy: decision.decidedBy,
             attempt: decision.attempt,
             requestId: decision.requestId,
+            ...(decision.args ? { editedArgs: decision.args } : {}),
+            ...(decision.rule ? { standingRule: decision.rule } : {}),
           },
         });
     receipt?.catch(() => undefined);
@@ -116,6 +118,49 @@ export class Decisions {
     return result.kind;
   }
 
+  /**
+   * A person did a manual step of a run (signed by the approval service, like a decision): the run keeps a note for
+   * its model's next turn, and its history says so. Approves nothing and runs nothing. Throws ForgedDecisionError
+   * when unsigned or forged.
+   */
+  async noteManualStep(raw: Record<string, unknown>, done: SignedManualStepDone): Promise<string> {
+    const { store, audit, logger } = this.deps;
+    const where = { runId: done.runId, callId: done.callId };
+    if (!this.deps.signingSecrets.some((secret) => verifyPayloadSignature(raw, secret))) {
+      await audit.append({
+        type: 'decision.rejected',
+        ...where,
+        actor: 'agent-worker',
+        detail: {
+          reason: 'missing or invalid signature',
+          kind: 'manual_step_done',
+          requestId: done.requestId,
+        },
+      });
+      throw new ForgedDecisionError(done.callId);
+    }
+    const text =
+      `A person did the manual step ${done.toolName} ${JSON.stringify(done.args)} that you could not run ` +
+      `(marked done by ${done.doneBy}${done.note ? `: "${done.note}"` : ''}).`;
+    const noted = await store.noteManualStep(
+      done.runId,
+      { requestId: done.requestId, callId: done.callId, text },
+      { type: RunEventName.Text, runId: done.runId, text: `Manual step done: ${text}` },
+    );
+    if (noted.kind === 'noted')
+      await audit.append({
+        type: 'manual_step.noted',
+        ...where,
+        actor: done.doneBy,
+        detail: { toolName: done.toolName, runStatus: noted.status, requestId: done.requestId },
+      });
+    logger.info(
+      { ...where, requestId: done.requestId, result: noted.kind },
+      'manual step noted for the model',
+    );
+    return noted.kind;
+  }
+
   private async ignored(
     decision: SignedDecision,
     reason: string,
@@ -140,5 +185,7 @@ function toStored(d: SignedDecision): StoredDecision {
     approvers: d.approvers,
     fingerprint: d.fingerprint,
     decidedAt: d.decidedAt,
+    ...(d.args ? { args: d.args } : {}),
+    ...(d.rule ? { rule: d.rule } : {}),
   };
 }

@@ -2,10 +2,13 @@
 import { createHash } from 'node:crypto';
 import type { ToolCallOutcome } from '@countersign/authorization';
 import {
+  excerpt,
+  newRequestId,
+  REQUEST_CONTEXT_LIMITS,
   type ApprovalRequest,
   type ChatMessage,
-  newRequestId,
   type PendingCall,
+  type RequestContext,
 } from '@countersign/contracts';
 import type { ModelToolCall } from '../models/chat-model';
 import { CallState, type FrontierCall, type ParkedCallBody } from './run-state';
@@ -66,10 +69,14 @@ export function toPendingCall(body: ParkedCallBody, { withRequestId = false } = 
   };
 }
 
-/** Without the tool's description: approvers are shown the tool's name and arguments, and it would sit in every parked request. */
+/**
+ * Without the tool's description: it would sit in every parked request. The approval service reads it from the tool
+ * catalog by the definition hash. `context` is short by construction (see callContext).
+ */
 export function toApprovalRequest(
   run: { runId: string; agent: string; userId: string; submittedBy?: string },
   body: ParkedCallBody & { rq: string },
+  context: RequestContext = {},
 ): ApprovalRequest {
   return {
     requestId: body.rq,
@@ -87,7 +94,33 @@ export function toApprovalRequest(
     reason: body.reason,
     attempt: body.attempt,
     requestedAt: new Date().toISOString(),
+    ...(Object.keys(context).length > 0 ? { context } : {}),
   };
+}
+
+/**
+ * What approvers are told a call is for: the run's input and the text the model wrote before asking for the call,
+ * both shortened, and the tool's preview when there is one.
+ */
+export function callContext(
+  messages: readonly ChatMessage[],
+  callId: string,
+  preview?: string,
+): RequestContext {
+  const input = messages.find((m) => m.role === 'user')?.content;
+  const asked = [...messages]
+    .reverse()
+    .find((m) => m.role === 'assistant' && m.toolCalls?.some((call) => call.id === callId));
+  const context: RequestContext = {};
+  const shortInput = excerpt(input, REQUEST_CONTEXT_LIMITS.input);
+  if (shortInput) context.input = shortInput;
+  const modelText = excerpt(
+    asked?.role === 'assistant' ? asked.content : undefined,
+    REQUEST_CONTEXT_LIMITS.modelText,
+  );
+  if (modelText) context.modelText = modelText;
+  if (preview) context.preview = preview;
+  return context;
 }
 
 /** The same call, asked about again: next attempt, a new request, with why (and possibly re-parsed arguments). */

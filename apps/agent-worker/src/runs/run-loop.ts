@@ -6,24 +6,31 @@
 import { randomUUID } from 'node:crypto';
 import {
   DecisionBook,
+  fingerprint,
   mapWithConcurrency,
+  previewCall,
   refusalMessage,
   type CallerContext,
+  type RegisteredTool,
   type ToolCallOutcome,
 } from '@countersign/authorization';
 import {
   type ChatMessage,
+  DECIDED_CALL_RESULT_CHARS,
+  excerpt,
   jobIds,
+  REQUEST_CONTEXT_LIMITS,
   RunEventName,
   type RunEvent,
   type StartRunJob,
 } from '@countersign/contracts';
-import type { AuditLog, Logger } from '@countersign/platform';
+import type { AuditLog, DecidedCallResults, Logger, ToolCatalog } from '@countersign/platform';
 import type { AgentCatalog, AgentRuntime } from '../agents/agent-catalog';
 import type { ModelToolCall } from '../models/chat-model';
 import type { WorkerMetrics } from '../observability/worker-metrics';
 import type { ApprovalRequestsProducer } from '../queues/producers';
 import {
+  callContext,
   hasRequest,
   isWaiting,
   manualStepBody,
@@ -34,7 +41,15 @@ import {
   toPendingCall,
 } from './frontier';
 import type { RunEvents } from './run-events';
-import { CallState, type CallResult, type FrontierCall, type Lease, type RunRecord } from './run-state';
+import {
+  CallState,
+  type CallResult,
+  type FrontierCall,
+  type Lease,
+  type ManualNote,
+  type ParkedCallBody,
+  type RunRecord,
+} from './run-state';
 import type { NewRun, RunStore } from './run-store';
 import { ExecutionLostError, OwnershipLostError } from './run-store.errors';
 import { TestFaults } from './test-faults';
@@ -50,6 +65,10 @@ export interface RunLoopDeps {
   execution: ExecutionTimings;
   /** Test only (COUNTERSIGN_TEST_FAULTS): none in a deployment. */
   faults?: TestFaults;
+  /** Where approvers read what a tool does (stored once per definition). Absent in unit tests of the loop. */
+  tools?: ToolCatalog;
+  /** Where approvers' history reads what became of a decided call, and for how long. Absent in unit tests. */
+  results?: { store: DecidedCallResults; ttlMs: number };
 }
 
 /** How an executing call shows it is alive; see EXECUTION_HEARTBEAT_MS and EXECUTION_STALE_MS. */
@@ -160,6 +179,7 @@ export class RunLoop {
     let messages = run.messages;
     let frontier = run.frontier;
     let ownerConfirmed = true;
+    let notes = run.notes ?? [];
     for (;;) {
       if (frontier.length > 0) {
         const settled = await this.settleFrontier(run, agent, lease, frontier);
@@ -175,7 +195,8 @@ export class RunLoop {
           error: `the run exceeded maxTurns (${agent.config.maxTurns})`,
         });
       }
-      if (!ownerConfirmed) await this.deps.store.assertOwner(run.runId, lease);
+      if (!ownerConfirmed) notes = (await this.deps.store.assertOwner(run.runId, lease)) ?? [];
+      messages = withNotes(messages, notes);
       const reply = await agent.model!.next({
         systemPrompt: agent.config.systemPrompt,
         messages,
@@ -191,9 +212,9 @@ export class RunLoop {
       // Call IDs as the model sent them: a turn that repeats one is refused by the pipeline, never renamed. One that
       // reuses an earlier turn's ID is a new call with a request of its own (toFrontierCall).
       const { calls } = reply;
-      messages = [...messages, { role: 'assistant', content: null, toolCalls: calls }];
+      messages = [...messages, { role: 'assistant', content: reply.text ?? null, toolCalls: calls }];
       const turnNumber = messages.filter((m) => m.role === 'assistant').length;
-      const outcomes = await this.evaluateTurn(run, agent, lease, calls, turnNumber);
+      const outcomes = await this.evaluateTurn(run, agent, lease, calls, turnNumber, messages);
       const aborted = outcomes.find((o) => o.kind === 'aborted');
       if (aborted) return this.finish(run, lease, { status: 'failed', messages, error: aborted.content });
 
@@ -215,6 +236,7 @@ export class RunLoop {
     lease: Lease,
     calls: ModelToolCall[],
     turn: number,
+    messages: ChatMessage[],
   ): Promise<ToolCallOutcome[]> {
     /** Calls handed to their tool, and who approved them. */
     const started = new Map<string, string>();
@@ -232,7 +254,7 @@ export class RunLoop {
       },
     });
     const writes = calls.map((call, i) =>
-      this.recordOutcome(run, agent, call, outcomes[i], turn, started.get(call.id)),
+      this.recordOutcome(run, agent, call, outcomes[i], turn, started.get(call.id), messages),
     );
     await Promise.all(writes);
     return outcomes;
@@ -249,6 +271,7 @@ export class RunLoop {
     outcome: ToolCallOutcome,
     turn: number,
     ranAs: string | undefined,
+    messages: ChatMessage[],
   ): Promise<void> {
     const { audit, metrics, logger } = this.deps;
     const where = { runId: run.runId, callId: call.id, tool: call.name };
@@ -276,7 +299,7 @@ export class RunLoop {
         outcome.fingerprint,
         outcome.definitionHash,
       );
-      await this.deps.approvals.requestApproval(toApprovalRequest(run, body));
+      await this.requestApprovals(run, agent, [body], messages);
     }
     if (outcome.kind !== 'pending_confirmation') {
       this.emit({
@@ -345,21 +368,29 @@ export class RunLoop {
     await this.deps.store.transitionCall(run.runId, lease, call.body.id, CallState.Denied, CallState.Done, {
       result,
     });
-    await this.deps.audit.append({
-      type: 'tool.denied',
-      runId: run.runId,
-      callId: call.body.id,
-      actor: call.decision?.decidedBy ?? 'person',
-      detail: {
-        toolName: call.body.name,
-        approvers: call.decision?.approvers ?? [],
-        reason: call.decision?.reason,
-      },
-    });
+    await Promise.all([
+      this.deps.audit.append({
+        type: 'tool.denied',
+        runId: run.runId,
+        callId: call.body.id,
+        actor: call.decision?.decidedBy ?? 'person',
+        detail: {
+          toolName: call.body.name,
+          approvers: call.decision?.approvers ?? [],
+          reason: call.decision?.reason,
+        },
+      }),
+      this.recordResult(call, result),
+    ]);
     this.afterSettle(run, call, result);
     return { ...call, state: CallState.Done, result };
   }
 
+  /**
+   * Runs an approved call, once, with exactly the approved arguments: the parked ones, or those an approver edited
+   * (carried by the signed decision). Either way the pipeline checks them again here (schema, RBAC, callbacks,
+   * fingerprint) before anything runs; edited arguments that fail are never replaced by the parked ones.
+   */
   private async settleApproved(
     run: RunRecord,
     agent: AgentRuntime,
@@ -369,14 +400,15 @@ export class RunLoop {
     const { store, logger } = this.deps;
     const { body } = call;
     const ctx = callerOf(run);
-    const toolCall = { id: body.id, name: body.name, args: body.args };
+    const edited = call.decision?.args;
+    const toolCall = { id: body.id, name: body.name, args: edited ?? body.args };
     // A provider's tool may have changed while the call waited, without a notification reaching us: look again.
     await agent.refreshTool?.(body.name);
     const tool = agent.registry.get(body.name);
 
     if (tool && tool.definitionHash !== body.defHash) {
       // A deploy changed the tool since the approver looked: what they approved no longer exists.
-      const fresh = await agent.pipeline.authorize(toolCall, ctx);
+      const fresh = await agent.pipeline.authorize({ ...toolCall, args: body.args }, ctx);
       if (fresh.kind === 'pending_confirmation') {
         const next = reasked(body, 'definition_changed', {
           args: fresh.args as Record<string, unknown>,
@@ -388,20 +420,33 @@ export class RunLoop {
       }
     }
 
-    const decisions = new DecisionBook([{ callId: body.id, ...call.decision!, shown: undefined }]);
+    // The decision approves the edited arguments' fingerprint (computed here, from the signed arguments), or the
+    // parked call's (which the decision script already checked).
+    const approvedPrint = edited ? editedFingerprint(body.name, edited) : call.decision!.fingerprint;
+    const decisions = new DecisionBook([
+      { callId: body.id, ...call.decision!, fingerprint: approvedPrint, shown: undefined },
+    ]);
     const authorization = await agent.pipeline.authorize(toolCall, { ...ctx, decisions });
     if (authorization.kind === 'pending_confirmation') {
-      const next = reasked(body, 'definition_changed', {
-        args: authorization.args as Record<string, unknown>,
-        fp: authorization.fingerprint,
-        defHash: authorization.definitionHash,
-      });
+      // Edited arguments that the tool's own schema reads differently than approvers saw them: ask again about
+      // the call as the agent asked it.
+      const next = edited
+        ? reasked(body, 'edit_not_applied')
+        : reasked(body, 'definition_changed', {
+            args: authorization.args as Record<string, unknown>,
+            fp: authorization.fingerprint,
+            defHash: authorization.definitionHash,
+          });
       return this.reask(run, lease, call, CallState.Approved, next);
     }
     if (authorization.kind !== 'ready') {
       // Refused now (RBAC changed, tool gone, arguments no longer valid): nothing runs, the model is told.
-      const result = { outcome: authorization.kind, content: authorization.content };
+      const content = edited
+        ? `An approver edited the arguments to ${JSON.stringify(edited)} and approved, but that call was refused, so nothing ran: ${authorization.content}`
+        : authorization.content;
+      const result = { outcome: authorization.kind, content };
       await store.transitionCall(run.runId, lease, body.id, CallState.Approved, CallState.Done, { result });
+      await this.recordResult(call, result);
       this.afterSettle(run, call, result);
       return { ...call, state: CallState.Done, result };
     }
@@ -409,13 +454,27 @@ export class RunLoop {
     const executionToken = randomUUID();
     await store.startCall(run.runId, lease, body.id, executionToken);
     // Durable before the tool runs: whatever happens next, the log shows an action that may have changed the world.
-    const approval = { approvers: call.decision?.approvers ?? [], attempt: body.attempt, requestId: body.rq };
-    await this.auditExecution(run, body, 'person', 'started', approval);
-    logger.info({ runId: run.runId, callId: body.id, tool: body.name }, 'executing approved call');
+    // The audit keeps both, when an approver edited the arguments: what the agent asked for and what ran.
+    const approvedBy = call.decision?.decidedBy === 'policy' ? 'policy' : 'person';
+    const approval = {
+      approvers: call.decision?.approvers ?? [],
+      attempt: body.attempt,
+      requestId: body.rq,
+      ...(edited ? { args: edited, requestedArgs: body.args } : {}),
+      ...(call.decision?.rule ? { standingRule: call.decision.rule } : {}),
+    };
+    await this.auditExecution(run, body, approvedBy, 'started', approval);
+    logger.info(
+      { runId: run.runId, callId: body.id, tool: body.name, edited: edited !== undefined },
+      'executing approved call',
+    );
     const outcome = await this.withHeartbeat(run.runId, body.id, executionToken, () =>
       agent.pipeline.execute(authorization, ctx),
     );
-    const result = { outcome: outcome.kind, content: outcome.content };
+    const result = {
+      outcome: outcome.kind,
+      content: edited ? `${editNote(body.args, edited)}\n${outcome.content}` : outcome.content,
+    };
     const ended = outcome.kind === 'executed' ? 'executed' : 'failed';
     const endDetail = { ...approval, ...(outcome.kind === 'error' ? { error: outcome.message } : {}) };
     // Recorded by the execution token, not by run ownership: a result is never thrown away for a takeover.
@@ -429,11 +488,38 @@ export class RunLoop {
         }
         throw error;
       });
-    await this.auditExecution(run, body, 'person', ended, endDetail);
+    await Promise.all([
+      this.auditExecution(run, body, approvedBy, ended, endDetail),
+      // The history shows the edited arguments beside it: the tool's own result, without the model's note.
+      this.recordResult(call, { outcome: outcome.kind, content: outcome.content }),
+    ]);
     this.afterSettle(run, call, result);
     // The run was taken over while the tool ran: the new owner continues with this result; this one stops.
     if (!recorded.stillOwner) throw new OwnershipLostError(run.runId);
     return { ...call, state: CallState.Done, result };
+  }
+
+  /** What became of a decided call, for approvers' history (best effort: the run does not depend on it). */
+  private async recordResult(call: FrontierCall, result: CallResult): Promise<void> {
+    const { results } = this.deps;
+    if (!results || !call.body.rq) return;
+    await results.store
+      .record(
+        call.body.rq,
+        {
+          outcome: result.outcome.slice(0, 40),
+          content: excerpt(result.content, DECIDED_CALL_RESULT_CHARS) ?? '',
+          ...(call.decision?.args ? { editedArgs: call.decision.args } : {}),
+          at: new Date().toISOString(),
+        },
+        results.ttlMs,
+      )
+      .catch((error: unknown) =>
+        this.deps.logger.warn(
+          { callId: call.body.id, requestId: call.body.rq, err: String(error) },
+          'call result not kept for history',
+        ),
+      );
   }
 
   /**
@@ -589,17 +675,23 @@ export class RunLoop {
         actor: 'agent-worker',
         detail: { pending: waiting.map((c) => c.body.id) },
       }),
-      this.publishRequests(run, waiting, byDecision),
+      this.publishRequests(run, waiting, byDecision, messages),
     ]);
     this.emit({ type: RunEventName.Status, runId: run.runId, status: 'awaiting_confirmation' });
   }
 
   /**
    * One request per waiting call (its request ID is the job ID: publishing again adds nothing), then the calls are
-   * marked published, then the run's followers hear of them. Used by the request sweep too.
+   * marked published, then the run's followers hear of them. Used by the request sweep too. `messages`: the
+   * conversation the requests' context is taken from (the run's as stored, unless it was just parked with more).
    */
-  async publishRequests(run: RunRecord, waiting: FrontierCall[], byDecision = false): Promise<void> {
-    const { approvals, store, logger } = this.deps;
+  async publishRequests(
+    run: RunRecord,
+    waiting: FrontierCall[],
+    byDecision = false,
+    messages: ChatMessage[] = run.messages,
+  ): Promise<void> {
+    const { store, logger } = this.deps;
     const asked = waiting.filter((call) => hasRequest(call.body));
     // Only a run parked by an older version has a waiting call without a request ID; no decision can apply to it.
     if (asked.length < waiting.length)
@@ -608,10 +700,11 @@ export class RunLoop {
         'parked calls without a request ID cannot be asked about',
       );
     this.faults.beforePublish(byDecision);
-    await Promise.all(
-      asked.map((call) =>
-        approvals.requestApproval(toApprovalRequest(run, call.body as typeof call.body & { rq: string })),
-      ),
+    await this.requestApprovals(
+      run,
+      this.deps.catalog.get(run.agent),
+      asked.map((call) => call.body as typeof call.body & { rq: string }),
+      messages,
     );
     await store.markPublished(unpublished(run, asked));
     this.emit(
@@ -621,6 +714,64 @@ export class RunLoop {
         call: toPendingCall(call.body),
       })),
     );
+  }
+
+  /**
+   * One request per call, with what approvers are told the call is for: the run's input, the model's text before the
+   * call and the tool's preview (each bounded; a preview that fails or is slow is left out, never holding the request
+   * up). The tools' descriptions and schemas go to the tool catalog once per definition, not into each request.
+   */
+  private async requestApprovals(
+    run: RunRecord,
+    agent: AgentRuntime | undefined,
+    bodies: (ParkedCallBody & { rq: string })[],
+    messages: ChatMessage[],
+  ): Promise<void> {
+    const ctx = callerOf(run);
+    const tools = bodies
+      .map((body) => agent?.registry.get(body.name))
+      .filter((tool): tool is RegisteredTool => tool !== undefined);
+    await Promise.all([
+      this.publishDefinitions(tools),
+      ...bodies.map(async (body) => {
+        const tool = agent?.registry.get(body.name);
+        // Only a preview of the definition that was parked: after a deploy, the old call is shown without one.
+        const preview =
+          tool && tool.definitionHash === body.defHash
+            ? await previewCall(
+                tool.definition,
+                body.args,
+                { ...ctx, callId: body.id },
+                {
+                  maxChars: REQUEST_CONTEXT_LIMITS.preview,
+                },
+              )
+            : undefined;
+        const context = callContext(messages, body.id, preview);
+        await this.deps.approvals.requestApproval(toApprovalRequest(run, body, context));
+      }),
+    ]);
+  }
+
+  /** Stores what approvers are shown of each tool, once per definition (the catalog skips what it stored before). */
+  async publishDefinitions(tools: readonly RegisteredTool[]): Promise<void> {
+    if (!this.deps.tools || tools.length === 0) return;
+    // Only for showing approvers what a tool does: a failure leaves the request without a description, not unasked.
+    await this.deps.tools
+      .publish(
+        tools.map((tool) => ({
+          definitionHash: tool.definitionHash,
+          entry: {
+            name: tool.definition.name,
+            description: tool.definition.description.slice(0, 2_000),
+            tier: tool.tier,
+            argsSchema: tool.jsonSchema,
+          },
+        })),
+      )
+      .catch((error: unknown) =>
+        this.deps.logger.warn({ err: String(error) }, 'tool definitions not stored for approvers'),
+      );
   }
 
   private async finish(
@@ -668,6 +819,45 @@ function unpublished(run: RunRecord, waiting: FrontierCall[]) {
     .filter((call) => hasRequest(call.body))
     .map((call) => ({ runId: run.runId, callId: call.body.id, requestId: call.body.rq! }));
 }
+
+/** The fingerprint of edited arguments; one that cannot be computed matches nothing (so nothing runs). */
+function editedFingerprint(toolName: string, args: Record<string, unknown>): string {
+  try {
+    return fingerprint(toolName, args);
+  } catch {
+    return '';
+  }
+}
+
+/** What the model is told before the result of a call an approver edited. */
+export function editNote(asked: Record<string, unknown>, ran: Record<string, unknown>): string {
+  return (
+    `Note: an approver edited the arguments before approving. The call ran with ${JSON.stringify(ran)}, ` +
+    `not the ${JSON.stringify(asked)} you asked for.`
+  );
+}
+
+/** A user message per manual step a person did that the model has not been told of yet (marked by its request). */
+export function withNotes(messages: ChatMessage[], notes: readonly ManualNote[]): ChatMessage[] {
+  const untold = notes.filter(
+    (note) => !messages.some((m) => m.role === 'user' && m.content.startsWith(manualNoteMarker(note))),
+  );
+  if (untold.length === 0) return messages;
+  return [
+    ...messages,
+    ...untold.map((note) => ({
+      role: 'user' as const,
+      content: `${manualNoteMarker(note)} ${note.text}`,
+    })),
+  ];
+}
+
+/**
+ * How a note's message starts: it names the call and its notice's request, so the model is told each manual step
+ * once (a later turn may reuse the call ID).
+ */
+export const manualNoteMarker = (note: Pick<ManualNote, 'callId' | 'requestId'>) =>
+  `[Countersign: manual step ${note.callId} done (request ${note.requestId})]`;
 
 function callerOf(run: RunRecord): CallerContext {
   return { runId: run.runId, agent: run.agent, userId: run.userId, scopes: run.scopes };

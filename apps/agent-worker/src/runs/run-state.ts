@@ -45,6 +45,10 @@ export interface StoredDecision {
   approvers: string[];
   fingerprint: string;
   decidedAt: string;
+  /** Approved with arguments an approver edited: run these (after the worker's own checks), not the parked ones. */
+  args?: Record<string, unknown>;
+  /** The standing rule that decided. */
+  rule?: string;
 }
 
 /** What the model is told about a settled call. */
@@ -58,6 +62,14 @@ export interface FrontierCall {
   state: CallState;
   decision?: StoredDecision;
   result?: CallResult;
+}
+
+/** A person did a manual step of this run: what the model is told at its next turn (see RunLoop.withNotes). */
+export interface ManualNote {
+  /** The notice's request: one note per request (a later turn may reuse the call ID for another manual step). */
+  requestId: string;
+  callId: string;
+  text: string;
 }
 
 export interface RunRecord {
@@ -76,6 +88,8 @@ export interface RunRecord {
   error?: string;
   /** In call order. */
   frontier: FrontierCall[];
+  /** Manual steps people did, as noted so far (each told to the model once). */
+  notes?: ManualNote[];
 }
 
 /** "<jobId>|<lock token>": who may advance the run right now. */

@@ -21,6 +21,7 @@ import {
   type CallState,
   type FrontierCall,
   type Lease,
+  type ManualNote,
   ownerOf,
   type ParkedCallBody,
   type RunRecord,
@@ -39,6 +40,7 @@ const SCRIPTS = {
   completeCall: LuaScript.load(__dirname, 'complete-call-1.lua'),
   settleExecutingCall: LuaScript.load(__dirname, 'settle-executing-call-1.lua'),
   appendEvents: LuaScript.load(__dirname, 'append-events-1.lua'),
+  noteManualStep: LuaScript.load(__dirname, 'note-manual-step-1.lua'),
 };
 
 // The encoded argument of each script that takes one (ARGV[1], a JSON object): the names its header lists.
@@ -469,11 +471,32 @@ export class RunStore {
 
   /**
    * Throws OwnershipLostError unless this processing still owns the run. A plain read: it fences what this
-   * processing is about to do (a model turn, auto calls) against a takeover that already happened.
+   * processing is about to do (a model turn, auto calls) against a takeover that already happened. Returns the run's
+   * manual-step notes, read in the same step (a note may arrive while the run is running).
    */
-  async assertOwner(runId: string, lease: Lease): Promise<void> {
-    if ((await this.redis.hget(this.key(runId), 'owner')) !== ownerOf(lease))
-      throw new OwnershipLostError(runId);
+  async assertOwner(runId: string, lease: Lease): Promise<ManualNote[]> {
+    const [owner, notes] = await this.redis.hmget(this.key(runId), 'owner', 'notes');
+    if (owner !== ownerOf(lease)) throw new OwnershipLostError(runId);
+    return parseNotes(notes);
+  }
+
+  /**
+   * Keeps a note that a person did a call's manual step, for the model's next turn, and adds `event` to the run's
+   * history; once per request ID. `noted`: stored now; `again`: stored before; `no_run`: the run is gone. `status` is
+   * the run's.
+   */
+  async noteManualStep(
+    runId: string,
+    note: ManualNote,
+    event: RunEvent,
+  ): Promise<{ kind: 'noted' | 'again'; status: string } | { kind: 'no_run' }> {
+    const [code, status] = (await SCRIPTS.noteManualStep.run(
+      this.redis,
+      [this.key(runId)],
+      [note.requestId, JSON.stringify(note), ...this.eventArgs(runId, [event])],
+    )) as [number, string?];
+    if (code === 0) return { kind: 'no_run' };
+    return { kind: code === 1 ? 'noted' : 'again', status: String(status) };
   }
 }
 
@@ -499,7 +522,25 @@ function toRunRecord(runId: string, hash: Record<string, string>): RunRecord {
     result: hash.result || undefined,
     error: hash.error || undefined,
     frontier: parseFrontier(hash),
+    notes: parseNotes(hash.notes),
   };
+}
+
+function parseNotes(json: string | null | undefined): ManualNote[] {
+  if (!json) return [];
+  try {
+    const notes = JSON.parse(json) as unknown;
+    return Array.isArray(notes)
+      ? notes.filter(
+          (n): n is ManualNote =>
+            typeof (n as ManualNote)?.requestId === 'string' &&
+            typeof (n as ManualNote)?.callId === 'string' &&
+            typeof (n as ManualNote)?.text === 'string',
+        )
+      : [];
+  } catch {
+    return [];
+  }
 }
 
 /**

@@ -10,6 +10,8 @@ export enum ErrorCode {
   Expired = -7,
   Superseded = -8,
   Notice = -9,
+  Edited = -10,
+  NotANotice = -11,
 }
 
 /** The audit `reason` of a refused vote. */
@@ -23,6 +25,8 @@ export const REJECTION_REASON: Record<ErrorCode, string> = {
   [ErrorCode.Expired]: 'expired',
   [ErrorCode.Superseded]: 'superseded',
   [ErrorCode.Notice]: 'manual_step_notice',
+  [ErrorCode.Edited]: 'arguments_edited',
+  [ErrorCode.NotANotice]: 'not_a_notice',
 };
 
 /** A vote that was refused; `message` is safe to show to the approver. */
@@ -67,8 +71,34 @@ export function voteRefusal(reply: (string | number)[], id: string): VoteRefused
       return new VoteRefusedError(code, 'this request was asked again; use the newer message');
     case ErrorCode.Notice:
       return new VoteRefusedError(code, 'this is a manual-step notice; there is nothing to approve');
+    case ErrorCode.Edited:
+      return new VoteRefusedError(
+        code,
+        'an approver edited the arguments since you looked; look again and decide on the edited call',
+      );
     default:
       throw new Error(`unexpected reply from record-vote: ${JSON.stringify(reply)}`);
+  }
+}
+
+/** Turns complete-notice's negative reply into the error the approver is shown. */
+export function noticeRefusal(reply: (string | number)[], id: string): VoteRefusedError {
+  const code = Number(reply[0]) as ErrorCode;
+  switch (code) {
+    case ErrorCode.AlreadyDecided: {
+      const by = String(reply[1] ?? '');
+      return new VoteRefusedError(
+        code,
+        by === 'expired' ? 'the notice has expired' : `already marked done by ${by}`,
+      );
+    }
+    case ErrorCode.NotANotice:
+      return new VoteRefusedError(
+        code,
+        'this request asks for a decision, not a manual step; approve or deny it',
+      );
+    default:
+      return voteRefusal(reply, id);
   }
 }
 

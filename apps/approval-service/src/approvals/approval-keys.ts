@@ -31,6 +31,8 @@ export function approvalKeys(keyPrefix: string) {
     digestWindow: (requester: string, windowStart: number) => `${tag}:digest:${requester}:${windowStart}`,
     /** A one-time inbox sign-in code (by hash) → the principal it signs in. */
     signInCode: (codeHash: string) => `${tag}:sign-in:${codeHash}`,
+    /** Standing rules (hash: rule ID → rule JSON); read on every request, so a revoke stops a rule at once. */
+    standingRules: `${tag}:standing-rules`,
     /** Pub/sub channel of changes, so every replica's inbox sees every change. */
     changes: `${keyPrefix}:approvals:changes`,
   };

@@ -11,11 +11,12 @@ import {
   type ApprovalView,
   type DecidedBy,
   type DecisionValue,
+  type ToolCatalogEntry,
 } from '@countersign/contracts';
 import { encodeScriptArgs, LuaScript, type RedisClient } from '@countersign/platform';
 import { z } from 'zod';
 import { approvalKeys, trustField, type ApprovalKeys } from './approval-keys';
-import { voteRefusal } from './approval-errors';
+import { noticeRefusal, voteRefusal } from './approval-errors';
 
 const SCRIPTS = {
   create: LuaScript.load(__dirname, 'create-request-8.lua'),
@@ -24,6 +25,7 @@ const SCRIPTS = {
   escalate: LuaScript.load(__dirname, 'escalate-request-1.lua'),
   markPublished: LuaScript.load(__dirname, 'mark-published-2.lua'),
   readPage: LuaScript.load(__dirname, 'read-page-1.lua'),
+  completeNotice: LuaScript.load(__dirname, 'complete-notice-4.lua'),
 };
 
 /** Each Slack post and email is reserved before it is made and recorded after (see claim-delivery-1.lua). */
@@ -82,6 +84,8 @@ type CreateRequestArgs = {
   retentionMs: number;
   publishCheckMs: number;
   changesChannel: string;
+  rule?: string;
+  why?: string;
 };
 type RecordVoteArgs = {
   approver: string;
@@ -95,6 +99,19 @@ type RecordVoteArgs = {
   spendToken: boolean;
   retentionMs: number;
   publishCheckMs: number;
+  seenRev?: number;
+  seenFingerprint?: string;
+  edit?: { argsJson: string; fingerprint: string; atIso: string };
+};
+type CompleteNoticeArgs = {
+  approver: string;
+  approverGroups: string;
+  note: string;
+  now: number;
+  nowIso: string;
+  retentionMs: number;
+  publishCheckMs: number;
+  changesChannel: string;
 };
 type ExpireRequestArgs = {
   attempt: number;
@@ -110,6 +127,10 @@ const VoteSchema = z.object({
   reason: z.string().optional(),
   channel: z.enum(['slack', 'email', 'web', 'api', 'cli']),
   at: z.string(),
+  /** The revision of the arguments the vote was cast on (0: as the agent asked). */
+  rev: z.number().int().min(0).default(0),
+  /** This vote edited the arguments (and so started their revision). */
+  edited: z.boolean().optional(),
 });
 export type Vote = z.infer<typeof VoteSchema>;
 export type VoteChannel = Vote['channel'];
@@ -120,6 +141,19 @@ export interface Outcome {
   approvers: string[];
   reason?: string;
   decidedAt: string;
+  /** Approved with arguments an approver edited: the worker runs these (after its own checks). */
+  args?: Record<string, unknown>;
+  /** Decided by this standing rule (decidedBy "policy"). */
+  rule?: string;
+}
+
+/** An approver's edit of the arguments: the request shows these now, under a new revision. */
+export interface Edit {
+  args: Record<string, unknown>;
+  fingerprint: string;
+  by: string;
+  at: string;
+  rev: number;
 }
 
 /** Everything stored about one request. */
@@ -132,16 +166,28 @@ export interface StoredApproval {
   createdAt: number;
   expiresAt: number;
   votes: Vote[];
+  /** Votes on arguments that were edited since: they do not count. */
+  setAside: Vote[];
+  /** The latest edit, when an approver edited the arguments. */
+  edited?: Edit;
   trustCount: number;
   outcome?: Outcome;
   published: boolean;
   slackMessages: { channel: string; ts: string }[];
   /** Approvers the request was emailed to: an expiry is emailed to them, and only them. */
   emailed: string[];
+  /** The routing rule that sent it to its groups, and why it matched. */
+  route?: { rule: string; why: string };
+  /** What the tool does, from the tool catalog; filled in when read for showing (see ApprovalsService.describe). */
+  tool?: ToolCatalogEntry;
+  /** A notice a person marked done. */
+  done?: { by: string; at: string; note?: string };
 }
 
 export interface NewApproval {
   request: ApprovalRequest;
+  /** The routing rule that matched, and why (shown to approvers). */
+  route?: { rule: string; why: string };
   status: 'pending' | 'notice' | 'decided';
   groups: string[];
   quorum: number;
@@ -165,12 +211,25 @@ export interface VoteInput {
   attempt?: number;
   /** The ID of a single-use link token spent by this vote (its decoded MAC: one token, however spelled). */
   singleUseToken?: string;
+  /** What the approver was shown: refused when the arguments were edited since (Slack, email: rev; inbox, API: fingerprint). */
+  seen?: { rev?: number; fingerprint?: string };
+  /** Approve only: the arguments as the approver edited them (validated against the tool's schema by the caller). */
+  edit?: { args: Record<string, unknown>; fingerprint: string };
 }
 
 export type VoteResult =
   /** `channels`: where the request was routed (which channels may have to show the outcome). */
   | { status: 'decided'; callId: string; request: ApprovalRequest; outcome: Outcome; channels: string[] }
-  | { status: 'vote_recorded'; callId: string; approvals: number; quorum: number };
+  | {
+      status: 'vote_recorded';
+      callId: string;
+      approvals: number;
+      quorum: number;
+      /** The revision of the arguments shown now (0: as the agent asked). */
+      rev: number;
+      /** This vote edited the arguments (and so started revision `rev`). */
+      editedNow: boolean;
+    };
 
 /** `notDueFor`: the timer ran early and was moved back to the expiry. */
 export type ExpireResult =
@@ -255,6 +314,8 @@ export class ApprovalStore {
           retentionMs: this.retentionMs,
           publishCheckMs: this.publishCheckMs,
           changesChannel: keys.changes,
+          rule: input.route?.rule,
+          why: input.route?.why,
         }),
       ],
     )) as [number, number | string];
@@ -284,6 +345,13 @@ export class ApprovalStore {
           spendToken: Boolean(vote.singleUseToken),
           retentionMs: this.retentionMs,
           publishCheckMs: this.publishCheckMs,
+          seenRev: vote.seen?.rev,
+          seenFingerprint: vote.seen?.fingerprint,
+          edit: vote.edit && {
+            argsJson: JSON.stringify(vote.edit.args),
+            fingerprint: vote.edit.fingerprint,
+            atIso: new Date(now).toISOString(),
+          },
         }),
       ],
     )) as (string | number)[];
@@ -294,6 +362,7 @@ export class ApprovalStore {
         approvers: String(reply[2]).split(','),
         reason: vote.reason || undefined,
         decidedAt: new Date(now).toISOString(),
+        ...(reply[4] ? { args: JSON.parse(String(reply[4])) as Record<string, unknown> } : {}),
       };
       const channels = reply[3] ? String(reply[3]).split(',') : [];
       const request = parseRequest(reply[1]);
@@ -302,9 +371,11 @@ export class ApprovalStore {
     if (reply[0] === 2)
       return {
         status: 'vote_recorded',
-        callId: String(reply[3]),
+        callId: String(reply[5]),
         approvals: Number(reply[1]),
         quorum: Number(reply[2]),
+        rev: Number(reply[3] ?? 0),
+        editedNow: Number(reply[4] ?? 0) === 1,
       };
     throw voteRefusal(reply, vote.requestId);
   }
@@ -496,6 +567,54 @@ export class ApprovalStore {
     return reply === 'OK';
   }
 
+  /** Marks a notice done (see complete-notice-4.lua); throws VoteRefusedError when it cannot be. */
+  async completeNotice(
+    done: { requestId: string; approver: string; approverGroups: string[]; note?: string },
+    now = Date.now(),
+  ): Promise<{ request: ApprovalRequest; doneAt: string }> {
+    const keys = this.keys;
+    const nowIso = new Date(now).toISOString();
+    const reply = (await SCRIPTS.completeNotice.run(
+      this.redis,
+      [keys.request(done.requestId), keys.notices, keys.decided, keys.timers],
+      [
+        encodeScriptArgs<CompleteNoticeArgs>({
+          approver: done.approver,
+          approverGroups: done.approverGroups.join(','),
+          note: done.note ?? '',
+          now,
+          nowIso,
+          retentionMs: this.retentionMs,
+          publishCheckMs: this.publishCheckMs,
+          changesChannel: keys.changes,
+        }),
+      ],
+    )) as (string | number)[];
+    if (reply[0] === 1) return { request: parseRequest(reply[1]), doneAt: nowIso };
+    throw noticeRefusal(reply, done.requestId);
+  }
+
+  /**
+   * The newest settled requests (decided and expired), newest first, at most `limit` of each list read; those whose
+   * hash aged out are left out. For the history view, which filters them by approver afterwards.
+   */
+  async recent(limit: number): Promise<StoredApproval[]> {
+    const [decided, expired] = await Promise.all(
+      [this.keys.decided, this.keys.expired].map((key) =>
+        this.redis.zrevrangebyscore(key, '+inf', '-inf', 'WITHSCORES', 'LIMIT', 0, limit),
+      ),
+    );
+    const entries: { requestId: string; score: number }[] = [];
+    for (const list of [decided, expired])
+      for (let i = 0; i < list.length; i += 2)
+        entries.push({ requestId: list[i], score: Number(list[i + 1]) });
+    entries.sort((a, b) => b.score - a.score);
+    const hashes = await Promise.all(
+      entries.slice(0, limit).map((e) => this.redis.hgetall(this.keys.request(e.requestId))),
+    );
+    return hashes.map(parseStored).filter((a): a is StoredApproval => a !== undefined);
+  }
+
   /** Up to `count` entries of one list, strictly after `after`, in (score, request ID) order. */
   private async readList(status: ApprovalStatus, count: number, after?: ApprovalCursor) {
     const reply = (await SCRIPTS.readPage.run(
@@ -529,14 +648,26 @@ function parseRequest(json: unknown): ApprovalRequest {
 export function parseStored(hash: Record<string, string>): StoredApproval | undefined {
   if (!hash.request) return undefined;
   const votes: Vote[] = [];
+  const setAside: Vote[] = [];
   const slackMessages: { channel: string; ts: string }[] = [];
   const emailed: string[] = [];
   for (const [field, value] of Object.entries(hash)) {
     if (field.startsWith('vote:')) votes.push(VoteSchema.parse(JSON.parse(value)));
+    if (field.startsWith('was:')) setAside.push(VoteSchema.parse(JSON.parse(value)));
     if (field.startsWith('slack:')) slackMessages.push({ channel: field.slice('slack:'.length), ts: value });
     if (field.startsWith('emailed:')) emailed.push(field.slice('emailed:'.length));
   }
   votes.sort((a, b) => a.at.localeCompare(b.at));
+  setAside.sort((a, b) => a.at.localeCompare(b.at));
+  const edited: Edit | undefined = hash.editedArgs
+    ? {
+        args: JSON.parse(hash.editedArgs) as Record<string, unknown>,
+        fingerprint: hash.fp,
+        by: hash.editedBy,
+        at: hash.editedAt,
+        rev: Number(hash.rev ?? 0),
+      }
+    : undefined;
   return {
     request: parseRequest(hash.request),
     status: hash.status as ApprovalStatus,
@@ -546,6 +677,8 @@ export function parseStored(hash: Record<string, string>): StoredApproval | unde
     createdAt: Number(hash.createdAt),
     expiresAt: Number(hash.expiresAt),
     votes,
+    setAside,
+    edited,
     trustCount: Number(hash.trustCount ?? 0),
     outcome: hash.outcomeDecision
       ? {
@@ -554,11 +687,20 @@ export function parseStored(hash: Record<string, string>): StoredApproval | unde
           approvers: hash.outcomeApprovers ? hash.outcomeApprovers.split(',') : [],
           reason: hash.outcomeReason || undefined,
           decidedAt: hash.outcomeAt,
+          // Only an approval by people runs edited arguments; an expiry or a deny after an edit runs nothing.
+          ...(edited && hash.outcomeDecision === 'approve' && hash.outcomeDecidedBy === 'person'
+            ? { args: edited.args }
+            : {}),
+          ...(hash.standingRule ? { rule: hash.standingRule } : {}),
         }
+      : undefined,
+    done: hash.doneBy
+      ? { by: hash.doneBy, at: hash.doneAt, ...(hash.doneNote ? { note: hash.doneNote } : {}) }
       : undefined,
     published: hash.published === '1',
     slackMessages,
     emailed,
+    route: hash.rule ? { rule: hash.rule, why: hash.why ?? '' } : undefined,
   };
 }
 
@@ -570,7 +712,7 @@ export function trustSuggestion(
 ): string | undefined {
   if (approval.trustCount < TRUST_THRESHOLD) return undefined;
   const { toolName, requester } = approval.request;
-  return `consider promoting ${toolName} to auto for ${requester} (${approval.trustCount} consecutive approvals)`;
+  return `${approval.trustCount} approvals in a row of ${toolName} for ${requester}: consider a standing rule, so its next calls are approved by policy for a while`;
 }
 
 export function toView(approval: StoredApproval): ApprovalView {
@@ -583,5 +725,18 @@ export function toView(approval: StoredApproval): ApprovalView {
     votes: approval.votes,
     outcome: approval.outcome,
     trustSuggestion: trustSuggestion(approval),
+    ...(approval.route ? { route: approval.route } : {}),
+    ...(approval.edited ? { edited: approval.edited } : {}),
+    ...(approval.setAside.length > 0 ? { setAside: approval.setAside } : {}),
+    ...(approval.done ? { done: approval.done } : {}),
+    ...(approval.tool
+      ? {
+          tool: {
+            description: approval.tool.description,
+            tier: approval.tool.tier,
+            argsSchema: approval.tool.argsSchema,
+          },
+        }
+      : {}),
   };
 }

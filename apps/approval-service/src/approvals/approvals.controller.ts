@@ -20,6 +20,8 @@ import {
   DecisionBodySchema,
   encodeApprovalCursor,
   IdSchema,
+  NoticeDoneBodySchema,
+  type NoticeDoneBody,
   type ApprovalCursor,
   type ApprovalListQuery,
   type ApprovalView,
@@ -29,6 +31,7 @@ import {
 import { CurrentPrincipal, type Principal, RateLimited, ZodValidationPipe } from '@countersign/platform';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { ApprovalRoute } from '../config/rate-limits';
+import { nextStep } from './approval-context';
 import { AmbiguousCallIdError } from './approval-errors';
 import { toView, type StoredApproval } from './approval-store';
 import { ApprovalsService, type Resolution } from './approvals.service';
@@ -60,7 +63,8 @@ export class ApprovalsController {
       after: query.cursor,
     });
     if (page.next) res.setHeader('Link', `<${nextPageUrl(query, page.next)}>; rel="next"`);
-    return page.approvals.filter((a) => this.visibleTo(a, approver)).map(toView);
+    const visible = page.approvals.filter((a) => this.visibleTo(a, approver));
+    return (await this.approvals.describe(visible)).map(toView);
   }
 
   /** `id`: a request ID, or a call ID that names one request. */
@@ -72,10 +76,15 @@ export class ApprovalsController {
     const approval = named(id, await this.approvals.resolve(id, (a) => this.visibleTo(a, approver)));
     if (!approval || !this.visibleTo(approval, approver))
       throw new NotFoundException(`no approval request ${id}`);
+    await this.approvals.describe([approval]);
     return toView(approval);
   }
 
-  /** 200 when this vote decided the request, 202 when it was counted towards a quorum. */
+  /**
+   * 200 when this vote decided the request, 202 when it was counted towards a quorum. `args` (approve only): the
+   * arguments as the approver edited them, checked against the tool's schema (400 naming the field); `fingerprint`:
+   * what the approver was shown (409 when the arguments were edited since).
+   */
   @Post(':id/decisions')
   @HttpCode(200)
   @RateLimited(ApprovalRoute.Decision)
@@ -92,6 +101,8 @@ export class ApprovalsController {
       decision: body.decision,
       reason: body.reason,
       channel: channelOf(req),
+      ...(body.args ? { editedArgs: body.args } : {}),
+      ...(body.fingerprint ? { seen: { fingerprint: body.fingerprint } } : {}),
     };
     const { requestId, result } = await this.approvals
       .voteOn(id, vote, (a) => this.visibleTo(a, approver))
@@ -100,6 +111,8 @@ export class ApprovalsController {
         throw error;
       });
     const { callId } = result;
+    const toolName = result.status === 'decided' ? result.request.toolName : 'the call';
+    const next = nextStep(result, toolName, { decision: body.decision, reason: body.reason });
     if (result.status === 'vote_recorded') {
       res.status(202);
       return {
@@ -108,6 +121,7 @@ export class ApprovalsController {
         status: 'vote_recorded',
         approvals: result.approvals,
         quorum: result.quorum,
+        next,
       };
     }
     return {
@@ -116,6 +130,37 @@ export class ApprovalsController {
       status: 'decided',
       decision: result.outcome.decision,
       approvers: result.outcome.approvers,
+      next,
+    };
+  }
+
+  /**
+   * A manual-step notice (`id`: its request ID, or a call ID that names one request): a person did the step. The run's
+   * model is told at its next turn.
+   */
+  @Post(':id/done')
+  @HttpCode(200)
+  @RateLimited(ApprovalRoute.Decision)
+  async done(
+    @Param('id', new ZodValidationPipe(IdSchema, 'id')) id: string,
+    @Body(new ZodValidationPipe(NoticeDoneBodySchema)) body: NoticeDoneBody,
+    @CurrentPrincipal() approver: Principal,
+    @Req() req: Request,
+  ): Promise<{ callId: string; requestId: string; status: 'done'; next: string }> {
+    // Unknown: the store refuses it (404) like any unknown request.
+    const notice = named(id, await this.approvals.resolve(id, (a) => this.visibleTo(a, approver)));
+    const { request } = await this.approvals.completeNotice({
+      requestId: notice?.request.requestId ?? id,
+      approver: approver.id,
+      approverGroups: this.directory.groupsOf(approver.id),
+      note: body.note?.trim() || undefined,
+      channel: channelOf(req),
+    });
+    return {
+      callId: request.callId,
+      requestId: request.requestId,
+      status: 'done',
+      next: `Marked done. The agent is told that a person did ${request.toolName}${body.note ? ', with your note' : ''}, before its next turn (if its run is still going).`,
     };
   }
 

@@ -1,9 +1,9 @@
 // The approval lifecycle: take a request in, route it, record votes, expire or escalate it, publish the decision.
 // Every refusal is audited; every settled request gets exactly one signed decision (idempotent job ID).
 import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
-import type { ApprovalRequest, ApprovalStatus, AuditEntry } from '@countersign/contracts';
+import type { ApprovalRequest, ApprovalStatus, AuditEntry, StandingRule } from '@countersign/contracts';
 import { fingerprint, printableReadableForm } from '@countersign/authorization';
-import { RunReaders, type Logger } from '@countersign/platform';
+import { DecidedCallResults, RunReaders, ToolCatalog, type Logger } from '@countersign/platform';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import { AuditTrail } from '../core/audit-trail';
@@ -11,8 +11,10 @@ import { Metrics } from '../core/metrics';
 import { LOGGER } from '../core/tokens';
 import { LiveUpdates } from '../live/live-updates';
 import { NotificationScheduler } from '../notifications/notification-scheduler';
-import { routeRequest } from '../routing/route-request';
+import { argumentsMatch, routeRequest, type Route } from '../routing/route-request';
 import { AmbiguousCallIdError, ErrorCode, VoteRefusedError } from './approval-errors';
+import { EditedArgsCheck, InvalidEditError } from './edited-args';
+import { ruleReason, StandingRuleStore, type StoredRule } from './standing-rule-store';
 import {
   ApprovalStore,
   type ApprovalPage,
@@ -40,6 +42,15 @@ export class RequestRejectedError extends Error {
  * into the publish check that markPublished removes).
  */
 export type TimerOutcome = 'done' | 'kept';
+
+/** A vote as a channel hands it in: with the arguments as the approver edited them, if they did. */
+export type VoteRequest = Omit<VoteInput, 'edit'> & { editedArgs?: Record<string, unknown> };
+
+/** A settled request for the history view, with what became of its call (when the worker reported it). */
+export interface HistoryEntry {
+  approval: StoredApproval;
+  result?: { outcome: string; content: string; editedArgs?: Record<string, unknown>; at: string };
+}
 
 export interface Rejection {
   reason: string;
@@ -75,8 +86,13 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     private readonly metrics: Metrics,
     private readonly readers: RunReaders,
     private readonly directory: ApproverDirectory,
+    private readonly rules: StandingRuleStore,
+    private readonly tools: ToolCatalog,
+    private readonly results: DecidedCallResults,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
+
+  private readonly editCheck = new EditedArgsCheck();
 
   /** Takes a request off the queue. Safe to call again with the same message (redelivery). */
   async receive(request: ApprovalRequest): Promise<void> {
@@ -102,6 +118,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     const isNotice = request.reason === 'manual_step';
 
     if (!route && !isNotice) return this.refuseUnroutable(request, now);
+    if (route && !isNotice && (await this.decideByStandingRule(request, route, now))) return;
 
     const expiresInMs = route?.expiresInMs ?? this.config.env.APPROVAL_DEFAULT_EXPIRY;
     const escalation = route?.escalation;
@@ -115,6 +132,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
       groups: route?.groups ?? [],
       quorum: route?.quorum ?? 1,
       channels: route?.channels ?? [],
+      route: route && { rule: route.rule, why: route.why },
       now,
       expiresAt: now + expiresInMs,
       escalation:
@@ -151,6 +169,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
           requestId,
           reason: request.reason,
           rule: route?.rule ?? null,
+          why: route?.why ?? null,
           groups: target.groups,
           quorum: route?.quorum ?? null,
           fingerprint: shown,
@@ -173,12 +192,33 @@ export class ApprovalsService implements BeforeApplicationShutdown {
    * Records one approver's vote; publishes the decision when it settles the request.
    * Throws VoteRefusedError (audited) when the approver may not vote or the request is already settled.
    */
-  async vote(input: VoteInput, { uncountedIfUnknown = false } = {}): Promise<VoteResult> {
-    const { requestId } = input;
+  async vote(request: VoteRequest, { uncountedIfUnknown = false } = {}): Promise<VoteResult> {
+    const { editedArgs, ...rest } = request;
+    const { requestId } = rest;
+    let input: VoteInput = rest;
+    let original: ApprovalRequest | undefined;
     let result: VoteResult;
     try {
+      if (editedArgs) {
+        original = await this.checkEdit(requestId, editedArgs);
+        input = {
+          ...rest,
+          edit: { args: editedArgs, fingerprint: fingerprint(original.toolName, editedArgs) },
+        };
+      }
       result = await this.store.recordVote(input);
     } catch (error) {
+      if (error instanceof InvalidEditError) {
+        await this.reject({
+          reason: 'invalid_edit',
+          channel: input.channel,
+          actor: input.approver,
+          callId: original?.callId,
+          runId: original?.runId,
+          detail: { message: error.message, requestId },
+        });
+        throw error;
+      }
       // An unknown request is a probe or a race with intake, not a refused decision: counted, not audited.
       if (error instanceof VoteRefusedError && error.code === ErrorCode.NotFound) {
         if (!uncountedIfUnknown) this.metrics.votesRejected.inc({ reason: error.reason });
@@ -206,6 +246,10 @@ export class ApprovalsService implements BeforeApplicationShutdown {
         reason: input.reason ?? null,
         settled: result.status === 'decided',
         requestId,
+        // An edit keeps both: what the agent asked for and what the approver changed it to.
+        ...(input.edit && original
+          ? { editedArgs: input.edit.args, requestedArgs: original.args, fingerprint: input.edit.fingerprint }
+          : {}),
       },
     });
     if (result.status === 'vote_recorded') {
@@ -213,6 +257,8 @@ export class ApprovalsService implements BeforeApplicationShutdown {
         { callId: result.callId, requestId },
         this.live.announce({ requestId, status: 'pending' }),
       );
+      // The other approvers see the progress, and are asked again about edited arguments.
+      this.followUp({ callId: result.callId, requestId }, this.showProgress(input, result));
       return result;
     }
     await this.settle(result.request, result.outcome, result.channels);
@@ -251,6 +297,14 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     }
     if ('notDueFor' in result) return 'kept';
     const stored = await this.store.get(requestId);
+    if (stored?.done && !stored.published && stored.request.attempt === attempt) {
+      this.logger.warn(
+        { requestId, callId: stored.request.callId, runId: stored.request.runId },
+        're-publishing a manual step marked done',
+      );
+      await this.publishDone(stored.request, stored.done);
+      return 'kept';
+    }
     if (stored?.outcome && !stored.published && stored.request.attempt === attempt) {
       this.logger.warn(
         { requestId, callId: stored.request.callId, runId: stored.request.runId },
@@ -310,6 +364,198 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     return this.readers.add(request.runId, members, ttlMs);
   }
 
+  private async showProgress(
+    input: VoteInput,
+    result: Extract<VoteResult, { status: 'vote_recorded' }>,
+  ): Promise<void> {
+    const stored = await this.store.get(input.requestId);
+    if (!stored || stored.status !== 'pending') return;
+    await this.scheduler.showProgress({
+      requestId: input.requestId,
+      callId: stored.request.callId,
+      attempt: stored.request.attempt,
+      requester: stored.request.requester,
+      groups: stored.groups,
+      channels: stored.channels,
+      rev: result.rev,
+      editedBy: result.editedNow ? input.approver : undefined,
+    });
+  }
+
+  /**
+   * An edit must fit the tool's argument schema (from the tool catalog) before the other approvers see it; the worker
+   * checks it again before anything runs. Returns the request as the agent asked it.
+   */
+  private async checkEdit(requestId: string, args: Record<string, unknown>): Promise<ApprovalRequest> {
+    const stored = await this.store.get(requestId);
+    if (!stored) throw new VoteRefusedError(ErrorCode.NotFound, `no approval request ${requestId}`);
+    const hash = stored.request.toolDefinitionHash;
+    const tool = (await this.tools.get([hash])).get(hash);
+    this.editCheck.assertValid(hash, tool, args);
+    return stored.request;
+  }
+
+  /**
+   * A person did the manual step of a notice: the notice is settled, and the run's worker is told (signed), so the
+   * model hears of it at its next turn. Throws VoteRefusedError when the approver may not, or it is not open.
+   */
+  async completeNotice(done: {
+    requestId: string;
+    approver: string;
+    approverGroups: string[];
+    note?: string;
+    channel: string;
+  }): Promise<{ request: ApprovalRequest }> {
+    let completed: { request: ApprovalRequest; doneAt: string };
+    try {
+      completed = await this.store.completeNotice(done);
+    } catch (error) {
+      if (error instanceof VoteRefusedError && error.code !== ErrorCode.NotFound) {
+        const refused = (await this.store.get(done.requestId))?.request;
+        await this.reject({
+          reason: error.reason,
+          channel: done.channel,
+          actor: done.approver,
+          callId: refused?.callId,
+          runId: refused?.runId,
+          detail: { action: 'done', message: error.message, requestId: done.requestId },
+        });
+      }
+      throw error;
+    }
+    const { request, doneAt } = completed;
+    await this.publishDone(request, { by: done.approver, at: doneAt, note: done.note });
+    this.audit.record({
+      type: 'manual_step.done',
+      callId: request.callId,
+      runId: request.runId,
+      actor: done.approver,
+      detail: {
+        toolName: request.toolName,
+        args: request.args,
+        note: done.note ?? null,
+        channel: done.channel,
+        requestId: request.requestId,
+      },
+    });
+    return { request };
+  }
+
+  private async publishDone(
+    request: ApprovalRequest,
+    done: { by: string; at: string; note?: string },
+  ): Promise<void> {
+    await this.publisher.publishManualStepDone(request, done);
+    this.followUp(
+      { callId: request.callId, runId: request.runId, requestId: request.requestId },
+      (async () => {
+        const stored = await this.store.get(request.requestId);
+        await this.scheduler.showOutcome(request, { channels: stored?.channels ?? [], decidedBy: 'person' });
+        await this.store.markPublished(request.requestId, request.attempt);
+      })(),
+    );
+  }
+
+  /**
+   * Decides the request by the first standing rule that covers it, if any. False: no rule did (or the one that did
+   * was revoked meanwhile), and people decide.
+   */
+  private async decideByStandingRule(request: ApprovalRequest, route: Route, now: number): Promise<boolean> {
+    // Rules are written for the tools of Countersign's own agents: an external agent's call is always asked about.
+    if (request.external) return false;
+    if (request.reason !== 'confirmation_required' || request.tier !== 'confirm') return false;
+    const match = (await this.rules.all(now)).find((r) => ruleCovers(r.rule, request, now));
+    if (!match) return false;
+    await this.allowToRead(request, route.groups, now);
+    const decided = await this.rules.decide(request, match, route, now);
+    if (decided.status === 'rule_gone') return false;
+    if (decided.status === 'already_stored') {
+      if (decided.current === 'pending' || decided.current === 'notice') return false;
+      const stored = await this.store.get(request.requestId);
+      if (stored?.outcome && !stored.published) await this.settle(stored.request, stored.outcome, []);
+      return true;
+    }
+    return this.announceRuleDecision(request, match, route, now);
+  }
+
+  private async announceRuleDecision(
+    request: ApprovalRequest,
+    match: StoredRule,
+    route: Route,
+    now: number,
+  ): Promise<true> {
+    const { requestId, callId, runId } = request;
+    const rule = match.rule;
+    const outcome: Outcome = {
+      decision: 'approve',
+      decidedBy: 'policy',
+      approvers: [],
+      reason: ruleReason(rule),
+      decidedAt: new Date(now).toISOString(),
+      rule: rule.id,
+    };
+    this.metrics.requestsReceived.inc({ outcome: 'standing_rule' });
+    this.audit.record({
+      type: 'request.created',
+      runId,
+      callId,
+      actor: request.requester,
+      detail: {
+        toolName: request.toolName,
+        tier: request.tier,
+        agent: request.agent,
+        attempt: request.attempt,
+        requestId,
+        rule: route.rule,
+        why: route.why,
+        groups: route.groups,
+        standingRule: rule.id,
+        fingerprint: request.fingerprint,
+      },
+    });
+    this.audit.record({
+      type: 'decision.recorded',
+      runId,
+      callId,
+      actor: `rule:${rule.id}`,
+      detail: {
+        decision: 'approve',
+        decidedBy: 'policy',
+        standingRule: rule.id,
+        ruleBy: rule.createdBy,
+        requestId,
+      },
+    });
+    await this.settle(request, outcome, []);
+    this.logger.info({ runId, callId, requestId, standingRule: rule.id }, 'approved by a standing rule');
+    return true;
+  }
+
+  /** Fills in what each request's tool does, from the tool catalog (one read for all of them). */
+  async describe<T extends StoredApproval | undefined>(approvals: T[]): Promise<T[]> {
+    const hashes = approvals.flatMap((a) => (a ? [a.request.toolDefinitionHash] : []));
+    if (hashes.length === 0) return approvals;
+    const tools = await this.tools.get(hashes);
+    for (const a of approvals) if (a) a.tool = tools.get(a.request.toolDefinitionHash);
+    return approvals;
+  }
+
+  /**
+   * Recently settled requests routed to `groups` or voted on by `approverId`, newest first, with what became of each
+   * call (the worker reports it when it settles the call).
+   */
+  async history(approverId: string, groups: readonly string[], limit = 50): Promise<HistoryEntry[]> {
+    const recent = (await this.store.recent(limit * 4)).filter(
+      (a) =>
+        a.groups.some((g) => groups.includes(g)) ||
+        a.votes.some((v) => v.approver === approverId) ||
+        a.done?.by === approverId,
+    );
+    const shown = await this.describe(recent.slice(0, limit));
+    const results = await this.results.read(shown.map((a) => a.request.requestId));
+    return shown.map((approval) => ({ approval, result: results.get(approval.request.requestId) }));
+  }
+
   /**
    * Audits a refused vote or interaction of someone a credential names (an approver, a Slack user Slack signed for).
    * A request no credential vouches for is not audited: see UnauthenticatedRequests.
@@ -346,7 +592,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
    */
   async voteOn(
     id: string,
-    input: Omit<VoteInput, 'requestId'>,
+    input: Omit<VoteRequest, 'requestId'>,
     visible: (approval: StoredApproval) => boolean,
   ): Promise<{ requestId: string; result: VoteResult }> {
     try {
@@ -522,4 +768,14 @@ function namedBy(requests: StoredApproval[]): StoredApproval | undefined {
     return requests.reduce((newest, a) => (a.createdAt > newest.createdAt ? a : newest));
   const open = requests.filter((a) => a.status === 'pending' || a.status === 'notice');
   return open.length === 1 ? open[0] : undefined;
+}
+
+/** Whether a standing rule approves this request: same tool and requester, matching arguments, not expired. */
+export function ruleCovers(rule: StandingRule, request: ApprovalRequest, now: number): boolean {
+  return (
+    rule.tool === request.toolName &&
+    rule.requester === request.requester &&
+    Date.parse(rule.expiresAt) > now &&
+    argumentsMatch(rule.args ?? {}, request.args)
+  );
 }

@@ -8,12 +8,15 @@ import {
   DecisionSchema,
   JobName,
   jobIds,
+  ManualStepDoneSchema,
   NotifyWebhookJobSchema,
   parseContract,
   QueueName,
   SignedDecisionSchema,
+  SignedManualStepDoneSchema,
   type ApprovalRequest,
   type SignedDecision,
+  type SignedManualStepDone,
 } from '@countersign/contracts';
 import { fingerprint, withSignature } from '@countersign/authorization';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
@@ -47,11 +50,44 @@ export class DecisionPublisher {
         shown: { toolName: request.toolName, args: request.args },
         attempt: request.attempt,
         decidedAt: outcome.decidedAt,
+        // Only when set: a decision without them signs exactly as before.
+        ...(outcome.args && outcome.decision === 'approve' ? { args: outcome.args } : {}),
+        ...(outcome.rule ? { rule: outcome.rule } : {}),
       },
       'decision',
     );
     if (decision.reason === undefined) delete decision.reason;
     return parseContract(SignedDecisionSchema, withSignature(decision, this.secret), 'signed decision');
+  }
+
+  /** Tells the run's worker that a person did a notice's manual step. Idempotent: one job ID per notice. */
+  async publishManualStepDone(
+    request: ApprovalRequest,
+    done: { by: string; at: string; note?: string },
+  ): Promise<SignedManualStepDone> {
+    const message = parseContract(
+      ManualStepDoneSchema,
+      {
+        requestId: request.requestId,
+        callId: request.callId,
+        runId: request.runId,
+        toolName: request.toolName,
+        args: request.args,
+        doneBy: done.by,
+        doneAt: done.at,
+        ...(done.note ? { note: done.note } : {}),
+      },
+      'manual step done',
+    );
+    const signed = parseContract(
+      SignedManualStepDoneSchema,
+      withSignature(message, this.secret),
+      'signed manual step done',
+    );
+    await this.decisions.add(JobName.ManualStepDone, signed, {
+      jobId: jobIds.manualStepDone(request.requestId),
+    });
+    return signed;
   }
 
   /**

@@ -2,6 +2,7 @@
 import { Catch, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { HttpResponse as Response } from '../http-types';
 import { ErrorCode, VoteRefusedError } from './approval-errors';
+import { InvalidEditError } from './edited-args';
 
 export const REFUSAL_STATUS: Record<ErrorCode, number> = {
   [ErrorCode.NotFound]: 404,
@@ -13,16 +14,19 @@ export const REFUSAL_STATUS: Record<ErrorCode, number> = {
   [ErrorCode.Expired]: 410,
   [ErrorCode.Superseded]: 409,
   [ErrorCode.Notice]: 409,
+  [ErrorCode.Edited]: 409,
+  [ErrorCode.NotANotice]: 409,
 };
 
-@Catch(VoteRefusedError)
+@Catch(VoteRefusedError, InvalidEditError)
 export class VoteRefusedFilter implements ExceptionFilter {
-  catch(error: VoteRefusedError, host: ArgumentsHost): void {
-    const status = REFUSAL_STATUS[error.code];
+  catch(error: VoteRefusedError | InvalidEditError, host: ArgumentsHost): void {
+    const status = error instanceof InvalidEditError ? 400 : REFUSAL_STATUS[error.code];
+    const reason = error instanceof InvalidEditError ? 'invalid_edit' : error.reason;
     host
       .switchToHttp()
       .getResponse<Response>()
       .status(status)
-      .json({ statusCode: status, error: error.reason, message: error.message });
+      .json({ statusCode: status, error: reason, message: error.message });
   }
 }

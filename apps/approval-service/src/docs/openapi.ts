@@ -21,6 +21,9 @@ import {
   ExternalSubmissionSchema,
   WebhookPayloadSchema,
   WebhookSecretSchema,
+  NewStandingRuleSchema,
+  NoticeDoneBodySchema,
+  StandingRuleSchema,
 } from '@countersign/contracts';
 
 const schema = (s: z.ZodType) =>
@@ -158,9 +161,65 @@ export function openApiDocument(): OpenAPIObject {
             '403': error('not in a routed group, or your own request'),
             '404': error('unknown request'),
             '409': error(
-              'already decided (by whom), or you already voted, or a call ID used by requests of several runs',
+              'already decided (by whom), you already voted, the arguments were edited since you looked, or a call ID used by requests of several runs',
             ),
             '410': error('expired'),
+          },
+        },
+      },
+      '/approvals/{id}/done': {
+        post: {
+          summary: 'A manual-step notice: you did the step (the run’s model is told, with your note)',
+          security: bearer,
+          parameters: [requestOrCallId],
+          requestBody: {
+            required: false,
+            content: { 'application/json': { schema: schema(NoticeDoneBodySchema) } },
+          },
+          responses: {
+            '200': { description: 'marked done; `next` says what happens next' },
+            '403': error('not in a routed group, or your own request'),
+            '404': error('unknown request'),
+            '409': error('already marked done, not a notice, or a call ID used by requests of several runs'),
+          },
+        },
+      },
+      '/standing-rules': {
+        get: {
+          summary: 'The standing rules in force (approvers and rule-writers)',
+          security: bearer,
+          responses: {
+            '200': json(z.array(StandingRuleSchema)),
+            '403': error('neither approver nor rule-writer'),
+          },
+        },
+        post: {
+          summary:
+            'Accept a trust suggestion ({fromCallId}: a request ID, or a call ID that names one request) or write a rule ({tool, requester, args?}): its calls are approved by policy until it expires (7d by default) or is revoked',
+          security: bearer,
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: schema(NewStandingRuleSchema) } },
+          },
+          responses: {
+            '201': json(StandingRuleSchema, 'created'),
+            '400': error('body invalid, unknown tool or requester (fields named)'),
+            '403': error('not a rule-writer; a manual_only tool; or your own calls'),
+            '409': error(
+              'the request carries no trust suggestion, or fromCallId names requests of several runs',
+            ),
+          },
+        },
+      },
+      '/standing-rules/{id}': {
+        delete: {
+          summary: 'Revoke a standing rule: from the next request on, a person decides again',
+          security: bearer,
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: {
+            '200': json(StandingRuleSchema, 'revoked'),
+            '403': error('not a rule-writer'),
+            '404': error('no such rule'),
           },
         },
       },

@@ -10,6 +10,7 @@ import { REFUSAL_STATUS } from '../approvals/vote-refused.filter';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { UnauthenticatedRequests } from '../auth/unauthenticated-requests';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
+import { contextLines, expiresInWords, nextStep } from '../approvals/approval-context';
 import { ApprovalRoute } from '../config/rate-limits';
 import { escapeHtml, page, relativeAge, sendPage } from '../html';
 import { outcomeText } from '../slack/slack-blocks';
@@ -48,6 +49,16 @@ export class EmailLinkController {
     }
     if (approval.status !== 'pending')
       return sendPage(res, 409, message('Already settled', outcomeText(approval)));
+    if ((approval.edited?.rev ?? 0) !== check.payload.rev)
+      return sendPage(
+        res,
+        409,
+        message(
+          'Arguments edited',
+          `${approval.edited?.by ?? 'An approver'} edited the arguments since this email was sent; a newer email asks about the edited call (or decide in the inbox).`,
+        ),
+      );
+    await this.approvals.describe([approval]);
     const approver = this.directory.byId(check.payload.approver);
     sendPage(res, 200, confirmationPage(approval, approver?.name ?? check.payload.approver, token));
   }
@@ -81,12 +92,10 @@ export class EmailLinkController {
         channel: 'email',
         // The decoded MAC, not the text: one token, one use, however it is spelled (only one spelling is accepted).
         singleUseToken: check.id,
+        seen: { rev: check.payload.rev },
       });
-      const text =
-        result.status === 'decided'
-          ? `${form.decision === 'approve' ? 'Approved' : 'Denied'}. The agent has been told.`
-          : `Your approval was counted (${result.approvals} of ${result.quorum}); waiting for another approver.`;
-      sendPage(res, 200, message('Thank you', text));
+      const toolName = result.status === 'decided' ? result.request.toolName : 'the call';
+      sendPage(res, 200, message('Thank you', nextStep(result, toolName, form)));
     } catch (error) {
       if (!(error instanceof VoteRefusedError)) throw error;
       sendPage(res, REFUSAL_STATUS[error.code], message('Not counted', `${error.message}.`));
@@ -104,21 +113,35 @@ function message(title: string, text: string): string {
   return page(title, `<h1>${escapeHtml(title)}</h1><div class="card"><p>${escapeHtml(text)}</p></div>`);
 }
 
-function confirmationPage(a: StoredApproval, approverName: string, token: string): string {
+/**
+ * One form: Approve and Deny are its two submit buttons (each sends its `decision`), and the reason box under both
+ * goes with either. The context is the inbox's: expiry in words, who has voted, what the call will change.
+ */
+function confirmationPage(a: StoredApproval, approverName: string, token: string, now = Date.now()): string {
   const r = a.request;
   const action = `/approve/${encodeURIComponent(token)}`;
-  const form = (decision: 'approve' | 'deny', label: string) =>
-    `<form method="post" action="${escapeHtml(action)}" style="display:inline"><input type="hidden" name="decision" value="${decision}">` +
-    `${decision === 'deny' ? '<input type="text" name="reason" placeholder="Reason (optional)" maxlength="2000"> ' : ''}` +
-    `<button class="${decision}" type="submit">${label}</button></form>`;
+  const lines = contextLines(a, now)
+    .map(
+      (line) =>
+        `<dt>${escapeHtml(line.label)}</dt><dd${line.kind === 'preview' ? ' class="preview"' : ''}>${escapeHtml(line.text)}</dd>`,
+    )
+    .join('');
+  const edited = a.edited
+    ? `<p class="edited">✎ Edited by <b>${escapeHtml(a.edited.by)}</b> before approving; the agent asked for <code>${escapeHtml(JSON.stringify(r.args))}</code>. Approvals of the earlier arguments do not count.</p>`
+    : '';
   return page(
     `Approve ${r.toolName}?`,
     `<h1>Approve <code>${escapeHtml(r.toolName)}</code>?</h1>
 <div class="card">
 <p>Hello ${escapeHtml(approverName)}. <b>${escapeHtml(r.requester)}</b>'s agent <b>${escapeHtml(r.agent)}</b> wants to run <code>${escapeHtml(r.toolName)}</code>.</p>
-<div class="meta">requested ${escapeHtml(relativeAge(a.createdAt))} ago · expires ${escapeHtml(new Date(a.expiresAt).toISOString())}${a.quorum > 1 ? ` · needs ${a.quorum} approvers` : ''}</div>
-<pre>${escapeHtml(JSON.stringify(r.args, null, 2))}</pre>
-<p>${form('approve', 'Approve')} ${form('deny', 'Deny')}</p>
+<div class="meta">requested ${escapeHtml(relativeAge(a.createdAt, now))} ago · expires ${escapeHtml(expiresInWords(a.expiresAt, now))}${a.quorum > 1 ? ` · needs ${a.quorum} approvers` : ''}</div>
+<dl class="context">${lines}</dl>
+${edited}<pre>${escapeHtml(JSON.stringify(a.edited?.args ?? r.args, null, 2))}</pre>
+<form method="post" action="${escapeHtml(action)}">
+<p><button class="approve" type="submit" name="decision" value="approve">Approve</button> <button class="deny" type="submit" name="decision" value="deny">Deny</button></p>
+<p><label>Reason (optional; the model is told it on a deny)<br><input type="text" name="reason" maxlength="2000" style="width:100%;max-width:520px"></label></p>
+</form>
+<p class="muted">To change the arguments before approving, use the inbox.</p>
 </div>`,
   );
 }

@@ -1,8 +1,10 @@
 // The web inbox: server-rendered HTML (all values escaped) and a small inline script for the buttons and
-// live updates. The script only swaps in HTML fragments the server rendered, so it never builds markup itself.
-import { trustSuggestion, type StoredApproval } from '../approvals/approval-store';
+// live updates (inbox-script.ts). Each request is a card (request-card.ts); History and Rules are views of their own.
+import type { StoredApproval } from '../approvals/approval-store';
 import type { Approver } from '../config/approvals-config.schema';
-import { escapeHtml, page, relativeAge } from '../html';
+import { escapeHtml, page } from '../html';
+import { INBOX_SCRIPT } from './inbox-script';
+import { requestCard } from './request-card';
 
 /**
  * Of a list (pending requests, manual-step notices) longer than INBOX_OLDEST + INBOX_NEWEST, the inbox reads the
@@ -53,41 +55,34 @@ function gapMarker(gap: InboxGap): string {
 }
 
 function item(a: StoredApproval, me: Approver, now: number): string {
-  const r = a.request;
-  const notice = a.status === 'notice';
-  const suggestion = trustSuggestion(a);
-  const own = r.requester === me.id;
-  const voted = a.votes.some((v) => v.approver === me.id);
-  let actions: string;
-  if (notice)
-    actions = '<p class="outcome">Manual step required: a person must do this; the agent will not.</p>';
-  else if (own) actions = '<p class="muted">This is your own request; another approver must decide.</p>';
-  else if (voted)
-    actions = `<p class="muted">You approved; waiting for ${a.quorum - a.votes.length} more.</p>`;
-  else {
-    actions = `<div class="actions"><input type="text" class="reason" placeholder="Reason (optional)" maxlength="2000" aria-label="Reason">
-<button class="approve" data-request="${escapeHtml(r.requestId)}" data-decision="approve">Approve</button>
-<button class="deny" data-request="${escapeHtml(r.requestId)}" data-decision="deny">Deny</button><span class="result muted"></span></div>`;
-  }
-  const quorum =
-    a.quorum > 1
-      ? ` · ${a.votes.filter((v) => v.decision === 'approve').length} of ${a.quorum} approvals`
-      : '';
-  return `<section class="card${notice ? ' notice' : ''}" data-call-id="${escapeHtml(r.callId)}" data-request-id="${escapeHtml(r.requestId)}">
-<h2 style="font-size:17px;margin:0"><code>${escapeHtml(r.toolName)}</code>${notice ? ' — manual step' : ''}</h2>
-<div class="meta">requested by <b>${escapeHtml(r.requester)}</b> via agent ${escapeHtml(r.agent)} · ${escapeHtml(relativeAge(a.createdAt, now))} ago · expires in ${escapeHtml(relativeAge(now, a.expiresAt))}${quorum}</div>
-<pre>${escapeHtml(JSON.stringify(r.args, null, 2))}</pre>
-${suggestion ? `<p class="trust">💡 ${escapeHtml(suggestion)}</p>` : ''}
-${actions}
-</section>`;
+  return requestCard(a, me, now);
 }
 
 export function inboxPage(waiting: Waiting, me: Approver, nonce: string): string {
+  return inboxView('waiting', me, nonce, '/inbox/items', inboxItems(waiting, me));
+}
+
+/** The inbox's views share one frame: a heading, the view's links, the live list and the script. */
+export function inboxView(
+  view: 'waiting' | 'history' | 'rules',
+  me: Approver,
+  nonce: string,
+  refreshUrl: string,
+  content: string,
+): string {
+  const titles = {
+    waiting: `Approvals waiting for ${me.name}`,
+    history: `Decided lately, for ${me.name}`,
+    rules: 'Standing rules',
+  };
+  const link = (to: typeof view, href: string, text: string) =>
+    to === view ? `<b>${text}</b>` : `<a href="${href}">${text}</a>`;
   return page(
-    'Countersign inbox',
-    `<h1>Approvals waiting for ${escapeHtml(me.name)} <span class="muted" id="live" style="font-size:13px">○ connecting</span></h1>
-<div id="items">${inboxItems(waiting, me)}</div>
-<script nonce="${escapeHtml(nonce)}">${SCRIPT}</script>`,
+    `Countersign inbox${view === 'waiting' ? '' : ` · ${view}`}`,
+    `<h1>${escapeHtml(titles[view])} <span class="muted" id="live" style="font-size:13px">○ connecting</span></h1>
+<nav class="views">${link('waiting', '/inbox', 'Waiting')} · ${link('history', '/inbox/history', 'History')} · ${link('rules', '/inbox/rules', 'Rules')}</nav>
+<div id="items" data-refresh="${escapeHtml(refreshUrl)}">${content}</div>
+<script nonce="${escapeHtml(nonce)}">${INBOX_SCRIPT}</script>`,
   );
 }
 
@@ -108,40 +103,3 @@ export function linkSignInPage(code: string, csrf: string): string {
 <form method="post" action="/inbox/session"><input type="hidden" name="csrf" value="${escapeHtml(csrf)}"><input type="hidden" name="code" value="${escapeHtml(code)}"><button class="approve" type="submit">Open my inbox</button></form></div>`,
   );
 }
-
-const SCRIPT = `
-(function () {
-  var items = document.getElementById('items');
-  var live = document.getElementById('live');
-  function refresh() {
-    return fetch('/inbox/items', { credentials: 'same-origin' }).then(function (r) {
-      if (r.status === 401) { location.reload(); return; }
-      return r.text().then(function (html) { items.innerHTML = html; });
-    });
-  }
-  items.addEventListener('click', function (event) {
-    var button = event.target.closest('button[data-request]');
-    if (!button) return;
-    var card = button.closest('section');
-    var reason = card.querySelector('.reason').value.trim();
-    var result = card.querySelector('.result');
-    card.querySelectorAll('button').forEach(function (b) { b.disabled = true; });
-    var body = { decision: button.getAttribute('data-decision') };
-    if (reason) body.reason = reason;
-    fetch('/approvals/' + encodeURIComponent(button.getAttribute('data-request')) + '/decisions', {
-      method: 'POST', credentials: 'same-origin',
-      headers: { 'Content-Type': 'application/json', 'X-Countersign-Inbox': '1' },
-      body: JSON.stringify(body)
-    }).then(function (r) { return r.json().then(function (json) { return { ok: r.ok, json: json }; }); })
-      .then(function (reply) {
-        result.textContent = reply.ok ? (reply.json.status === 'decided' ? ' Done.' : ' Counted; waiting for another approver.') : ' ' + reply.json.message;
-        setTimeout(refresh, reply.ok ? 300 : 2500);
-      })
-      .catch(function () { result.textContent = ' Network error; try again.'; card.querySelectorAll('button').forEach(function (b) { b.disabled = false; }); });
-  });
-  var source = new EventSource('/inbox/events');
-  source.addEventListener('open', function () { live.textContent = '● live'; });
-  source.addEventListener('error', function () { live.textContent = '○ reconnecting'; });
-  source.addEventListener('change', function () { refresh(); });
-})();
-`;

@@ -25,16 +25,20 @@ import { ServiceAddress } from '../core/service-address';
 import type { HttpRequest as Request, HttpResponse as Response } from '../http-types';
 import { sendPage } from '../html';
 import { LiveUpdates } from '../live/live-updates';
+import { StandingRulesService } from '../standing-rules/standing-rules.service';
+import { historyItems } from './history-page';
 import {
   INBOX_NEWEST,
   INBOX_OLDEST,
   inboxItems,
   inboxPage,
+  inboxView,
   linkSignInPage,
   signInPage,
   type InboxGap,
   type Waiting,
 } from './inbox-page';
+import { rulesItems } from './rules-page';
 
 const HEARTBEAT_MS = 25_000;
 const CSRF_COOKIE = 'countersign_csrf';
@@ -50,6 +54,7 @@ export class InboxController {
     private readonly live: LiveUpdates,
     private readonly codes: SignInCodes,
     private readonly address: ServiceAddress,
+    private readonly rules: StandingRulesService,
   ) {}
 
   /** The inbox of the signed-in approver, or the sign-in page. */
@@ -71,6 +76,41 @@ export class InboxController {
     if (!session?.ok) return this.showSignIn(res, 401, session ? session.reason : undefined);
     const nonce = randomBytes(16).toString('base64');
     sendPage(res, 200, inboxPage(await this.waitingFor(session.principal), session.principal, nonce), nonce);
+  }
+
+  /** What was decided lately in the approver's groups (or by them): what ran and its result. */
+  @Get('history')
+  @PublicRoute('the inbox session cookie, checked here: without one, back to the sign-in page')
+  async historyPage(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const me = await this.signedIn(req, res);
+    if (!me) return;
+    const nonce = randomBytes(16).toString('base64');
+    sendPage(
+      res,
+      200,
+      inboxView('history', me, nonce, '/inbox/history/items', await this.historyOf(me)),
+      nonce,
+    );
+  }
+
+  @Get('history/items')
+  async historyFragment(@CurrentPrincipal() me: Principal, @Res() res: Response): Promise<void> {
+    sendPage(res, 200, await this.historyOf(me));
+  }
+
+  /** The standing rules in force; rule-writers revoke them and write new ones here. */
+  @Get('rules')
+  @PublicRoute('the inbox session cookie, checked here: without one, back to the sign-in page')
+  async rulesPage(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const me = await this.signedIn(req, res);
+    if (!me) return;
+    const nonce = randomBytes(16).toString('base64');
+    sendPage(res, 200, inboxView('rules', me, nonce, '/inbox/rules/items', await this.rulesOf(me)), nonce);
+  }
+
+  @Get('rules/items')
+  async rulesFragment(@CurrentPrincipal() me: Principal, @Res() res: Response): Promise<void> {
+    sendPage(res, 200, await this.rulesOf(me));
   }
 
   /** A one-time link for the caller's browser: open it, press the button, and the inbox is signed in. */
@@ -154,6 +194,24 @@ export class InboxController {
     req.on('close', close);
   }
 
+  /** The signed-in approver, or undefined after redirecting the browser to the sign-in page. */
+  private async signedIn(req: Request, res: Response): Promise<Principal | undefined> {
+    const session = await this.auth.authenticate(req);
+    if (session?.ok) return session.principal;
+    res.redirect(303, '/inbox');
+    return undefined;
+  }
+
+  private async historyOf(me: Principal): Promise<string> {
+    return historyItems(await this.approvals.history(me.id, this.directory.groupsOf(me.id)));
+  }
+
+  private async rulesOf(me: Principal): Promise<string> {
+    if (!this.rules.maySee(me))
+      return '<p class="muted">Only approvers and rule-writers see the standing rules.</p>';
+    return rulesItems(await this.rules.list(), me);
+  }
+
   private showSignIn(res: Response, status: number, problem?: string): void {
     sendPage(res, status, signInPage(this.newCsrf(res), problem));
   }
@@ -201,6 +259,7 @@ export class InboxController {
     const approvals = [...pending.approvals, ...notices.approvals]
       .filter((a) => a.groups.some((g) => mine.includes(g)))
       .sort((a, b) => a.createdAt - b.createdAt || a.request.callId.localeCompare(b.request.callId));
+    await this.approvals.describe(approvals);
     return { approvals, gaps: [pending.gap, notices.gap].filter((g): g is InboxGap => g !== undefined) };
   }
 
@@ -216,8 +275,8 @@ export class InboxController {
       this.approvals.newest(status, INBOX_NEWEST),
       this.approvals.count(status),
     ]);
-    const seen = new Set(oldest.map((a) => a.request.callId));
-    const approvals = [...oldest, ...newest.filter((a) => !seen.has(a.request.callId))];
+    const seen = new Set(oldest.map((a) => a.request.requestId));
+    const approvals = [...oldest, ...newest.filter((a) => !seen.has(a.request.requestId))];
     const after = oldest.at(-1)?.createdAt ?? 0;
     return { approvals, gap: { status, total, hidden: Math.max(0, total - approvals.length), after } };
   }

@@ -82,7 +82,7 @@ export class NotificationScheduler {
         if (approver.email && approver.id !== target.requester) {
           jobs.push({
             name: Job.NotifyEmail,
-            data: { requestId, callId, attempt, approver: approver.id },
+            data: { requestId, callId, attempt, approver: approver.id, rev: 0 },
             jobId: ids.notifyEmail(requestId, attempt, approver.id),
           });
         }
@@ -144,6 +144,34 @@ export class NotificationScheduler {
     ]);
   }
 
+  /**
+   * Votes were counted or the arguments edited (`rev` > 0 and `editedBy` set: just now): Slack messages are updated to
+   * show the request as it is now, and after an edit every member with an address is emailed the edited call with a
+   * link bound to its revision, except its requester and the editor (whose approval already counts). Links to the
+   * earlier revision are refused from then on.
+   */
+  async showProgress(
+    target: Omit<NotifyTarget, 'phase'> & { rev: number; editedBy?: string },
+  ): Promise<void> {
+    const { requestId, callId, attempt, rev } = target;
+    const jobs: Notice[] = [];
+    if (target.channels.includes('slack') && this.slack.enabled)
+      // Repeatable (chat.update sets the same content again), so no job ID: each change gets its own update.
+      jobs.push({ name: Job.ShowProgress, data: { requestId, callId, attempt }, jobId: '' });
+    if (target.editedBy && rev > 0 && target.channels.includes('email')) {
+      for (const approver of this.directory.membersOf(target.groups)) {
+        if (!approver.email || approver.id === target.requester || approver.id === target.editedBy) continue;
+        jobs.push({
+          name: Job.NotifyEmail,
+          data: { requestId, callId, attempt, approver: approver.id, rev },
+          jobId: ids.notifyEmail(requestId, attempt, approver.id, rev),
+        });
+      }
+    }
+    // Not through the digest: these approvers were asked already, and are told of a change to that request.
+    await this.addAll(jobs);
+  }
+
   hasOutcomeToShow({ channels, decidedBy }: { channels: string[]; decidedBy: DecidedBy }): boolean {
     if (channels.includes('slack') && this.slack.enabled) return true;
     return decidedBy === 'expired' && channels.includes('email');
@@ -155,7 +183,8 @@ export class NotificationScheduler {
       jobs.map((job) => ({
         name: job.name,
         data: parseContract(JobContracts[job.name].schema, job.data, job.name),
-        opts: delay ? { jobId: job.jobId, delay } : { jobId: job.jobId },
+        // A job without an ID (a repeatable update) gets one from BullMQ.
+        opts: { ...(job.jobId ? { jobId: job.jobId } : {}), ...(delay ? { delay } : {}) },
       })),
     );
   }

@@ -5,7 +5,7 @@
 // sets the same content again.
 import { Inject, Injectable } from '@nestjs/common';
 import type { ApprovalServiceJobName, JobPayload } from '@countersign/contracts';
-import type { Logger } from '@countersign/platform';
+import { ToolCatalog, type Logger } from '@countersign/platform';
 import { ApprovalStore, type StoredApproval } from '../approvals/approval-store';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
@@ -48,6 +48,7 @@ export class NotificationService {
     private readonly metrics: Metrics,
     private readonly address: ServiceAddress,
     private readonly digests: DigestStore,
+    private readonly tools: ToolCatalog,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.deliveries = new OnceOnlyDelivery(store, logger);
@@ -57,10 +58,11 @@ export class NotificationService {
     const approval = await this.current(job);
     if (!approval || !this.slack.enabled) return;
     const delivery = { requestId: job.requestId, attempt: job.attempt, key: `slack:${job.channel}` };
+    await this.describe(approval);
     // Posted only while open (settled before we got to it: nothing to show), but an earlier try's post is
     // finished below whatever the status is now.
     const outcome = await this.deliveries.deliver(delivery, OPEN, async () => {
-      const posted = await this.slack.post(job.channel, requestMessage(approval));
+      const posted = await this.slack.post(job.channel, requestMessage(approval, this.inboxUrl));
       return { receipt: slackReceipt(posted), slackMessage: posted };
     });
     if (outcome.status !== 'delivered') return this.notDelivered(outcome, job.callId, 'slack', job.channel);
@@ -78,7 +80,11 @@ export class NotificationService {
     const approver = this.directory.byId(job.approver);
     if (!approval || !approver?.email) return;
     const { email } = approver;
-    const delivery = { requestId: job.requestId, attempt: job.attempt, key: `email:${approver.id}` };
+    // An email about an edited revision is a delivery of its own (and only while that revision is the one shown).
+    if (job.rev > 0 && approval.edited?.rev !== job.rev) return;
+    const key = `email:${approver.id}${job.rev > 0 ? `@e${job.rev}` : ''}`;
+    const delivery = { requestId: job.requestId, attempt: job.attempt, key };
+    await this.describe(approval);
     const outcome = await this.deliveries.deliver(delivery, OPEN, async () => {
       const token = signLinkToken(
         {
@@ -87,6 +93,8 @@ export class NotificationService {
           attempt: job.attempt,
           approver: approver.id,
           expiresAt: approval.expiresAt,
+          // Bound to what the email shows: the arguments as they are now (an earlier job may send after an edit).
+          rev: approval.edited?.rev ?? 0,
         },
         this.config.env.LINK_TOKEN_SECRET,
       );
@@ -113,12 +121,35 @@ export class NotificationService {
   async showOutcome(job: Payload<'notify.outcome'>): Promise<void> {
     const approval = await this.current(job);
     if (!approval || isOpen(approval)) return;
+    await this.describe(approval);
     for (const message of approval.slackMessages) {
       if (this.slack.enabled) await this.slack.update(message.channel, message.ts, outcomeMessage(approval));
     }
     if (approval.outcome?.decidedBy === 'expired' && approval.channels.includes('email')) {
       await this.emailExpiry(approval);
     }
+  }
+
+  /**
+   * Votes were counted or the arguments edited: every Slack message of the request shows it as it is now (progress,
+   * edited arguments, buttons bound to the current revision), or its outcome if it was settled meanwhile.
+   */
+  async showProgress(job: Payload<'notify.progress'>): Promise<void> {
+    const approval = await this.current(job);
+    if (!approval || !this.slack.enabled) return;
+    await this.describe(approval);
+    const message = isOpen(approval) ? requestMessage(approval, this.inboxUrl) : outcomeMessage(approval);
+    for (const posted of approval.slackMessages) await this.slack.update(posted.channel, posted.ts, message);
+  }
+
+  private get inboxUrl(): string {
+    return `${this.address.publicUrl}/inbox`;
+  }
+
+  /** What the tool does, for the message (from the tool catalog; a message without it still goes out). */
+  private async describe(approval: StoredApproval): Promise<void> {
+    const hash = approval.request.toolDefinitionHash;
+    approval.tool = (await this.tools.get([hash]).catch(() => new Map<string, never>())).get(hash);
   }
 
   /**
@@ -137,7 +168,7 @@ export class NotificationService {
         count,
         windowStart: job.windowStart,
         windowMs: job.windowMs,
-        inboxUrl: `${this.address.publicUrl}/inbox`,
+        inboxUrl: this.inboxUrl,
       };
       if (via === 'slack') {
         const posted = await this.slack.post(to, digestSlackMessage(digest));

@@ -1,5 +1,6 @@
 // Consumes `approval-requests`. A malformed message is kept in the failed set with the bad fields named (the
-// queue module validates it first); one that can never be shown faithfully fails for good too.
+// queue module validates it first, with requestedAt taken from the job's timestamp when the worker left it out);
+// one that can never be shown faithfully fails for good too.
 import { Injectable } from '@nestjs/common';
 import { UnrecoverableError } from 'bullmq';
 import { type ApprovalRequest, ContractValidationError, JobName } from '@countersign/contracts';

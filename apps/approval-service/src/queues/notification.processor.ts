@@ -21,6 +21,7 @@ export class NotificationProcessor {
       [Name.NotifySlack]: { handle: (job) => this.notifications.notifySlack(job), failedForGood },
       [Name.NotifyEmail]: { handle: (job) => this.notifications.notifyEmail(job), failedForGood },
       [Name.ShowOutcome]: { handle: (job) => this.notifications.showOutcome(job), failedForGood },
+      [Name.ShowProgress]: { handle: (job) => this.notifications.showProgress(job), failedForGood },
       [Name.NotifyWebhook]: { handle: (job) => this.webhooks.deliver(job), failedForGood },
       [Name.NotifyDigest]: { handle: (job) => this.notifications.notifyDigest(job), failedForGood },
     };
@@ -55,5 +56,6 @@ export class NotificationProcessor {
 function channelOf(name: string): string {
   if (name === Name.NotifyEmail) return 'email';
   if (name === Name.NotifySlack) return 'slack';
+  if (name === Name.ShowProgress) return 'progress';
   return name === Name.NotifyWebhook ? 'webhook' : 'outcome';
 }

@@ -58,12 +58,38 @@ describe('routeRequest', () => {
   it('takes quorum, channels and expiry from the rule, with defaults for the rest', () => {
     expect(routeRequest(request(), config({ rules }), fallback)).toEqual({
       rule: 'payments',
+      why: 'args.service "payments-api" matches "payments*"',
       groups: ['payments'],
       channels: ['slack', 'email', 'web'],
       quorum: 2,
       expiresInMs: 300_000,
       escalation: undefined,
     });
+  });
+
+  it.each([
+    [
+      'every condition with the value it matched',
+      request({ agent: 'billing', args: {} }),
+      'agent billing matches "billing" and requester alice matches "al?ce"',
+    ],
+    [
+      'a nested argument and the tier',
+      request({ args: { service: 'web', target: { region: 'eu-2' } } }),
+      'tier is confirm and args.target.region "eu-2" matches "eu-*"',
+    ],
+    [
+      'one of several tool globs',
+      request({ toolName: 'drop_table', args: {} }),
+      'tool drop_table matches "delete_*" or "drop_*"',
+    ],
+  ])('says why a rule matched: %s', (_what, req, why) => {
+    expect(routeRequest(req, config({ rules }), fallback)?.why).toBe(why);
+  });
+
+  it('says when the default group decides because no rule matched', () => {
+    const route = routeRequest(request({ args: {} }), config({ rules, defaultGroup: 'ops' }), fallback);
+    expect(route?.why).toBe('no rule matched, so the default group decides');
   });
 
   it('does not match an argument that is missing or not a scalar', () => {

@@ -6,6 +6,8 @@ import { matchesGlob } from './glob';
 
 export interface Route {
   rule: string;
+  /** Why the rule matched, in words for approvers: `args.service "payments" matches "payments*"`. */
+  why: string;
   groups: string[];
   channels: Channel[];
   quorum: number;
@@ -26,11 +28,34 @@ export function routeRequest(
   fallback: RoutingDefaults,
 ): Route | undefined {
   const index = config.rules.findIndex((rule) => ruleMatches(rule.match, request));
-  if (index >= 0)
-    return toRoute(config.rules[index], config, fallback, config.rules[index].name ?? `rules[${index}]`);
+  if (index >= 0) {
+    const rule = config.rules[index];
+    return toRoute(rule, config, fallback, rule.name ?? `rules[${index}]`, explainMatch(rule.match, request));
+  }
   if (config.defaultGroup)
-    return toRoute({ groups: [config.defaultGroup], match: {} }, config, fallback, 'defaultGroup');
+    return toRoute(
+      { groups: [config.defaultGroup], match: {} },
+      config,
+      fallback,
+      'defaultGroup',
+      'no rule matched, so the default group decides',
+    );
   return undefined;
+}
+
+/** The conditions of a matching rule, each with the request's value, joined with "and". */
+export function explainMatch(match: RuleMatch, request: ApprovalRequest): string {
+  const globs = (g: string | readonly string[]) =>
+    (typeof g === 'string' ? [g] : g).map((x) => JSON.stringify(x)).join(' or ');
+  const parts: string[] = [];
+  if (match.tool !== undefined) parts.push(`tool ${request.toolName} matches ${globs(match.tool)}`);
+  if (match.tier !== undefined) parts.push(`tier is ${request.tier}`);
+  if (match.agent !== undefined) parts.push(`agent ${request.agent} matches ${globs(match.agent)}`);
+  if (match.requester !== undefined)
+    parts.push(`requester ${request.requester} matches ${globs(match.requester)}`);
+  for (const [path, g] of Object.entries(match.args ?? {}))
+    parts.push(`args.${path} ${JSON.stringify(argumentText(request.args, path))} matches ${globs(g)}`);
+  return parts.length > 0 ? parts.join(' and ') : 'the rule matches every request';
 }
 
 export function ruleMatches(match: RuleMatch, request: ApprovalRequest): boolean {
@@ -43,8 +68,16 @@ export function ruleMatches(match: RuleMatch, request: ApprovalRequest): boolean
   ) {
     return false;
   }
-  for (const [path, globs] of Object.entries(match.args ?? {})) {
-    const value = argumentText(request.args, path);
+  return argumentsMatch(match.args ?? {}, request.args);
+}
+
+/** Every dotted argument path has a scalar value that matches its glob(s). */
+export function argumentsMatch(
+  patterns: Record<string, string | readonly string[]>,
+  args: Record<string, unknown>,
+): boolean {
+  for (const [path, globs] of Object.entries(patterns)) {
+    const value = argumentText(args, path);
     if (value === undefined || !matchesGlob(value, globs)) return false;
   }
   return true;
@@ -67,10 +100,12 @@ function toRoute(
   config: ApprovalsConfig,
   fallback: RoutingDefaults,
   name: string,
+  why: string,
 ): Route {
   const escalation = rule.escalation ?? config.defaults.escalation;
   return {
     rule: name,
+    why,
     groups: rule.groups,
     channels: rule.channels ?? config.defaults.channels ?? ALL_CHANNELS,
     quorum: rule.quorum ?? config.defaults.quorum ?? 1,

@@ -38,8 +38,8 @@ describe('Slack blocks', () => {
   it('shows a request with Approve and Deny buttons carrying the request and attempt', () => {
     const { blocks } = requestMessage(approval());
     expect(buttons(blocks).map((b) => [b.action_id, parseButtonValue(b.value)])).toEqual([
-      [SlackAction.Approve, { requestId: 'rq-7', attempt: 2 }],
-      [SlackAction.Deny, { requestId: 'rq-7', attempt: 2 }],
+      [SlackAction.Approve, { requestId: 'rq-7', attempt: 2, rev: 0 }],
+      [SlackAction.Deny, { requestId: 'rq-7', attempt: 2, rev: 0 }],
     ]);
   });
 
@@ -49,10 +49,10 @@ describe('Slack blocks', () => {
 
   it('carries a trust suggestion after five consecutive approvals', () => {
     expect(JSON.stringify(requestMessage(approval({ trustCount: 4 })).blocks)).not.toContain(
-      'consider promoting',
+      'consider a standing rule',
     );
     expect(JSON.stringify(requestMessage(approval({ trustCount: 5 })).blocks)).toContain(
-      'consider promoting restart_service to auto for alice',
+      '5 approvals in a row of restart_service for alice: consider a standing rule',
     );
   });
 
@@ -98,7 +98,57 @@ describe('Slack blocks', () => {
     expect(buttons(message.blocks)).toEqual([]);
   });
 
-  it.each(['call-1', 'call-1|x', 'a:b|1', ''])('refuses the button value %p', (value) => {
+  it('binds the buttons to the revision of edited arguments, and shows the edit', () => {
+    const edited = { args: { service: 'web' }, fingerprint: 'c'.repeat(64), by: 'carol', at: '', rev: 2 };
+    const { blocks } = requestMessage(approval({ edited }));
+    expect(buttons(blocks).map((b) => parseButtonValue(b.value))).toEqual([
+      { requestId: 'rq-7', attempt: 2, rev: 2 },
+      { requestId: 'rq-7', attempt: 2, rev: 2 },
+    ]);
+    const text = JSON.stringify(blocks);
+    expect(text).toContain('Edited by *carol*');
+    expect(text).toContain('\\"service\\": \\"web\\"'); // the edited arguments are the ones shown
+  });
+
+  it('shows what the run is for, the tool, its preview, the route, the votes and the time left', () => {
+    const context = JSON.stringify(
+      requestMessage(
+        approval({
+          request: {
+            ...approval().request,
+            context: {
+              input: 'scale for the sale',
+              modelText: 'Scaling up.',
+              preview: 'payments: 2 → 6 replicas',
+            },
+          },
+          tool: {
+            name: 'restart_service',
+            description: 'Restarts a service.',
+            tier: 'confirm',
+            argsSchema: {},
+          },
+          route: { rule: 'payments', why: 'args.service "payments" matches "payments*"' },
+          quorum: 2,
+          votes: [{ approver: 'dave', decision: 'approve', channel: 'web', at: '', rev: 0 }],
+        }),
+        'https://cs.example/inbox',
+      ).blocks,
+    );
+    for (const part of [
+      'alice: “scale for the sale”',
+      '“Scaling up.”',
+      'restart_service (confirm): Restarts a service.',
+      '*payments: 2 → 6 replicas*',
+      'rule “payments”: args.service \\"payments\\" matches \\"payments*\\"',
+      '1 of 2: dave approved',
+      '*Expires*\\nin ',
+      'https://cs.example/inbox',
+    ])
+      expect(context).toContain(part);
+  });
+
+  it.each(['call-1', 'call-1|x', 'a:b|1', 'call-1|1|x', ''])('refuses the button value %p', (value) => {
     expect(parseButtonValue(value)).toBeUndefined();
   });
 });

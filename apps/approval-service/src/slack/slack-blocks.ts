@@ -1,15 +1,28 @@
 // Block Kit messages for a request (with Approve / Deny buttons), a manual-step notice (no buttons),
-// and the outcome that replaces either once the request is settled.
+// and the outcome that replaces either once the request is settled. Each shows the same context as the inbox
+// (approval-context.ts): what the run is for, the tool, its preview, the route, who voted and the time left.
+import { contextLines, outcomeInWords } from '../approvals/approval-context';
 import { trustSuggestion, type StoredApproval } from '../approvals/approval-store';
 
-export const SlackAction = { Approve: 'countersign_approve', Deny: 'countersign_deny' } as const;
+export const SlackAction = {
+  Approve: 'countersign_approve',
+  Deny: 'countersign_deny',
+  /** A link button to the inbox (edit the arguments, make a standing rule): Slack reports its click too. */
+  OpenInbox: 'countersign_open_inbox',
+} as const;
 
-/** Button value: which request (and which attempt of its call) the button was shown for. */
-export const buttonValue = (requestId: string, attempt: number) => `${requestId}|${attempt}`;
+/**
+ * Button value: which request, which attempt of its call and which revision of its arguments the button was shown for
+ * (a click on a button of an earlier revision is refused: the arguments were edited since).
+ */
+export const buttonValue = (requestId: string, attempt: number, rev = 0) =>
+  rev === 0 ? `${requestId}|${attempt}` : `${requestId}|${attempt}|${rev}`;
 
-export function parseButtonValue(value: string): { requestId: string; attempt: number } | undefined {
-  const match = /^([A-Za-z0-9_.@-]{1,128})\|(\d{1,3})$/.exec(value);
-  return match ? { requestId: match[1], attempt: Number(match[2]) } : undefined;
+export function parseButtonValue(
+  value: string,
+): { requestId: string; attempt: number; rev: number } | undefined {
+  const match = /^([A-Za-z0-9_.@-]{1,128})\|(\d{1,3})(?:\|(\d{1,4}))?$/.exec(value);
+  return match ? { requestId: match[1], attempt: Number(match[2]), rev: Number(match[3] ?? 0) } : undefined;
 }
 
 export interface SlackMessage {
@@ -20,7 +33,8 @@ export interface SlackMessage {
 type Shown = Pick<
   StoredApproval,
   'request' | 'expiresAt' | 'trustCount' | 'quorum' | 'status' | 'outcome' | 'votes'
->;
+> &
+  Partial<Pick<StoredApproval, 'route' | 'tool' | 'edited' | 'done'>>;
 
 /** Slack mrkdwn needs only &, < and > escaped. */
 export function escapeMrkdwn(text: string): string {
@@ -39,18 +53,33 @@ function argsBlock(args: Record<string, unknown>): Record<string, unknown> {
   };
 }
 
-function detailsBlock(a: Shown): Record<string, unknown> {
+/** Requester, agent and the shared context lines, as fields (Slack allows 10, of at most 2,000 characters). */
+function detailsBlock(a: Shown, now = Date.now()): Record<string, unknown> {
   const r = a.request;
   const fields = [
-    `*Tool*\n\`${escapeMrkdwn(r.toolName)}\``,
-    `*Requester*\n${escapeMrkdwn(r.requester)}`,
-    `*Agent*\n${escapeMrkdwn(r.agent)}`,
-    `*Expires*\n<!date^${Math.floor(a.expiresAt / 1000)}^{date_short_pretty} {time}|${new Date(a.expiresAt).toISOString()}>`,
+    `*Requester*\n${escapeMrkdwn(r.requester)} (agent ${escapeMrkdwn(r.agent)})`,
+    ...contextLines({ ...a, route: a.route, tool: a.tool }, now).map(
+      (line) =>
+        `*${escapeMrkdwn(line.label)}*\n${line.kind === 'preview' ? '*' : ''}${escapeMrkdwn(line.text)}${line.kind === 'preview' ? '*' : ''}`,
+    ),
   ];
-  return { type: 'section', fields: fields.map((text) => ({ type: 'mrkdwn', text })) };
+  return {
+    type: 'section',
+    fields: fields.slice(0, 10).map((text) => ({ type: 'mrkdwn', text: text.slice(0, 1_900) })),
+  };
 }
 
-export function requestMessage(a: Shown): SlackMessage {
+/** The arguments shown now: an approver's edit, if there is one. */
+const shownArgs = (a: Shown) => a.edited?.args ?? a.request.args;
+
+function editedBlock(a: Shown): Record<string, unknown>[] {
+  if (!a.edited) return [];
+  const text = `:pencil2: Edited by *${escapeMrkdwn(a.edited.by)}* before approving; the agent asked for \`${escapeMrkdwn(JSON.stringify(a.request.args))}\`. Approvals of the earlier arguments do not count.`;
+  return [{ type: 'context', elements: [{ type: 'mrkdwn', text: text.slice(0, 2_900) }] }];
+}
+
+/** `inboxUrl`: where the Edit button leads (the inbox's edit form); without it there is no such button. */
+export function requestMessage(a: Shown, inboxUrl?: string): SlackMessage {
   const r = a.request;
   if (r.reason === 'manual_step') return noticeMessage(a);
   const again =
@@ -70,14 +99,21 @@ export function requestMessage(a: Shown): SlackMessage {
       },
     },
     detailsBlock(a),
-    argsBlock(r.args),
+    ...editedBlock(a),
+    argsBlock(shownArgs(a)),
   ];
   const suggestion = trustSuggestion(a);
   if (suggestion)
     blocks.push({
       type: 'context',
-      elements: [{ type: 'mrkdwn', text: `:bulb: ${escapeMrkdwn(suggestion)}` }],
+      elements: [
+        {
+          type: 'mrkdwn',
+          text: `:bulb: ${escapeMrkdwn(suggestion)}${inboxUrl ? ` (a rule-writer can make it in the <${inboxUrl}|inbox>)` : ''}`,
+        },
+      ],
     });
+  const rev = a.edited?.rev ?? 0;
   blocks.push({
     type: 'actions',
     block_id: `countersign-${r.callId}`.slice(0, 255),
@@ -87,15 +123,25 @@ export function requestMessage(a: Shown): SlackMessage {
         action_id: SlackAction.Approve,
         style: 'primary',
         text: { type: 'plain_text', text: 'Approve' },
-        value: buttonValue(r.requestId, r.attempt),
+        value: buttonValue(r.requestId, r.attempt, rev),
       },
       {
         type: 'button',
         action_id: SlackAction.Deny,
         style: 'danger',
         text: { type: 'plain_text', text: 'Deny' },
-        value: buttonValue(r.requestId, r.attempt),
+        value: buttonValue(r.requestId, r.attempt, rev),
       },
+      ...(inboxUrl
+        ? [
+            {
+              type: 'button',
+              action_id: SlackAction.OpenInbox,
+              text: { type: 'plain_text', text: 'Edit in the inbox' },
+              url: inboxUrl,
+            },
+          ]
+        : []),
     ],
   });
   return { text: `Approval needed: ${r.toolName} requested by ${r.requester}`, blocks };
@@ -124,26 +170,23 @@ export function noticeMessage(a: Shown): SlackMessage {
 }
 
 /** Who decided, in words: "Approved by bob", "Denied by carol: not now", "Denied: expired". */
-export function outcomeText(a: Pick<Shown, 'outcome'>): string {
-  const o = a.outcome;
-  if (!o) return 'Settled';
-  const verb = o.decision === 'approve' ? 'Approved' : 'Denied';
-  if (o.decidedBy === 'expired') return 'Denied: expired (nobody decided in time)';
-  if (o.decidedBy === 'no_route') return 'Denied: no approver route';
-  const by = o.approvers.length ? ` by ${o.approvers.join(', ')}` : '';
-  return `${verb}${by}${o.reason ? `: ${o.reason}` : ''}`;
+export function outcomeText(a: Pick<Shown, 'outcome' | 'request' | 'status'> & Partial<Shown>): string {
+  return outcomeInWords(a);
 }
 
 export function outcomeMessage(a: Shown): SlackMessage {
   const r = a.request;
-  const icon = a.outcome?.decision === 'approve' ? ':white_check_mark:' : ':no_entry:';
-  const verdict = a.request.reason === 'manual_step' ? 'Notice closed' : outcomeText(a);
+  const approved = a.outcome?.decision === 'approve' || a.done !== undefined;
+  const icon = approved ? ':white_check_mark:' : ':no_entry:';
+  const verdict = outcomeText(a);
+  const ran = a.outcome?.args ?? r.args;
   return {
     text: `${r.toolName} for ${r.requester}: ${verdict}`,
     blocks: [
       { type: 'header', text: { type: 'plain_text', text: `${r.toolName}: ${verdict}`.slice(0, 150) } },
       detailsBlock(a),
-      argsBlock(r.args),
+      ...editedBlock(a),
+      argsBlock(ran),
       { type: 'context', elements: [{ type: 'mrkdwn', text: `${icon} *${escapeMrkdwn(verdict)}*` }] },
     ],
   };

@@ -16,6 +16,7 @@ import type { HttpRequest as Request } from '../http-types';
 import { z } from 'zod';
 import { PublicRoute, RateLimited, type Logger } from '@countersign/platform';
 import { VoteRefusedError } from '../approvals/approval-errors';
+import { nextStep } from '../approvals/approval-context';
 import { ApprovalStore } from '../approvals/approval-store';
 import { ApprovalsService } from '../approvals/approvals.service';
 import { ApproverDirectory } from '../auth/approver-directory';
@@ -73,6 +74,8 @@ export class SlackController {
 
     const interaction = parseInteraction((req.body as { payload?: unknown })?.payload);
     const action = interaction.actions[0];
+    // The inbox link button: Slack opens the link itself and reports the click; there is nothing to do.
+    if (action.action_id === SlackAction.OpenInbox) return { ok: true, status: 'opened' };
     const decision =
       action.action_id === SlackAction.Approve
         ? 'approve'
@@ -100,6 +103,7 @@ export class SlackController {
       const result = await this.approvals.vote({
         requestId: target.requestId,
         attempt: target.attempt,
+        seen: { rev: target.rev },
         approver: approver.id,
         approverGroups: this.directory.groupsOf(approver.id),
         decision,
@@ -107,7 +111,7 @@ export class SlackController {
         channel: 'slack',
       });
       if (result.status === 'vote_recorded')
-        await this.tell(interaction, `Your approval was counted (${result.approvals} of ${result.quorum}).`);
+        await this.tell(interaction, nextStep(result, 'the call', { decision }));
       return { ok: true, status: result.status };
     } catch (error) {
       if (!(error instanceof VoteRefusedError)) throw error;

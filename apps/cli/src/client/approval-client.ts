@@ -5,6 +5,7 @@ import {
   type AuditEntry,
   type AuditVerification,
   type DecisionResult,
+  type StandingRule,
 } from '@countersign/contracts';
 import { CliError, ExitCode } from '../cli-error';
 import { errorMessage, requestJson, type HttpAnswer } from './http';
@@ -68,13 +69,50 @@ export class ApprovalClient {
     return this.expectOk(answer, callId);
   }
 
-  async decide(callId: string, decision: 'approve' | 'deny', reason?: string): Promise<DecisionResult> {
+  /**
+   * `edit.args`: approve these arguments instead (checked against the tool's schema; under a quorum the others are
+   * asked about them); `edit.fingerprint`: what you were shown (refused when someone edited it since).
+   */
+  async decide(
+    callId: string,
+    decision: 'approve' | 'deny',
+    reason?: string,
+    edit: { args?: Record<string, unknown>; fingerprint?: string } = {},
+  ): Promise<DecisionResult> {
     const answer = await this.call<DecisionResult>(
       'POST',
       `/approvals/${encodeURIComponent(callId)}/decisions`,
-      { decision, ...(reason ? { reason } : {}) },
+      {
+        decision,
+        ...(reason ? { reason } : {}),
+        ...(edit.args ? { args: edit.args } : {}),
+        ...(edit.fingerprint ? { fingerprint: edit.fingerprint } : {}),
+      },
     );
     return this.expectOk(answer, callId);
+  }
+
+  /** A manual-step notice: you did the step (the agent's model is told). */
+  async done(callId: string, note?: string): Promise<{ callId: string; status: 'done'; next: string }> {
+    const answer = await this.call<{ callId: string; status: 'done'; next: string }>(
+      'POST',
+      `/approvals/${encodeURIComponent(callId)}/done`,
+      note ? { note } : {},
+    );
+    return this.expectOk(answer, callId);
+  }
+
+  async rules(): Promise<StandingRule[]> {
+    return this.expectOk(await this.call<StandingRule[]>('GET', '/standing-rules'), 'standing rules');
+  }
+
+  async addRule(rule: Record<string, unknown>): Promise<StandingRule> {
+    return this.expectOk(await this.call<StandingRule>('POST', '/standing-rules', rule), 'standing rule');
+  }
+
+  async revokeRule(id: string): Promise<StandingRule> {
+    const answer = await this.call<StandingRule>('DELETE', `/standing-rules/${encodeURIComponent(id)}`);
+    return this.expectOk(answer, id);
   }
 
   /**

@@ -1,5 +1,5 @@
 // `countersign approve <callId>` and `countersign deny <callId> [--reason]`: decide as an approver.
-import { Command } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { ApprovalClient } from '../client/approval-client';
 import { EXIT_CODES_HELP } from '../cli-error';
 import { approvalUrlOption, legacyApproverTokenOption, tokenOf, tokenOption, trimUrl } from '../options';
@@ -19,28 +19,58 @@ function decideCommand(decision: 'approve' | 'deny'): Command {
       'the call ID, or the request ID when several runs used that call ID (see `countersign approvals list`)',
     )
     .option('-r, --reason <text>', 'why; shown to the model and kept in the audit log')
+    .addOption(
+      decision === 'approve'
+        ? new Option(
+            '--args <json>',
+            'approve these arguments instead (the whole JSON object): checked against the tool’s schema, the other ' +
+              'approvers of a quorum are asked about them, and the agent is told it ran with them',
+          ).argParser(jsonObject)
+        : new Option('--args <json>').hideHelp().argParser(() => {
+            throw new InvalidArgumentError('only `approve` takes edited arguments');
+          }),
+    )
     .addOption(approvalUrlOption())
     .addOption(tokenOption())
     .addOption(legacyApproverTokenOption())
     .addHelpText(
       'after',
-      `\nExample:\n  $ countersign ${decision} call-1234${decision === 'deny' ? ' --reason "not during business hours"' : ''}\n${EXIT_CODES_HELP}`,
+      `\nExample:\n  $ countersign ${decision} call-1234${decision === 'deny' ? ' --reason "not during business hours"' : ''}${decision === 'approve' ? `\n  $ countersign approve call-1234 --args '{"service":"payments","replicas":4}'` : ''}\n${EXIT_CODES_HELP}`,
     )
     .action(
       async (
         callId: string,
-        options: { reason?: string; approvalUrl: string; token?: string; approverToken?: string },
+        options: {
+          reason?: string;
+          args?: Record<string, unknown>;
+          approvalUrl: string;
+          token?: string;
+          approverToken?: string;
+        },
       ) => {
         const result = await new ApprovalClient(trimUrl(options.approvalUrl), tokenOf(options)).decide(
           callId,
           decision,
           options.reason,
+          { args: options.args },
         );
         process.stdout.write(
           result.status === 'decided'
-            ? `${callId}: ${result.decision === 'approve' ? 'approved' : 'denied'} by ${result.approvers?.join(', ')}\n`
+            ? `${callId}: ${result.decision === 'approve' ? 'approved' : 'denied'} by ${result.approvers?.join(', ')}${options.args ? ' (edited arguments)' : ''}\n`
             : `${callId}: vote recorded (${result.approvals}/${result.quorum} approvals); waiting for another approver\n`,
         );
       },
     );
+}
+
+function jsonObject(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new InvalidArgumentError(`not JSON: ${(error as Error).message}`);
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new InvalidArgumentError('must be a JSON object of the tool’s arguments');
+  return value as Record<string, unknown>;
 }

@@ -10,7 +10,7 @@ import { WorkerClient } from '../client/worker-client';
 import { CliError, EXIT_CODES_HELP, ExitCode } from '../cli-error';
 import { approvalUrlOption, approverTokenOption, tokenOption, trimUrl, workerUrlOption } from '../options';
 import { LinePrompt } from '../prompt';
-import { callText, eventLine } from '../render';
+import { callText, eventLine, requestLines } from '../render';
 
 interface RunOptions {
   token?: string;
@@ -131,31 +131,52 @@ async function confirm(approvals: ApprovalClient, id: string, prompt: LinePrompt
   }
   if (view.status !== 'pending') return;
   const r = view.request;
-  say(`  ${r.requester}'s agent (${r.agent}) wants to run ${r.toolName} with:`);
-  say(
-    JSON.stringify(r.args, null, 2)
-      .split('\n')
-      .map((l) => `    ${l}`)
-      .join('\n'),
-  );
-  say(`  fingerprint ${r.fingerprint}${view.quorum > 1 ? `; needs ${view.quorum} approvers` : ''}`);
-  const allow = await prompt.yesNo('Allow? [y/n]');
-  if (allow === undefined) {
+  const shownFingerprint = view.edited?.fingerprint ?? r.fingerprint;
+  for (const line of requestLines(view)) say(`  ${line}`);
+  say(`  fingerprint ${shownFingerprint}${view.quorum > 1 ? `; needs ${view.quorum} approvers` : ''}`);
+  const answer = await prompt.choose('Allow? [y/n] (e: edit the arguments, then approve)', [
+    'yes',
+    'no',
+    'edit',
+  ] as const);
+  if (answer === undefined) {
     say('  no answer (stdin closed): waiting for an approver (inbox, Slack, email)');
     return;
   }
+  const args = answer === 'edit' ? await editedArgs(prompt) : undefined;
+  if (answer === 'edit' && !args) return;
+  const allow = answer !== 'no';
   const reason = allow ? undefined : (await prompt.line('Reason (optional):')) || undefined;
   try {
-    const result = await approvals.decide(r.requestId, allow ? 'approve' : 'deny', reason);
+    const result = await approvals.decide(r.requestId, allow ? 'approve' : 'deny', reason, {
+      args,
+      fingerprint: shownFingerprint,
+    });
     say(
       result.status === 'decided'
-        ? `  ${result.decision === 'approve' ? 'approved' : 'denied'} ${callText(r)} (by ${result.approvers?.join(', ')})`
+        ? `  ${result.decision === 'approve' ? 'approved' : 'denied'} ${callText({ toolName: r.toolName, args: args ?? view.edited?.args ?? r.args })} (by ${result.approvers?.join(', ')})`
         : `  vote recorded (${result.approvals}/${result.quorum}); waiting for another approver`,
     );
+    if (result.next) say(`  ${result.next}`);
   } catch (error) {
     if (!(error instanceof CliError) || error.exitCode === ExitCode.Unreachable) throw error;
     say(`  not decided: ${error.message}`); // e.g. decided elsewhere first, or your own request
   }
+}
+
+/** The edited arguments as one line of JSON; undefined (and said why) when stdin closed or it is not an object. */
+async function editedArgs(prompt: LinePrompt): Promise<Record<string, unknown> | undefined> {
+  const text = await prompt.line('Arguments as JSON (one line):');
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // said below
+  }
+  say(
+    '  not a JSON object: nothing decided; decide in the inbox or with `countersign approve <requestId> --args`',
+  );
+  return undefined;
 }
 
 /** The request reaches the approval service through a queue, a moment after the worker parked the call. */

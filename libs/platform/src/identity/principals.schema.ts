@@ -9,6 +9,8 @@ import { IdSchema, IsoDateSchema, Sha256HexSchema } from '@countersign/contracts
  * - `runs-reader`: read every run and its events (GET /runs/:id) — support staff, dashboards.
  * - `audit-reader`: read the whole audit log and verify it (GET /audit, /audit/verify).
  * - `metrics-reader`: scrape /metrics when it is served on the main port.
+ * - `rule-writer`: create and revoke standing rules (a requester's calls of a tool approved by policy for a while),
+ *   e.g. by accepting a trust suggestion; never for manual_only tools or for the writer's own calls.
  * - `approvals-client`: submit tool calls of agents Countersign does not run to the approvals API
  *   (`/external-approvals`), then read, claim and complete its own submissions.
  */
@@ -17,6 +19,7 @@ export const ServiceRoleSchema = z.enum([
   'audit-reader',
   'metrics-reader',
   'approvals-client',
+  'rule-writer',
 ]);
 export type ServiceRole = z.infer<typeof ServiceRoleSchema>;
 

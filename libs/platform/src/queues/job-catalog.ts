@@ -10,6 +10,7 @@ import {
   describeZodError,
   JobContracts,
   type JobPayload,
+  payloadOf,
   type JobsOn,
 } from '@countersign/contracts';
 
@@ -39,7 +40,7 @@ export function provideJobCatalog<Q extends QueueName, D extends unknown[]>(
 
 /** The payload, parsed; an invalid one fails for good (kept in the failed set) with every bad field named. */
 export function parseJob<N extends JobName>(name: N, job: Job): JobPayload<N> {
-  const parsed = JobContracts[name].schema.safeParse(job.data);
+  const parsed = JobContracts[name].schema.safeParse(payloadOf(name, job));
   if (parsed.success) return parsed.data as JobPayload<N>;
   const invalid = new ContractValidationError(`${name} message`, describeZodError(parsed.error));
   throw new UnrecoverableError(invalid.message);

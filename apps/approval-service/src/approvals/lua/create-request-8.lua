@@ -34,6 +34,8 @@
                      this late
     changesChannel   live-update channel: a stored pending request or notice is announced there
                      ({requestId, status}) in the same step, so open inboxes hear of it without another round trip
+    rule             the routing rule that matched, left out when none did
+    why              why it matched, in words for approvers (with rule)
 
   Timers (members of KEYS[7], score = due time in ms; includes/timer-member):
     expire|<requestId>|<attempt>     pending/notice: at the expiry; decided: now + publishCheckMs (the publish
@@ -60,6 +62,7 @@ redis.call('HSET', KEYS[1],
   'request', args.requestJson, 'status', args.status, 'groups', args.groups, 'quorum', args.quorum,
   'channels', args.channels, 'createdAt', args.now, 'expiresAt', args.expiresAt, 'requester', args.requester,
   'trustCount', trust, 'approvals', 0)
+if args.rule then redis.call('HSET', KEYS[1], 'rule', args.rule, 'why', args.why or '') end
 
 redis.call('SADD', KEYS[8], requestId)
 local readableFor = math.max(tonumber(args.expiresAt) - tonumber(args.now), 0) + tonumber(args.retentionMs)

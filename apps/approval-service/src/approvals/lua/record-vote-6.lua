@@ -3,6 +3,12 @@
   an approve decides once `quorum` distinct approvers approved. The first decision wins; every later
   vote gets ALREADY_DECIDED with who decided.
 
+  An approve may carry edited arguments (`edit`). Unless they are what is shown already, they become a new
+  revision of the request: its arguments and fingerprint change (fields editedArgs, fp, rev, editedBy, editedAt;
+  `request` keeps the arguments the agent asked for), every vote so far is set aside as `was:<approver>` (votes on
+  the old arguments do not count for the new ones), and this vote is the first approval of the new revision. A vote
+  that says what it saw (`seenRev`, `seenFingerprint`) is refused as EDITED when the request changed since.
+
   KEYS[1] the request's hash           {tag}:request:<requestId>
   KEYS[2] pending set                  {tag}:pending
   KEYS[3] decided set                  {tag}:decided
@@ -23,16 +29,22 @@
     spendToken       true when KEYS[5] must be unused and is spent by this vote
     retentionMs      retention of a settled call (ms)
     publishCheckMs   publish check delay (ms)
+    seenRev          revision the approver was shown (Slack button, email link; left out = any)
+    seenFingerprint  fingerprint of the call the approver was shown (inbox, API; left out = any)
+    edit             approve only: {argsJson, fingerprint, atIso} of the arguments the approver edited the call to
 
   When the vote decides the call, its escalation timer is removed and its expiry timer becomes the publish
   check: due at now + publishCheckMs, removed by mark-published once the decision is out. If the decider dies
   before that, the sweep finds the decision recorded but not published and publishes it (includes/settle-call).
 
   Returns
-    {1, requestJSON, approvers, channels}
-                                      decided now; approvers and the request's channels comma-separated
-                                      (outcome fields are in the hash)
-    {2, approvals, quorum, callId}    vote counted; the quorum is not reached yet
+    {1, requestJSON, approvers, channels, editedArgsJSON}
+                                      decided now; approvers and the request's channels comma-separated,
+                                      editedArgsJSON "" unless an approve settled edited arguments (outcome fields
+                                      are in the hash)
+    {2, approvals, quorum, rev, edited, callId}
+                                      vote counted; the quorum is not reached yet (rev: the revision shown now;
+                                      edited 1 when this vote made it)
     {-1}                              NOT_FOUND: no such request
     {-2, decidedBy, approvers}        ALREADY_DECIDED (or expired)
     {-3}                              NOT_IN_GROUP: the approver is in none of the routed groups
@@ -42,6 +54,7 @@
     {-7}                              EXPIRED: past its expiry (the sweep has not run yet)
     {-8}                              SUPERSEDED: the vote was cast on another attempt than the request's
     {-9}                              NOTICE: a manual-step notice, nothing to decide
+   {-10, rev}                         EDITED: the arguments were edited since the approver looked (rev is current)
 ]]
 --- @include "includes/comma-list"
 --- @include "includes/settle-call"
@@ -50,10 +63,11 @@ local args = cjson.decode(ARGV[1])
 -- One read of every field the checks need (the hash is small; separate HGETs were a dozen calls).
 local f = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'outcomeDecidedBy', 'outcomeApprovers', 'expiresAt',
   'requester', 'groups', 'vote:' .. args.approver, 'approvals', 'approvers', 'quorum', 'request', 'requestId', 'channels',
-  'callId')
+  'callId', 'rev', 'fp', 'editedArgs')
 local status, attempt, decidedBy, decidedApprovers, expiresAtField = f[1], f[2], f[3], f[4], f[5]
 local requester, groups, ownVote, approvalsSoFar, approversSoFar = f[6], f[7], f[8], f[9], f[10]
 local quorum, requestJson, requestId, channels, callId = f[11], f[12], f[13], f[14], f[15]
+local rev, currentFp, editedArgs = tonumber(f[16] or '0'), f[17], f[18]
 
 if not status then return {-1} end
 if args.spendToken and redis.call('EXISTS', KEYS[5]) == 1 then return {-6} end
@@ -72,10 +86,36 @@ for group in string.gmatch(args.approverGroups, '[^,]+') do
   if inCommaList(groups, group) then member = true end
 end
 if not member then return {-3} end
+if args.seenRev ~= nil and tonumber(args.seenRev) ~= rev then return {-10, rev} end
+if args.seenFingerprint ~= nil or args.edit ~= nil then
+  currentFp = currentFp or cjson.decode(requestJson).fingerprint
+end
+if args.seenFingerprint ~= nil and args.seenFingerprint ~= currentFp then return {-10, rev} end
+
+local newRevision = args.edit ~= nil and args.decision == 'approve' and args.edit.fingerprint ~= currentFp
+if newRevision then
+  -- Votes on the old arguments are set aside (kept for the history), so everyone may vote on the new ones.
+  local fields = redis.call('HKEYS', KEYS[1])
+  for _, field in ipairs(fields) do
+    if string.sub(field, 1, 5) == 'vote:' then
+      redis.call('HSET', KEYS[1], 'was:' .. string.sub(field, 6), redis.call('HGET', KEYS[1], field))
+      redis.call('HDEL', KEYS[1], field)
+    end
+  end
+  rev = rev + 1
+  editedArgs = args.edit.argsJson
+  redis.call('HSET', KEYS[1], 'editedArgs', editedArgs, 'fp', args.edit.fingerprint, 'rev', rev,
+    'editedBy', args.approver, 'editedAt', args.edit.atIso, 'approvals', 0, 'approvers', '')
+  approvalsSoFar = '0'
+  approversSoFar = nil
+  ownVote = nil
+end
 if ownVote then return {-5} end
 
-local vote = {approver = args.approver, decision = args.decision, channel = args.channel, at = args.nowIso}
+local vote = {approver = args.approver, decision = args.decision, channel = args.channel, at = args.nowIso,
+  rev = rev}
 if args.reason ~= '' then vote.reason = args.reason end
+if newRevision then vote.edited = true end
 if args.spendToken then
   redis.call('SET', KEYS[5], args.approver, 'PX', math.max(expiresAt - now, 0) + 60000)
 end
@@ -85,11 +125,11 @@ if args.decision == 'deny' then
   approvers = args.approver
 else
   local approvals = tonumber(approvalsSoFar or '0') + 1
-  approvers = approversSoFar and (approversSoFar .. ',' .. args.approver) or args.approver
+  approvers = (approversSoFar and approversSoFar ~= '') and (approversSoFar .. ',' .. args.approver) or args.approver
   if approvals < tonumber(quorum) then
     redis.call('HSET', KEYS[1], 'vote:' .. args.approver, cjson.encode(vote), 'approvals', approvals,
       'approvers', approvers)
-    return {2, approvals, tonumber(quorum), callId}
+    return {2, approvals, tonumber(quorum), rev, newRevision and 1 or 0, callId}
   end
   redis.call('HSET', KEYS[1], 'approvals', approvals, 'approvers', approvers)
 end
@@ -101,11 +141,13 @@ redis.call('HSET', KEYS[1], 'vote:' .. args.approver, cjson.encode(vote), 'statu
 settleCall({request = KEYS[1], pending = KEYS[2], settled = KEYS[3], timers = KEYS[6]}, requestId, attempt, now,
   args.retentionMs, args.publishCheckMs)
 
--- Trust accumulation: consecutive approvals of this tool for this requester; a deny starts over.
+-- Trust accumulation: consecutive approvals of this tool for this requester, as asked; a deny or an edit starts over.
 local trustField = request.requester .. '|' .. request.toolName
-if args.decision == 'approve' then
+local settledArgs = ''
+if args.decision == 'approve' and editedArgs then settledArgs = editedArgs end
+if args.decision == 'approve' and not editedArgs then
   redis.call('HINCRBY', KEYS[4], trustField, 1)
 else
   redis.call('HSET', KEYS[4], trustField, 0)
 end
-return {1, requestJson, approvers, channels or ''}
+return {1, requestJson, approvers, channels or '', settledArgs}

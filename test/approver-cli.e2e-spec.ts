@@ -1,0 +1,167 @@
+// The approver features from the terminal (the compiled CLI): the run prompt shows what the run is for and what the
+// call will change and takes an edit; `approve --args`; `rules add|list|revoke`; `done`.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { StandingRule } from '@countersign/contracts';
+import { UX_APPROVALS } from './support/approver-ux';
+import { testToken } from './support/principals';
+import { waitFor } from './support/redis';
+import { TestSystem } from './support/system';
+
+jest.setTimeout(60_000);
+
+const bin = join(__dirname, '..', 'bin', 'countersign.js');
+const token = (id: string) => UX_APPROVALS.approvers.find((a) => a.id === id)?.apiToken ?? testToken(id);
+
+let system: TestSystem;
+beforeAll(async () => {
+  system = await TestSystem.start('ux-cli', {
+    approvalEnv: { APPROVALS_CONFIG: JSON.stringify(UX_APPROVALS) },
+  });
+});
+afterAll(() => system?.close());
+
+/** The compiled CLI as `as`, with `env` added; resolves when it exits. */
+function countersign(args: string[], as: string, env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [bin, ...args], {
+    cwd: tmpdir(),
+    env: {
+      ...process.env,
+      COUNTERSIGN_WORKER_URL: system.workerUrl,
+      COUNTERSIGN_APPROVAL_URL: system.approvalUrl,
+      COUNTERSIGN_TOKEN: token(as),
+      ...env,
+    },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 40_000);
+  const code = new Promise<number>((resolve) =>
+    child.on('close', (c) => {
+      clearTimeout(timer);
+      resolve(c ?? -1);
+    }),
+  );
+  return {
+    stdout: () => stdout,
+    write: (text: string) => child.stdin.write(text),
+    finished: async () => ({ code: await code, stdout, stderr }),
+  };
+}
+
+it('shows the context at the prompt, and runs the arguments edited there', async () => {
+  const script = join(mkdtempSync(join(tmpdir(), 'cs-ux-')), 'runbook.json');
+  writeFileSync(
+    script,
+    JSON.stringify([
+      {
+        text: 'web has spare capacity; scaling down.',
+        toolCalls: [{ name: 'scale_service', args: { service: 'web', replicas: 0 } }],
+      },
+      { text: 'scaled' },
+    ]),
+  );
+  const cli = countersign(['run', 'ops', 'trim web for the night', '--script', script], 'alice', {
+    COUNTERSIGN_APPROVER_TOKEN: token('bob'),
+  });
+  await waitFor(() => cli.stdout().includes('Allow? [y/n]'), 'the prompt', 20_000);
+  for (const line of [
+    'run for:    “trim web for the night”',
+    'model said: “web has spare capacity; scaling down.”',
+    'tool:       scale_service (confirm): Sets the number of replicas of a service.',
+    'preview:    web: 2 → 0 replicas',
+    'routed by:  defaultGroup: no rule matched, so the default group decides',
+    'approvals:  none yet',
+    'expires:    in 30 min',
+  ])
+    expect(cli.stdout()).toContain(line);
+  cli.write('e\n{"service":"web","replicas":1}\n');
+  const { code, stdout } = await cli.finished();
+  expect(code).toBe(0);
+  expect(stdout).toContain('approved scale_service {"service":"web","replicas":1} (by bob)');
+  expect(stdout).toContain('Approved. The agent runs scale_service with the edited arguments now, once');
+  expect((await system.service('web')).replicas).toBe(1);
+});
+
+it('approves edited arguments with `approve --args`, and refuses them on a deny or when they are not JSON', async () => {
+  const runId = await system.startRun([
+    { toolCalls: [{ name: 'scale_service', args: { service: 'api', replicas: 12 } }] },
+    { text: 'ok' },
+  ]);
+  const call = await system.waitForPendingCall(runId);
+  await system.waitForApproval(call.callId);
+  expect(
+    await countersign(['deny', call.callId, '--args', '{"replicas":1}'], 'bob').finished(),
+  ).toMatchObject({ code: 2 });
+  expect(await countersign(['approve', call.callId, '--args', '{replicas'], 'bob').finished()).toMatchObject({
+    code: 2,
+  });
+  expect(
+    await countersign(
+      ['approve', call.callId, '--args', '{"service":"api","replicas":99}'],
+      'bob',
+    ).finished(),
+  ).toMatchObject({ code: 2, stderr: expect.stringContaining('args.replicas: must be <= 20') });
+  const approved = await countersign(
+    ['approve', call.callId, '--args', '{"service":"api","replicas":5}'],
+    'bob',
+  ).finished();
+  expect(approved).toMatchObject({ code: 0, stdout: `${call.callId}: approved by bob (edited arguments)\n` });
+  await system.waitForStatus(runId, 'completed');
+  expect((await system.service('api')).replicas).toBe(5);
+});
+
+it('adds, lists and revokes standing rules, only as a rule-writer', async () => {
+  expect(
+    await countersign(
+      ['rules', 'add', '--tool', 'restart_service', '--requester', 'alice'],
+      'bob',
+    ).finished(),
+  ).toMatchObject({ code: 5 });
+  const added = await countersign(
+    [
+      'rules',
+      'add',
+      '--tool',
+      'restart_service',
+      '--requester',
+      'alice',
+      '--arg',
+      'service=api',
+      '--expires-in',
+      '1d',
+    ],
+    'carol',
+  ).finished();
+  expect(added.code).toBe(0);
+  const id = /^(sr-[0-9a-f]{12}) {2}restart_service for alice where service=api {2}by carol/.exec(
+    added.stdout,
+  )?.[1];
+  expect(id).toBeDefined();
+  const listed = await countersign(['rules', 'list'], 'bob').finished();
+  expect(listed.stdout).toContain(`${id}  restart_service for alice where service=api`);
+  const revoked = await countersign(['rules', 'revoke', id!], 'carol').finished();
+  expect(revoked).toMatchObject({ code: 0, stdout: expect.stringContaining(`revoked ${id}`) });
+  expect((await system.api<StandingRule[]>('GET', '/standing-rules', 'bob')).json).toEqual([]);
+});
+
+it('marks a manual-step notice done with `done --note`', async () => {
+  await system.startRun([
+    { toolCalls: [{ id: 'cli-manual', name: 'delete_volume', args: { volume: 'scratch' } }] },
+    { text: 'ok' },
+  ]);
+  await system.waitForApproval('cli-manual');
+  const done = await countersign(
+    ['done', 'cli-manual', '--note', 'archived, then deleted'],
+    'bob',
+  ).finished();
+  expect(done).toMatchObject({ code: 0, stdout: expect.stringContaining('cli-manual: Marked done.') });
+  expect(await system.waitForAudit('cli-manual', 'manual_step.done')).toMatchObject({
+    actor: 'bob',
+    detail: { note: 'archived, then deleted', channel: 'cli' },
+  });
+});
