@@ -2,7 +2,7 @@
 // a deploy that changes a tool re-asks instead of executing, a worker killed (-9) mid-call gets its
 // call marked interrupted and asked about again (never silently re-run), and a graceful stop
 // finishes the call in flight.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -11,7 +11,8 @@ import { AgentCatalog } from '../apps/agent-worker/src/agents/agent-catalog';
 import { InfraStore } from '../apps/agent-worker/src/infra/infra-store';
 import type { ChatModel } from '../apps/agent-worker/src/models/chat-model';
 import { RunStore } from '../apps/agent-worker/src/runs/run-store';
-import { restartScript, WorkerHarness, workerEnv } from './support/agent-worker-harness';
+import { restartScript, WorkerHarness } from './support/agent-worker-harness';
+import { spawnWorker } from './support/worker-process';
 import { waitFor } from './support/redis';
 
 jest.setTimeout(45_000);
@@ -307,43 +308,3 @@ describe('agent worker recovery', () => {
     });
   });
 });
-
-/** main.ts as a child process, the way deployments and the reliability suite run it. */
-async function spawnWorker(
-  h: WorkerHarness,
-  extra: Record<string, string>,
-): Promise<{ url: string; process: ChildProcess }> {
-  const env = {
-    ...process.env,
-    ...workerEnv(h.prefixes, extra),
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'info',
-  };
-  const proc = spawn(
-    process.execPath,
-    [
-      '-r',
-      'ts-node/register/transpile-only',
-      '-r',
-      'tsconfig-paths/register',
-      'apps/agent-worker/src/main.ts',
-    ],
-    {
-      cwd: REPO,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  proc.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    proc.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
-      if (match) resolve(match[1]);
-    });
-    proc.once('exit', (code) => reject(new Error(`worker exited with ${code}: ${output}`)));
-  });
-  return { url, process: proc };
-}

@@ -7,7 +7,7 @@ import type { RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
 import { startOpsMcpServer, type RunningOpsMcpServer } from '../apps/ops-mcp-server/src/bootstrap';
 import { WorkerHarness } from './support/agent-worker-harness';
 import { principalsConfig, testToken } from './support/principals';
-import { redisEnv } from './support/redis';
+import { redisEnv, waitFor } from './support/redis';
 
 jest.setTimeout(60_000);
 
@@ -116,8 +116,11 @@ describe('ops MCP server', () => {
     expect((await payments()).restarts).toBe(0);
     await h.publishDecision(h.decision(runId, restart, 'approve'));
 
-    const scale = await h.waitForPending(url, runId).then(([call]) => call);
-    expect(scale.toolName).toBe('scale_service');
+    // The restart stays pending until the decision is applied: wait for the next turn's call.
+    const scale = await waitFor(async () => {
+      const [call] = (await h.run(url, runId)).pending;
+      return call?.toolName === 'scale_service' ? call : undefined;
+    }, 'the scale to be pending');
     expect((await payments()).restarts).toBe(1);
     await h.publishDecision(h.decision(runId, scale, 'deny', { reason: 'not now' }));
 

@@ -5,6 +5,15 @@ import { type WorkerHarness, workerEnv } from './agent-worker-harness';
 
 const REPO = join(__dirname, '..', '..');
 
+/** How tests start the worker's main.ts (from the repository's root): ts-node with the path aliases, as `npm start` does. */
+export const WORKER_MAIN_ARGS: readonly string[] = [
+  '-r',
+  'ts-node/register/transpile-only',
+  '-r',
+  'tsconfig-paths/register',
+  'apps/agent-worker/src/main.ts',
+];
+
 /** main.ts as its own process (its logs are what a deployment would collect; LOG_LEVEL info unless `extra` says). */
 export async function spawnWorker(
   h: WorkerHarness,
@@ -18,17 +27,11 @@ export async function spawnWorker(
     PORT: '0',
     HOST: '127.0.0.1',
   };
-  const proc = spawn(
-    process.execPath,
-    [
-      '-r',
-      'ts-node/register/transpile-only',
-      '-r',
-      'tsconfig-paths/register',
-      'apps/agent-worker/src/main.ts',
-    ],
-    { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const proc = spawn(process.execPath, [...WORKER_MAIN_ARGS], {
+    cwd: REPO,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   proc.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const url = await new Promise<string>((resolve, reject) => {

@@ -1,8 +1,7 @@
 // Countersign's MCP gateway: an MCP server (streamable HTTP at /mcp, or stdio for a desktop client) that fronts the
 // configured MCP servers. Clients list and call their tools as a principal of PRINCIPALS_CONFIG; every call goes
 // through the policy pipeline, and confirm-tier calls through the approval service's approvals API.
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import pino from 'pino';
@@ -21,7 +20,7 @@ import {
   redisAnswers,
 } from '@countersign/platform';
 import { CountersignClient } from '@countersign/sdk';
-import { McpHttpEndpoint, SecretSource, ToolProviders } from '@countersign/tool-providers';
+import { McpHttpEndpoint, SecretSource, serveMcpHttp, ToolProviders } from '@countersign/tool-providers';
 import { CallRecordStore } from './approvals/call-record-store';
 import { ConfirmedCalls } from './approvals/confirmed-calls';
 import { GatewayCalls } from './calls/gateway-calls';
@@ -156,26 +155,13 @@ async function serveHttp(
     },
   });
   deps.catalog.onChange(() => void endpoint.notifyToolsChanged());
-  const http = createServer((req, res) => {
-    const path = (req.url ?? '').split('?')[0];
-    if (path === '/mcp') return void endpoint.handle(req, res);
-    if (path === '/health' && req.method === 'GET') {
-      // Public: whether Redis answers; no tool, server or caller is named.
-      void redisAnswers(redis).then((ok) => {
-        res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ status: ok ? 'ok' : 'redis unreachable' }));
-      });
-      return;
-    }
-    res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found' }));
+  const server = await serveMcpHttp({
+    endpoint,
+    host: options.host ?? env.HOST,
+    port: options.port ?? env.PORT,
+    healthy: () => redisAnswers(redis),
   });
-  const host = options.host ?? env.HOST;
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(options.port ?? env.PORT, host, resolve);
-  });
-  const { port } = http.address() as AddressInfo;
-  const url = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}/mcp`;
+  const { url } = server;
   logger.info({ url, tools: deps.catalog.pipeline.registry.names().length }, 'MCP gateway listening');
 
   let stopped!: () => void;
@@ -186,9 +172,7 @@ async function serveHttp(
     closed,
     close: () =>
       (closing ??= (async () => {
-        await endpoint.close();
-        http.closeAllConnections();
-        await new Promise<void>((resolve) => http.close(() => resolve()));
+        await server.close();
         await stopAll();
         stopped();
       })()),

@@ -2,8 +2,7 @@
 // simulated infrastructure in Redis, served over streamable HTTP at /mcp to the principals OPS_MCP_CALLERS names.
 // The demo and the shipped agents config reach these tools through the worker's MCP provider path, like any server.
 // Tiers are not this server's business (Countersign's config sets them); it only states honest hints.
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { Tier } from '@countersign/contracts';
 import { InfraStore, opsTools } from '@countersign/demo-infra';
@@ -15,7 +14,7 @@ import {
   PrincipalsConfigSchema,
   redisAnswers,
 } from '@countersign/platform';
-import { McpHttpEndpoint, servedTool } from '@countersign/tool-providers';
+import { McpHttpEndpoint, serveMcpHttp, servedTool } from '@countersign/tool-providers';
 import { loadOpsServerConfig } from './config/ops-server-config';
 
 export interface RunningOpsMcpServer {
@@ -87,26 +86,13 @@ export async function startOpsMcpServer(
     },
   });
 
-  const http = createServer((req, res) => {
-    const path = (req.url ?? '').split('?')[0];
-    if (path === '/mcp') return void endpoint.handle(req, res);
-    if (path === '/health' && req.method === 'GET') {
-      // Public: it says only whether Redis answers.
-      void redisAnswers(redis).then((ok) => {
-        res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ status: ok ? 'ok' : 'redis unreachable' }));
-      });
-      return;
-    }
-    res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found' }));
+  const server = await serveMcpHttp({
+    endpoint,
+    host: options.host ?? config.HOST,
+    port: options.port ?? config.PORT,
+    healthy: () => redisAnswers(redis),
   });
-  const host = options.host ?? config.HOST;
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(options.port ?? config.PORT, host, resolve);
-  });
-  const { port } = http.address() as AddressInfo;
-  const url = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}/mcp`;
+  const { url } = server;
   logger.info({ url, callers: [...callers], keyPrefix: config.KEY_PREFIX }, 'ops MCP server listening');
 
   let closing: Promise<void> | undefined;
@@ -114,9 +100,7 @@ export async function startOpsMcpServer(
     url,
     close: () =>
       (closing ??= (async () => {
-        await endpoint.close();
-        http.closeAllConnections();
-        await new Promise<void>((resolve) => http.close(() => resolve()));
+        await server.close();
         await redis.quit().catch(() => undefined);
       })()),
   };

@@ -16,6 +16,27 @@ export const ToolNameSchema = z
 export const TierSchema = z.enum(['auto', 'confirm', 'manual_only']);
 export type Tier = z.infer<typeof TierSchema>;
 
+/** RBAC as the agents config and the gateway config write it: role → allowed and denied `tool:<name>` (or `tool:*`). */
+const PermissionSchema = z.string().regex(/^tool:([a-zA-Z0-9_-]+|\*)$/, 'must be tool:<name> or tool:*');
+export const RolesConfigSchema = z.record(
+  IdSchema,
+  z
+    .object({ allow: z.array(PermissionSchema).default([]), deny: z.array(PermissionSchema).default([]) })
+    .strict(),
+);
+
+/** Principal (user) ID → role names. One not listed may call nothing. */
+export const UsersConfigSchema = z.record(IdSchema, z.array(IdSchema).min(1));
+
+/** Tools that wait for a decision although their tier is `auto`, beyond what the tiers ask. */
+export const ConfirmationConfigSchema = z
+  .object({
+    require: z.array(ToolNameSchema).default([]),
+    requireForAll: z.boolean().default(false),
+  })
+  .strict()
+  .default({ require: [], requireForAll: false });
+
 /**
  * The largest tool-call arguments accepted anywhere, as JSON: a parked call's arguments wait in Redis (in the
  * run and in its approval request) for as long as its approvers take, and are shown to them in full.

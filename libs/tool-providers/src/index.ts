@@ -13,3 +13,4 @@ export * from './mcp-tool-provider';
 export * from './http-tool';
 export * from './tool-providers';
 export * from './mcp-tool-server';
+export * from './mcp-http-server';

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InfraView } from '../../../apps/agent-worker/src/infra/infra-store';
 import { bearer } from '../../support/principals';
+import { WORKER_MAIN_ARGS } from '../../support/worker-process';
 import { waitFor } from '../../support/redis';
 import { freePort } from './redis-servers';
 
@@ -61,21 +62,11 @@ export class WorkerProcess {
   private async launch(): Promise<void> {
     const log = openSync(this.logFile, 'a');
     this.launches++;
-    const proc = spawn(
-      process.execPath,
-      [
-        '-r',
-        'ts-node/register/transpile-only',
-        '-r',
-        'tsconfig-paths/register',
-        'apps/agent-worker/src/main.ts',
-      ],
-      {
-        cwd: REPO,
-        env: { ...process.env, ...this.env, PORT: String(this.port), HOST: '127.0.0.1' },
-        stdio: ['ignore', log, log],
-      },
-    );
+    const proc = spawn(process.execPath, [...WORKER_MAIN_ARGS], {
+      cwd: REPO,
+      env: { ...process.env, ...this.env, PORT: String(this.port), HOST: '127.0.0.1' },
+      stdio: ['ignore', log, log],
+    });
     closeSync(log);
     this.proc = proc;
     running.add(proc);

@@ -3,7 +3,15 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { describeZodError, IdSchema, TierSchema, ToolNameSchema } from '@countersign/contracts';
+import {
+  ConfirmationConfigSchema,
+  describeZodError,
+  IdSchema,
+  RolesConfigSchema,
+  TierSchema,
+  ToolNameSchema,
+  UsersConfigSchema,
+} from '@countersign/contracts';
 import { ConfigError } from '@countersign/platform';
 import { ServerNameSchema, ToolProvidersConfigSchema } from '@countersign/tool-providers';
 
@@ -32,30 +40,17 @@ const ToolEntrySchema = z.union([
     .strict(),
 ]);
 
-const PermissionSchema = z.string().regex(/^tool:([a-zA-Z0-9_-]+|\*)$/, 'must be tool:<name> or tool:*');
-
 export const AgentConfigSchema = z
   .object({
     description: z.string().default(''),
     systemPrompt: z.string().default('You are an operations assistant. Use the tools you are given.'),
     model: ModelSchema.default({ provider: 'scripted' }),
     tools: z.array(ToolEntrySchema).min(1),
-    confirmation: z
-      .object({
-        /** Tools that wait for a decision although their tier is `auto`. */
-        require: z.array(ToolNameSchema).default([]),
-        requireForAll: z.boolean().default(false),
-      })
-      .strict()
-      .default({ require: [], requireForAll: false }),
-    roles: z.record(
-      IdSchema,
-      z
-        .object({ allow: z.array(PermissionSchema).default([]), deny: z.array(PermissionSchema).default([]) })
-        .strict(),
-    ),
+    /** Tools that wait for a decision although their tier is `auto`. */
+    confirmation: ConfirmationConfigSchema,
+    roles: RolesConfigSchema,
     /** userId → role names. Users not listed may run nothing. */
-    users: z.record(IdSchema, z.array(IdSchema).min(1)),
+    users: UsersConfigSchema,
     maxConcurrentTools: z.number().int().min(1).max(64).default(4),
     /** Model turns before a run is failed (a loop guard). */
     maxTurns: z.number().int().min(1).max(200).default(20),

@@ -1,10 +1,8 @@
 // GATEWAY_CONFIG: the downstream MCP servers (the agents config's own `mcpServers` schema), who may call which tool
 // (roles and users, as an agent's), which tools wait for a decision beyond their tier, and how long a call waits.
 import { z } from 'zod';
-import { IdSchema, ToolNameSchema } from '@countersign/contracts';
+import { ConfirmationConfigSchema, RolesConfigSchema, UsersConfigSchema } from '@countersign/contracts';
 import { McpServerConfigSchema, ServerNameSchema } from '@countersign/tool-providers';
-
-const PermissionSchema = z.string().regex(/^tool:([a-zA-Z0-9_-]+|\*)$/, 'must be tool:<name> or tool:*');
 
 /** MCP clients commonly give up on a request after 60 s; a held call must answer before that. */
 export const MAX_HOLD_MS = 55_000;
@@ -16,22 +14,11 @@ export const GatewayConfigSchema = z
       .record(ServerNameSchema, McpServerConfigSchema)
       .refine((servers) => Object.keys(servers).length > 0, 'must name at least one server'),
     /** `{ "<role>": { "allow": ["tool:<name>" or "tool:*"], "deny": [...] } }`: an explicit deny wins. */
-    roles: z.record(
-      IdSchema,
-      z
-        .object({ allow: z.array(PermissionSchema).default([]), deny: z.array(PermissionSchema).default([]) })
-        .strict(),
-    ),
+    roles: RolesConfigSchema,
     /** Principal ID → role names. A principal not listed sees and calls nothing. */
-    users: z.record(IdSchema, z.array(IdSchema).min(1)),
-    confirmation: z
-      .object({
-        /** Tools (gateway names) that wait for a decision although their tier is `auto`. */
-        require: z.array(ToolNameSchema).default([]),
-        requireForAll: z.boolean().default(false),
-      })
-      .strict()
-      .default({ require: [], requireForAll: false }),
+    users: UsersConfigSchema,
+    /** Tools (gateway names) that wait for a decision although their tier is `auto`. */
+    confirmation: ConfirmationConfigSchema,
     /** A confirm-tier call of a client without MCP tasks is held this long, then answered "waiting for approval". */
     hold: z
       .object({
