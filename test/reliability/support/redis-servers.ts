@@ -56,6 +56,7 @@ export class OwnRedisServer {
         maxRetriesPerRequest: 0,
         retryStrategy: () => null,
       });
+      probe.on('error', () => undefined); // refused until the server listens: the connect() below says so
       try {
         await probe.connect();
         const loading = (await probe.info('persistence')).includes('loading:1');
@@ -129,6 +130,9 @@ export class OwnRedisCluster {
             'nodes.conf',
             '--cluster-node-timeout',
             '5000',
+            // A node that never met another does not know its own address (CLUSTER SLOTS would say "").
+            '--cluster-announce-ip',
+            '127.0.0.1',
             '--appendonly',
             'no',
           ]),
