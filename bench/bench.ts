@@ -60,14 +60,14 @@ export interface BenchOptions {
   cpuProf?: string;
 }
 
-const APPROVER_TOKEN = 'bench-approver-token-0123456789';
+export const APPROVER_TOKEN = 'bench-approver-token-0123456789';
 /** alice starts the runs (an operator of the `ops` agent); bench-approver decides them. */
-const REQUESTER_TOKEN = 'bench-requester-token-0123456789';
+export const REQUESTER_TOKEN = 'bench-requester-token-0123456789';
 /** The workers' machine client, the one caller the ops MCP server lets in. */
 const OPS_MCP_TOKEN = 'bench-agent-worker-token-0123456789';
 /** The MCP gateway's own principal (an approvals client acting for alice). */
 const GATEWAY_TOKEN = 'bench-mcp-gateway-token-0123456789';
-const PRINCIPALS_CONFIG = JSON.stringify({
+export const PRINCIPALS_CONFIG = JSON.stringify({
   principals: [
     { id: 'alice', name: 'Bench requester', tokens: [{ sha256: tokenSha256(REQUESTER_TOKEN) }] },
     { id: 'bench-approver', name: 'Bench approver', tokens: [{ sha256: tokenSha256(APPROVER_TOKEN) }] },
@@ -105,13 +105,13 @@ const GATEWAY_CONFIG = JSON.stringify({
  * The bench starts and decides thousands of runs a minute as one principal from one address, far past the defaults
  * for real use. The limits stay on (each run start and decision is counted, as in production), set far higher.
  */
-const BENCH_RATE_LIMITS = {
+export const BENCH_RATE_LIMITS = {
   RATE_LIMIT_RUN_STARTS: '1000000/1m',
   RATE_LIMIT_RUN_STARTS_ADDRESS: '1000000/1m',
   RATE_LIMIT_DECISIONS: '1000000/1m',
   RATE_LIMIT_DECISIONS_ADDRESS: '1000000/1m',
 };
-const APPROVALS_CONFIG = JSON.stringify({
+export const APPROVALS_CONFIG = JSON.stringify({
   groups: [{ id: 'bench', members: ['bench-approver'] }],
   defaultGroup: 'bench',
   defaults: { channels: ['web'], expiresIn: '30m' },
