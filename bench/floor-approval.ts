@@ -5,7 +5,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { FLOOR_JOB_OPTIONS, type FloorJob, floorQueues, FloorKind } from './floor-worker';
+import { FLOOR_JOB_OPTIONS, type FloorJob, floorQueues, FloorKind, parsesAsJson } from './floor-worker';
 
 const queues = floorQueues(FloorKind.Contract);
 const DECISION_PATH = /^\/approvals\/([^/]+)\/decisions$/;
@@ -33,8 +33,9 @@ async function main(): Promise<void> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}'); // parsed like any JSON door, then unused
-      const callId = decodeURIComponent(decided[1]);
+      // Parsed like any JSON door, then unused; a body that is not JSON is refused, never crashes the stand-in.
+      if (!parsesAsJson(Buffer.concat(chunks))) return void res.writeHead(400).end();
+      const callId = decided[1]; // a UUID: nothing to decode (and nothing that could throw)
       const job: FloorJob = { runId: callId, callId };
       decisions.add('decision', job, { jobId: `decision-${callId}` }).then(
         () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"recorded"}'),

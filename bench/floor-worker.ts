@@ -38,6 +38,16 @@ export interface FloorJob {
 
 const wallNow = () => performance.timeOrigin + performance.now();
 
+/** The floors' HTTP doors read their JSON body as any server must, and nothing more. */
+export function parsesAsJson(body: Buffer): boolean {
+  try {
+    JSON.parse(body.toString('utf8') || '{}');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function main(): Promise<void> {
   const kind = (process.env.FLOOR_KIND ?? FloorKind.Bare) as FloorKind;
   const names = floorQueues(kind);
@@ -80,7 +90,8 @@ async function main(): Promise<void> {
         const chunks: Buffer[] = [];
         req.on('data', (c: Buffer) => chunks.push(c));
         req.on('end', () => {
-          JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}'); // parsed like any JSON door, then unused
+          // Parsed like any JSON door, then unused; a body that is not JSON is refused, never crashes the stand-in.
+          if (!parsesAsJson(Buffer.concat(chunks))) return void res.writeHead(400).end();
           const runId = randomUUID();
           runsQueue.add('start', { runId, callId: runId }, { jobId: runId }).then(
             () => res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ runId })),
