@@ -1,5 +1,6 @@
-// `npm run bench`: end-to-end benchmarks of Countersign against a real Redis — approval round trips and their
-// bare-BullMQ floor, scale-out over worker processes, Redis memory of parked runs, auto-tier overhead, and the
+// `npm run bench`: end-to-end benchmarks of Countersign against a real Redis — approval round trips against two
+// floors (bare BullMQ; bare BullMQ plus the contract's HTTP and SSE hops), the round trip on a local Redis Cluster of
+// 1 and 3 masters, scale-out over worker processes, Redis memory of parked runs, auto-tier overhead, and the
 // overhead of an auto MCP call through the worker, and through the MCP gateway, against calling the same MCP server
 // directly.
 // Prints one table and writes bench/results.json. `--quick` is a smoke-sized run. See bench/README.md.
@@ -14,6 +15,7 @@ import { floor } from './phases/floor';
 import { gatewayOverhead } from './phases/gateway-overhead';
 import { mcpOverhead } from './phases/mcp-overhead';
 import { parkRuns } from './phases/parked';
+import { clusterRoundTrips } from './phases/cluster';
 import { roundTrips, type RoundTripResult } from './phases/round-trip';
 import { describeMachine } from './support/measure';
 import { startPrivateRedis } from './support/private-redis';
@@ -24,13 +26,16 @@ import {
   type ServiceEnv,
   startApprovalService,
   startBareMcpProxy,
+  startContractFloor,
   startFloorWorker,
   startMcpGateway,
   startOpsMcpServer,
   startWorker,
   waitReady,
 } from './support/processes';
-import { medianPair, type Pair, printTable, summarizePair, verdicts } from './report';
+import { type ClusterRoundTrip, medianPair, type Pair, printTable, summarizePair, verdicts } from './report';
+import { FLOOR_TOOL } from './floor-worker';
+import { OwnRedisCluster } from '../test/reliability/support/redis-servers';
 
 export interface BenchOptions {
   runs: number;
@@ -43,8 +48,11 @@ export interface BenchOptions {
   parkedWorkerConcurrency: number;
   autoRepeats: number;
   warmup: number;
-  /** Round trip + floor measured this many times, alternately; the ratios are medians over the pairs. */
+  /** Round trip + both floors measured this many times, alternately; the ratios are medians over the pairs. */
   pairs: number;
+  /** Masters of each local Redis Cluster the round trip runs on; empty with --no-cluster. */
+  clusterMasters: number[];
+  clusterRuns: number;
   logLevel: string;
   out: string;
   quick: boolean;
@@ -52,14 +60,14 @@ export interface BenchOptions {
   cpuProf?: string;
 }
 
-const APPROVER_TOKEN = 'bench-approver-token-0123456789';
+export const APPROVER_TOKEN = 'bench-approver-token-0123456789';
 /** alice starts the runs (an operator of the `ops` agent); bench-approver decides them. */
-const REQUESTER_TOKEN = 'bench-requester-token-0123456789';
+export const REQUESTER_TOKEN = 'bench-requester-token-0123456789';
 /** The workers' machine client, the one caller the ops MCP server lets in. */
 const OPS_MCP_TOKEN = 'bench-agent-worker-token-0123456789';
 /** The MCP gateway's own principal (an approvals client acting for alice). */
 const GATEWAY_TOKEN = 'bench-mcp-gateway-token-0123456789';
-const PRINCIPALS_CONFIG = JSON.stringify({
+export const PRINCIPALS_CONFIG = JSON.stringify({
   principals: [
     { id: 'alice', name: 'Bench requester', tokens: [{ sha256: tokenSha256(REQUESTER_TOKEN) }] },
     { id: 'bench-approver', name: 'Bench approver', tokens: [{ sha256: tokenSha256(APPROVER_TOKEN) }] },
@@ -97,13 +105,13 @@ const GATEWAY_CONFIG = JSON.stringify({
  * The bench starts and decides thousands of runs a minute as one principal from one address, far past the defaults
  * for real use. The limits stay on (each run start and decision is counted, as in production), set far higher.
  */
-const BENCH_RATE_LIMITS = {
+export const BENCH_RATE_LIMITS = {
   RATE_LIMIT_RUN_STARTS: '1000000/1m',
   RATE_LIMIT_RUN_STARTS_ADDRESS: '1000000/1m',
   RATE_LIMIT_DECISIONS: '1000000/1m',
   RATE_LIMIT_DECISIONS_ADDRESS: '1000000/1m',
 };
-const APPROVALS_CONFIG = JSON.stringify({
+export const APPROVALS_CONFIG = JSON.stringify({
   groups: [{ id: 'bench', members: ['bench-approver'] }],
   defaultGroup: 'bench',
   defaults: { channels: ['web'], expiresIn: '30m' },
@@ -125,6 +133,10 @@ export function parseArgs(argv: string[]): BenchOptions {
   const quick = flag('quick');
   const workers = value('workers') ?? (quick ? '1' : '1,2,4');
   const workerCounts = workers.split(',').map(Number);
+  const masters = value('cluster-masters') ?? '1,3';
+  const clusterMasters = flag('no-cluster') ? [] : masters.split(',').map(Number);
+  if (clusterMasters.some((n) => !Number.isInteger(n) || n < 1 || n > 6))
+    throw new Error(`--cluster-masters must be a comma-separated list of 1..6, got "${masters}"`);
   if (workerCounts.some((n) => !Number.isInteger(n) || n < 1 || n > 16))
     throw new Error(`--workers must be a comma-separated list of 1..16, got "${workers}"`);
   return {
@@ -138,6 +150,8 @@ export function parseArgs(argv: string[]): BenchOptions {
     autoRepeats: int('auto-repeats', quick ? 3 : 10),
     warmup: int('warmup', quick ? 10 : 100),
     pairs: int('pairs', quick ? 1 : 3),
+    clusterMasters,
+    clusterRuns: int('cluster-runs', quick ? 50 : 1_000),
     logLevel: value('log-level') ?? 'warn',
     out: resolve(value('out') ?? resolve(__dirname, 'results.json')),
     quick,
@@ -171,6 +185,7 @@ async function main(): Promise<void> {
   // The parked-run phase runs on a redis-server of its own when there is one (see support/private-redis.ts).
   let parkedRedisUrl = redisUrl;
   let stopParkedRedis: (() => Promise<void>) | undefined;
+  const clusters: OwnRedisCluster[] = [];
   const spawned = <C extends Child>(child: C): C => {
     children.push(child);
     return child;
@@ -183,6 +198,7 @@ async function main(): Promise<void> {
     if (cleaned) return;
     cleaned = true;
     await stopAll(children);
+    await Promise.all(clusters.map((c) => c.stop()));
     const deleted =
       (await deletePrefixedKeys(main, redisUrl)) +
       (await deletePrefixedKeys(mcpPrefixes, redisUrl)) +
@@ -206,7 +222,9 @@ async function main(): Promise<void> {
   const started = new Date();
   try {
     const env = envOf(main);
-    log('starting the approval service, one agent worker and the floor worker');
+    log(
+      'starting the approval service, one agent worker and the floors (bare: a worker; contract: a worker and an approval stand-in)',
+    );
     const approval = spawned(
       await startApprovalService(env, {
         approvalsConfig: APPROVALS_CONFIG,
@@ -221,7 +239,19 @@ async function main(): Promise<void> {
         CONCURRENCY: String(options.workerConcurrency),
       }),
     );
-    await Promise.all([allHealthy([approval, ...workers]), waitReady(floorWorker)]);
+    const contract = await startContractFloor({
+      REDIS_URL: redisUrl,
+      QUEUE_PREFIX: env.QUEUE_PREFIX,
+      CONCURRENCY: String(options.workerConcurrency),
+    });
+    spawned(contract.worker);
+    spawned(contract.approval);
+    await Promise.all([
+      allHealthy([approval, ...workers]),
+      waitReady(floorWorker),
+      waitReady(contract.worker),
+      waitReady(contract.approval),
+    ]);
 
     /** Round trips over `over` (by default every worker started so far). */
     const roundTrip = (label: string, runs: number, quiet = false, over: Child[] = workers) =>
@@ -250,21 +280,44 @@ async function main(): Promise<void> {
         commandsRedis: redis,
       });
 
-    log(`warming up (${options.warmup} round trips and ${options.warmup} floor runs, not recorded)`);
+    // The contract floor is driven exactly like the round trip (same stand-in, same HTTP client and SSE reader):
+    // only the processes behind the URLs differ.
+    const contractFloorRun = (label: string, runs: number, quiet = false) =>
+      roundTrips({
+        label,
+        runs,
+        workers: [contract.worker],
+        approvalUrl: contract.approval.url!,
+        approverToken: APPROVER_TOKEN,
+        requesterToken: REQUESTER_TOKEN,
+        startConcurrency: options.concurrency,
+        decideConcurrency: options.concurrency,
+        quiet,
+        redis,
+        executedTool: FLOOR_TOOL,
+      });
+
+    log(`warming up (${options.warmup} round trips and ${options.warmup} runs of each floor, not recorded)`);
     await roundTrip('warm-up', options.warmup, true);
     await floorRun('warm-up', options.warmup, true);
+    await contractFloorRun('warm-up', options.warmup, true);
 
-    // Alternating pairs: the floor moves as much as Countersign does from one minute to the next on a shared
-    // VM, so each ratio compares two phases measured back to back, and the reported ratios are medians.
+    // Alternating pairs: the floors move as much as Countersign does from one minute to the next on a shared
+    // VM, so each ratio compares phases measured back to back, and the reported ratios are medians.
     const pairs: Pair[] = [];
     for (let i = 1; i <= options.pairs; i++) {
       const of = options.pairs > 1 ? ` (pair ${i} of ${options.pairs})` : '';
       const rt = await roundTrip(`round trips, 1 worker${of}`, options.runs);
       const fl = await floorRun(`floor (bare BullMQ)${of}`, options.runs);
-      pairs.push({ roundTrip: rt, floor: fl });
+      const cf = await contractFloorRun(`floor (contract)${of}`, options.runs);
+      pairs.push({ roundTrip: rt, floor: fl, contractFloor: cf });
     }
-    const { roundTrip: countersign, floor: floorResult } = medianPair(pairs);
-    await floorWorker.stop();
+    const {
+      roundTrip: countersign,
+      floor: floorResult,
+      contractFloor: contractFloorResult,
+    } = medianPair(pairs);
+    await stopAll([floorWorker, contract.worker, contract.approval]);
 
     const auto = await autoOverhead({
       worker: workers[0],
@@ -344,6 +397,39 @@ async function main(): Promise<void> {
     }
     await stopAll(children.filter((c) => c.running));
 
+    const cluster: ClusterRoundTrip[] | { skipped: string } = options.clusterMasters.length
+      ? await clusterRoundTrips({
+          masters: options.clusterMasters,
+          runs: options.clusterRuns,
+          warmup: options.warmup,
+          log,
+          onCluster: (c) => clusters.push(c),
+          startServices: async (clusterNodes) => {
+            // REDIS_URL stays required by the config; the services use the cluster when REDIS_CLUSTER_NODES is set.
+            const clusterEnv = { ...env, REDIS_CLUSTER_NODES: clusterNodes };
+            const services = {
+              approval: spawned(
+                await startApprovalService(clusterEnv, {
+                  approvalsConfig: APPROVALS_CONFIG,
+                  linkSecret: 'bench-link-secret-0123456789',
+                }),
+              ),
+              worker: spawned(
+                await startWorker('cluster', clusterEnv, { concurrency: options.workerConcurrency }),
+              ),
+            };
+            await allHealthy([services.approval, services.worker]);
+            return services;
+          },
+          roundTrip: {
+            approverToken: APPROVER_TOKEN,
+            requesterToken: REQUESTER_TOKEN,
+            startConcurrency: options.concurrency,
+            decideConcurrency: options.concurrency,
+          },
+        })
+      : { skipped: '--no-cluster' };
+
     const privateRedis = await startPrivateRedis();
     let parkedOn: { redis: string; composeSettings?: string[] } = { redis: 'shared (REDIS_URL)' };
     if (privateRedis) {
@@ -390,7 +476,9 @@ async function main(): Promise<void> {
       options: { ...options, out: undefined },
       roundTrip: countersign,
       floor: floorResult,
-      ...verdicts(pairs, parked, mcp, viaGateway),
+      contractFloor: contractFloorResult,
+      ...verdicts(pairs, parked, auto, mcp, viaGateway),
+      cluster,
       pairs: pairs.map(summarizePair),
       scaleOut: scaleOut.map((s) => ({ workers: s.workers, ...s.result })),
       parked: { ...parked, measuredOn: parkedOn },
@@ -399,11 +487,18 @@ async function main(): Promise<void> {
       gatewayOverhead: viaGateway,
       definitions: {
         decisionToExecution:
-          'from the moment the approver stand-in starts sending its decision (HTTP POST for Countersign, queue add ' +
-          'for the floor) to the moment the worker enters the tool handler (ToolCallPipeline.execute, reported by a ' +
-          'probe preloaded into the worker process only by the bench); both are wall-clock times ' +
+          'from the moment the approver stand-in starts sending its decision (HTTP POST for Countersign and the ' +
+          'contract floor, queue add for the bare floor) to the moment the worker enters the tool handler ' +
+          '(ToolCallPipeline.execute, reported by a probe preloaded into the worker process only by the bench; the ' +
+          "floors' decision handler); both are wall-clock times " +
           '(performance.timeOrigin + performance.now()) of processes on one machine',
         throughput: 'runs / (last run finished − first run started)',
+        contractFloor:
+          'bench/floor-worker.ts (FLOOR_KIND=contract: POST /runs with node:http, then the bare floor queue hops) and ' +
+          'bench/floor-approval.ts (request job → SSE push on GET /inbox/events; POST /approvals/:id/decisions → ' +
+          'decision job), driven by the same stand-in as the round trip; no state, policy, audit or auth',
+        clusterCommandShares:
+          'per master: (INFO commandstats calls after − before, INFO itself left out) / the same over all masters',
         parked:
           'INFO used_memory after − before, over the runs; completed start jobs (BullMQ retention) cleaned first',
         mcpOverhead:

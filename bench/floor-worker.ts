@@ -1,63 +1,112 @@
-// The floor's "agent worker": the same queue hops as an approval round trip with nothing else — no policy,
-// no run state, no audit, no HTTP. A start job publishes a request; a decision job "resumes" (the probe event).
-// Started by the bench as a child process, like the real worker.
+// The floors' "agent worker": the same queue hops as an approval round trip with nothing else — no policy,
+// no run state, no audit. A start job publishes a request; a decision job "resumes" (the probe event).
+// Started by the bench as a child process, like the real worker. FLOOR_KIND=contract adds the one HTTP door the
+// public contract requires of a worker (POST /runs, plain node:http, no auth, no validation) and uses queues of
+// its own, so the two floors can run side by side on one prefix.
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { ProbeEvent } from './support/worker-probe';
 
-export const FloorQueue = {
-  Runs: 'floor-runs',
-  Requests: 'floor-requests',
-  Decisions: 'floor-decisions',
-} as const;
+export const FloorKind = { Bare: 'bare', Contract: 'contract' } as const;
+export type FloorKind = (typeof FloorKind)[keyof typeof FloorKind];
+
+/** Queue names of one floor: the contract floor's are prefixed so its approval stand-in never takes the bare floor's jobs. */
+export function floorQueues(kind: FloorKind) {
+  const prefix = kind === FloorKind.Contract ? 'contract-' : '';
+  return {
+    Runs: `${prefix}floor-runs`,
+    Requests: `${prefix}floor-requests`,
+    Decisions: `${prefix}floor-decisions`,
+  } as const;
+}
+export const FloorQueue = floorQueues(FloorKind.Bare);
 /** The same defaults the agent worker sets on its queues and workers. */
 export const FLOOR_JOB_OPTIONS = {
   attempts: 3,
   backoff: { type: 'exponential', delay: 1_000 },
 };
+/** What the floors report as the executed tool (the round trip's probe reports `restart_service`). */
+export const FLOOR_TOOL = 'floor';
+/** Job data on every floor queue. The contract floor's run has one call, named like the run (no state to look it up). */
+export interface FloorJob {
+  runId: string;
+  callId: string;
+}
 
 const wallNow = () => performance.timeOrigin + performance.now();
 
+/** The floors' HTTP doors read their JSON body as any server must, and nothing more. */
+export function parsesAsJson(body: Buffer): boolean {
+  try {
+    JSON.parse(body.toString('utf8') || '{}');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function main(): Promise<void> {
+  const kind = (process.env.FLOOR_KIND ?? FloorKind.Bare) as FloorKind;
+  const names = floorQueues(kind);
   const prefix = process.env.QUEUE_PREFIX!;
   const concurrency = Number(process.env.CONCURRENCY ?? 16);
   const connection = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
     maxRetriesPerRequest: null,
   });
-  const requests = new Queue(FloorQueue.Requests, {
-    connection,
-    prefix,
-    defaultJobOptions: FLOOR_JOB_OPTIONS,
-  });
+  const queue = (name: string) =>
+    new Queue(name, { connection, prefix, defaultJobOptions: FLOOR_JOB_OPTIONS });
+  const requests = queue(names.Requests);
+  const runsQueue = kind === FloorKind.Contract ? queue(names.Runs) : undefined;
   const report = (events: ProbeEvent[]) => process.send?.({ probe: events });
   const options = { connection, prefix, concurrency, removeOnComplete: { age: 3600, count: 10_000 } };
 
-  const runs = new Worker(
-    FloorQueue.Runs,
+  const runs = new Worker<FloorJob>(
+    names.Runs,
     async (job) => {
-      const { runId, callId } = job.data as { runId: string; callId: string };
+      const { runId, callId } = job.data;
       await requests.add('request', { runId, callId }, { jobId: callId });
     },
     options,
   );
-  const decisions = new Worker(
-    FloorQueue.Decisions,
+  const decisions = new Worker<FloorJob>(
+    names.Decisions,
     async (job) => {
-      const { runId, callId } = job.data as { runId: string; callId: string };
+      const { runId, callId } = job.data;
       const at = wallNow();
       report([
-        { t: 'exec', runId, callId, tool: 'floor', at },
+        { t: 'exec', runId, callId, tool: FLOOR_TOOL, at },
         { t: 'done', runId, status: 'completed', at },
       ]);
     },
     options,
   );
+  // The contract floor's POST /runs: reads the body (as any server must), queues the start job, answers 202.
+  const server = runsQueue
+    ? createServer((req, res) => {
+        if (req.method !== 'POST' || req.url !== '/runs') return void res.writeHead(404).end();
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          // Parsed like any JSON door, then unused; a body that is not JSON is refused, never crashes the stand-in.
+          if (!parsesAsJson(Buffer.concat(chunks))) return void res.writeHead(400).end();
+          const runId = randomUUID();
+          runsQueue.add('start', { runId, callId: runId }, { jobId: runId }).then(
+            () => res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ runId })),
+            () => res.writeHead(503).end(),
+          );
+        });
+      })
+    : undefined;
   await Promise.all([runs.waitUntilReady(), decisions.waitUntilReady(), requests.waitUntilReady()]);
+  if (server) await new Promise<void>((done) => server.listen(Number(process.env.PORT), '127.0.0.1', done));
   process.send?.({ ready: true });
 
   const stop = async () => {
-    await Promise.all([runs.close(), decisions.close(), requests.close()]);
+    server?.close();
+    await Promise.all([runs.close(), decisions.close(), requests.close(), runsQueue?.close()]);
     connection.disconnect();
     process.exit(0);
   };

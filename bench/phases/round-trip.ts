@@ -29,8 +29,10 @@ export interface RoundTripOptions {
   /** Decision POSTs in flight at once (the approver stand-in). */
   decideConcurrency: number;
   quiet?: boolean;
-  /** For INFO commandstats before and after. */
-  redis: Redis;
+  /** For INFO commandstats before and after: the server, or every master of a cluster. */
+  redis: Redis | Redis[];
+  /** The tool whose handler ends "decision → tool" (the contract floor reports its own). @defaultValue restart_service */
+  executedTool?: string;
 }
 
 export interface RoundTripResult {
@@ -49,9 +51,10 @@ export interface RoundTripResult {
   redisCommandsPerRun: ReturnType<typeof commandsPerRun>;
 }
 
+const ROUND_TRIP_TOOL = 'restart_service';
 /** The scripted run: one confirm-tier call, then a final answer. */
 export const ROUND_TRIP_SCRIPT = [
-  { toolCalls: [{ name: 'restart_service', args: { service: 'api' } }] },
+  { toolCalls: [{ name: ROUND_TRIP_TOOL, args: { service: 'api' } }] },
   { text: 'restarted' },
 ];
 
@@ -71,7 +74,7 @@ export async function roundTrips(o: RoundTripOptions): Promise<RoundTripResult> 
   const auth = { authorization: `Bearer ${o.approverToken}` };
   const flow = new Flow(
     o.runs,
-    'restart_service',
+    o.executedTool ?? ROUND_TRIP_TOOL,
     (done) => bar?.update(done),
     60_000,
     () => `(pending seen ${seen.size}, queued for decision ${queue.length})`,

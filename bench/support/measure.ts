@@ -126,12 +126,33 @@ export async function usedMemory(redis: Redis): Promise<number> {
   return Number(/used_memory:(\d+)/.exec(info)?.[1] ?? NaN);
 }
 
-/** Calls per command from INFO commandstats (every client of the server counts, not only ours). */
-export async function commandCalls(redis: Redis): Promise<Map<string, number>> {
+/**
+ * Calls per command from INFO commandstats (every client of the server counts, not only ours), summed over the
+ * servers given (every master of a cluster).
+ */
+export async function commandCalls(redis: Redis | Redis[]): Promise<Map<string, number>> {
   const calls = new Map<string, number>();
-  for (const match of (await redis.info('commandstats')).matchAll(/cmdstat_([^:]+):calls=(\d+)/g))
-    calls.set(match[1], Number(match[2]));
+  for (const server of Array.isArray(redis) ? redis : [redis])
+    for (const match of (await server.info('commandstats')).matchAll(/cmdstat_([^:]+):calls=(\d+)/g))
+      calls.set(match[1], (calls.get(match[1]) ?? 0) + Number(match[2]));
   return calls;
+}
+
+/** All calls of one commandstats reading but INFO itself (the readings' own commands). */
+export function totalCalls(calls: Map<string, number>): number {
+  let total = 0;
+  for (const [name, n] of calls) if (name !== 'info') total += n;
+  return total;
+}
+
+/**
+ * Each server's share of the commands served between two readings per server (same order), e.g. the masters of a
+ * cluster: how evenly the load spread.
+ */
+export function commandShares(before: Map<string, number>[], after: Map<string, number>[]): number[] {
+  const served = after.map((a, i) => totalCalls(a) - totalCalls(before[i]));
+  const all = served.reduce((sum, n) => sum + n, 0);
+  return served.map((n) => (all > 0 ? n / all : 0));
 }
 
 /** Redis commands per run between two commandstats readings, the busiest first. */

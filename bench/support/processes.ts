@@ -228,10 +228,35 @@ export function startFloorWorker(env: {
   QUEUE_PREFIX: string;
   CONCURRENCY: string;
 }): Child {
-  return startTs('floor-worker', 'bench/floor-worker.ts', env);
+  return startTs('floor-worker', 'bench/floor-worker.ts', { ...env, FLOOR_KIND: 'bare' });
 }
 
-/** Waits for a child without HTTP (the floor worker) to say it is ready over IPC. */
+/** The contract floor's worker (bench/floor-worker.ts with its POST /runs) and its approval stand-in (bench/floor-approval.ts). */
+export async function startContractFloor(env: {
+  REDIS_URL: string;
+  QUEUE_PREFIX: string;
+  CONCURRENCY: string;
+}): Promise<{ worker: Child; approval: Child }> {
+  const [workerPort, approvalPort] = [await freePort(), await freePort()];
+  return {
+    worker: startTs(
+      'contract-floor-worker',
+      'bench/floor-worker.ts',
+      { ...env, FLOOR_KIND: 'contract', PORT: String(workerPort) },
+      [],
+      `http://127.0.0.1:${workerPort}`,
+    ),
+    approval: startTs(
+      'contract-floor-approval',
+      'bench/floor-approval.ts',
+      { ...env, PORT: String(approvalPort) },
+      [],
+      `http://127.0.0.1:${approvalPort}`,
+    ),
+  };
+}
+
+/** Waits for a floor process to say it is ready over IPC (listening, when it has a door). */
 export function waitReady(child: Child, timeoutMs = 120_000): Promise<void> {
   return new Promise((done, fail) => {
     const timer = setTimeout(() => fail(new Error(`${child.name} not ready:\n${child.output()}`)), timeoutMs);

@@ -132,5 +132,6 @@ describe('Redis Cluster (three masters)', () => {
       'load, Redis Cluster',
       { url: 'redis://127.0.0.1:6379', clusterNodes: cluster.nodes, owned: true },
       CLUSTER_RUNS,
+      cluster,
     ));
 });

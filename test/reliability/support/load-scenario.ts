@@ -1,7 +1,10 @@
 // The load scenario, shared by the one-Redis and the Redis Cluster specs: three worker processes,
 // RELIABILITY_RUNS runs (default the full 10,000: about 35 s on 2 cores; set it lower for a quick check),
 // decisions in random order, about one in ten delivered twice.
+import { auditKeys } from '@countersign/platform';
 import { DecisionDesk } from './decision-desk';
+import { MasterShares } from './master-shares';
+import type { OwnRedisCluster } from './redis-servers';
 import { Deployment, type RedisTarget } from './deployment';
 import { ScenarioTally } from './scenario-tally';
 import { checkRuns, mostlyApprove, planRuns } from './workload';
@@ -21,17 +24,35 @@ export const LOAD_WORKER_ENV = {
   STALLED_INTERVAL_MS: '1000',
 };
 
-export async function loadScenario(name: string, target: RedisTarget, runsCount: number): Promise<void> {
+/** With `cluster`, also prints the share of commands each of its masters served (flagged above half, not failed). */
+export async function loadScenario(
+  name: string,
+  target: RedisTarget,
+  runsCount: number,
+  cluster?: OwnRedisCluster,
+): Promise<void> {
   const deployment = new Deployment('load', target);
   const desk = new DecisionDesk(deployment, { plan: mostlyApprove, duplicateShare: 0.1 });
   try {
     const tally = new ScenarioTally(`${name} (3 workers, ${runsCount} runs)`);
     const { runs, jobs } = planRuns(runsCount, 'L');
     await deployment.addServices(runs.flatMap((r) => r.calls.map((c) => c.service)));
+    const shares = cluster && new MasterShares(cluster);
+    await shares?.start();
     const [first] = await deployment.startWorkers(3, LOAD_WORKER_ENV);
     desk.start();
     await deployment.startRuns(jobs);
     await deployment.waitForRunsToFinish(runs.map((r) => r.runId));
+    if (cluster && shares) {
+      // Which master holds the one-hash-tag groups, so a flagged master says what it carries.
+      const where = async (key: string) => `127.0.0.1:${await cluster.portOf(key)}`;
+      const holders = {
+        "the queues' hash tag": await where(`${deployment.prefixes.queuePrefix}:queues`),
+        'the audit stream': await where(auditKeys(deployment.prefixes.keyPrefix).stream),
+      };
+      for (const line of MasterShares.lines(name, await shares.stop(), holders))
+        process.stdout.write(`[reliability]   ${line}\n`);
+    }
 
     await checkRuns(deployment, first, runs, { verdict: (c) => mostlyApprove(c) }, tally);
     const reasked = desk.requests.filter((r) => r.attempt > 0);

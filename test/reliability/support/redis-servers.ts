@@ -56,6 +56,7 @@ export class OwnRedisServer {
         maxRetriesPerRequest: 0,
         retryStrategy: () => null,
       });
+      probe.on('error', () => undefined); // refused until the server listens: the connect() below says so
       try {
         await probe.connect();
         const loading = (await probe.info('persistence')).includes('loading:1');
@@ -87,12 +88,33 @@ export class OwnRedisServer {
   }
 }
 
+/** What `redis-cli --cluster create` does, for one or two masters: meet, then an even range of slots each. */
+async function assignSlots(servers: OwnRedisServer[]): Promise<void> {
+  const per = Math.ceil((LAST_SLOT + 1) / servers.length);
+  for (const [i, server] of servers.entries()) {
+    const node = new Redis(server.port, '127.0.0.1');
+    try {
+      if (i > 0) await node.cluster('MEET', '127.0.0.1', servers[0].port);
+      const from = i * per;
+      await node.cluster('ADDSLOTSRANGE', from, Math.min(LAST_SLOT, from + per - 1));
+    } finally {
+      node.disconnect();
+    }
+  }
+}
+
 /** AOF on, fsync on every write: a kill -9 loses nothing that was acknowledged. */
 export function startDurableRedis(): Promise<OwnRedisServer> {
   return OwnRedisServer.start(['--appendonly', 'yes', '--appendfsync', 'always']);
 }
 
-/** Three masters, no replicas, slots spread by `redis-cli --cluster create`. */
+/** Slots of a cluster, the last slot number. */
+const LAST_SLOT = 16383;
+
+/**
+ * N masters (three by default), no replicas, slots spread evenly: by `redis-cli --cluster create` for three or more,
+ * by hand below that (redis-cli refuses fewer than three; the bench measures a one-master cluster).
+ */
 export class OwnRedisCluster {
   private constructor(readonly servers: OwnRedisServer[]) {}
 
@@ -108,19 +130,24 @@ export class OwnRedisCluster {
             'nodes.conf',
             '--cluster-node-timeout',
             '5000',
+            // A node that never met another does not know its own address (CLUSTER SLOTS would say "").
+            '--cluster-announce-ip',
+            '127.0.0.1',
             '--appendonly',
             'no',
           ]),
         );
       }
-      await run(REDIS_CLI, [
-        '--cluster',
-        'create',
-        ...servers.map((s) => `127.0.0.1:${s.port}`),
-        '--cluster-replicas',
-        '0',
-        '--cluster-yes',
-      ]);
+      if (masters >= 3)
+        await run(REDIS_CLI, [
+          '--cluster',
+          'create',
+          ...servers.map((s) => `127.0.0.1:${s.port}`),
+          '--cluster-replicas',
+          '0',
+          '--cluster-yes',
+        ]);
+      else await assignSlots(servers);
       const cluster = new OwnRedisCluster(servers);
       await waitFor(async () => {
         const client = new Redis(servers[0].port, '127.0.0.1');
@@ -135,6 +162,11 @@ export class OwnRedisCluster {
       await Promise.all(servers.map((s) => s.stop()));
       throw error;
     }
+  }
+
+  /** One plain client per master (for INFO on each), in the order of `servers`; the caller disconnects them. */
+  nodeClients(): Redis[] {
+    return this.servers.map((s) => new Redis(s.port, '127.0.0.1'));
   }
 
   /** The value of REDIS_CLUSTER_NODES. */
