@@ -2,7 +2,7 @@
 // RELIABILITY_RUNS runs (default the full 10,000: about 35 s on 2 cores; set it lower for a quick check),
 // decisions in random order, about one in ten delivered twice.
 import { DecisionDesk } from './decision-desk';
-import { Deployment, type RedisTarget } from './deployment';
+import { Deployment, type DeploymentOptions, type RedisTarget } from './deployment';
 import { ScenarioTally } from './scenario-tally';
 import { checkRuns, mostlyApprove, planRuns } from './workload';
 
@@ -21,8 +21,13 @@ export const LOAD_WORKER_ENV = {
   STALLED_INTERVAL_MS: '1000',
 };
 
-export async function loadScenario(name: string, target: RedisTarget, runsCount: number): Promise<void> {
-  const deployment = new Deployment('load', target);
+export async function loadScenario(
+  name: string,
+  target: RedisTarget,
+  runsCount: number,
+  options: DeploymentOptions = {},
+): Promise<void> {
+  const deployment = new Deployment('load', target, options);
   const desk = new DecisionDesk(deployment, { plan: mostlyApprove, duplicateShare: 0.1 });
   try {
     const tally = new ScenarioTally(`${name} (3 workers, ${runsCount} runs)`);

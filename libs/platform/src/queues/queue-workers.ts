@@ -59,12 +59,12 @@ export class QueueWorkers {
     if (!this.catalog) throw new Error('QueueWorkers.start() before useCatalog()');
     if (this.workers.length > 0) return;
     const reportError = throttledErrorLog(this.options.logger, 'queue worker error');
-    const { QUEUE_PREFIX, QUEUE_SHARDS } = this.options.env;
+    const shards = this.options.env.QUEUE_SHARDS ?? 1;
     // Every shard of every consumed queue: any process takes any run's jobs, whichever shard carries them.
-    for (const prefix of queueShardPrefixes(QUEUE_PREFIX, QUEUE_SHARDS ?? 1)) {
+    for (const prefix of queueShardPrefixes(this.options.env.QUEUE_PREFIX, shards)) {
       for (const queue of this.consumed) {
         const worker = new Worker(queue, (job, token) => this.process(queue, job, token), {
-          ...this.workerOptions(this.options.consumes[queue]),
+          ...this.workerOptions(this.options.consumes[queue], shards),
           prefix,
           removeOnComplete: REMOVE_ON_COMPLETE,
         });
@@ -88,7 +88,11 @@ export class QueueWorkers {
     while (this.settling.size > 0) await Promise.allSettled([...this.settling]);
   }
 
-  private workerOptions(settings: WorkerSettings): WorkerOptions {
+  /**
+   * The shards of a queue share its concurrency (rounded up), so a process holds about as many jobs at once as with
+   * one shard; run IDs hash evenly, so each shard gets its share of the jobs.
+   */
+  private workerOptions(settings: WorkerSettings, shards: number): WorkerOptions {
     const timings = {
       lockDuration: settings.lockDurationMs,
       stalledInterval: settings.stalledIntervalMs,
@@ -96,7 +100,7 @@ export class QueueWorkers {
     };
     return {
       connection: this.connections.workers,
-      concurrency: settings.concurrency,
+      concurrency: Math.ceil(settings.concurrency / shards),
       // BullMQ merges these over its defaults with Object.assign: an undefined would replace a default.
       ...Object.fromEntries(Object.entries(timings).filter(([, value]) => value !== undefined)),
     };
