@@ -193,6 +193,7 @@ it('wires both apps to the same Redis, prefixes, decision signing secret and aud
     'REDIS_URL',
     'QUEUE_PREFIX',
     'QUEUE_SHARDS',
+    'AUDIT_SHARDS',
     'KEY_PREFIX',
     'DECISION_SIGNING_SECRET',
     'AUDIT_SIGNING_SECRET',

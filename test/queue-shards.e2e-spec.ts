@@ -1,6 +1,6 @@
-// QUEUE_SHARDS=3 on one Redis: both services on three copies of every queue. Runs land on the copy of their run ID
-// (seen on the queues themselves), every one still completes through a person's approval, and nothing is left on
-// the one-shard prefix.
+// QUEUE_SHARDS=3 and AUDIT_SHARDS=3 on one Redis: both services on three copies of every queue and three audit
+// streams. Runs land on the copy of their run ID (seen on the queues themselves), every one still completes through a
+// person's approval, nothing is left on the one-shard prefix, and GET /audit reads both services' entries.
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { jobIds, QueueName } from '@countersign/contracts';
@@ -11,10 +11,10 @@ import { TEST_REDIS_URL } from './support/redis';
 const SHARDS = 3;
 const RUNS = 9;
 
-describe('queue shards (QUEUE_SHARDS=3, one Redis)', () => {
+describe('queue and audit shards (QUEUE_SHARDS=3, AUDIT_SHARDS=3, one Redis)', () => {
   let system: TestSystem;
   let redis: Redis;
-  const shardEnv = { QUEUE_SHARDS: String(SHARDS) };
+  const shardEnv = { QUEUE_SHARDS: String(SHARDS), AUDIT_SHARDS: String(SHARDS) };
   beforeAll(async () => {
     system = await TestSystem.start('shards', { workerEnv: shardEnv, approvalEnv: shardEnv, workers: 2 });
     redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
@@ -85,6 +85,20 @@ describe('queue shards (QUEUE_SHARDS=3, one Redis)', () => {
       system.prefixes.queuePrefix,
     );
     expect(await redis.keys(`${system.prefixes.queuePrefix}:*`)).toEqual([]);
+
+    // The audit, read over its three streams: the approval service's decisions and the workers' executions.
+    for (const call of calls) {
+      await system.waitForAudit(call.callId, 'decision.recorded');
+      await system.waitForAudit(call.callId, 'tool.executed');
+    }
+    const { json: verified } = await system.api<{ intact: boolean; chains: number }>(
+      'GET',
+      '/audit/verify',
+      'auditor',
+    );
+    expect(verified).toMatchObject({ intact: true });
+    // Writers: the approval service and two workers, so at least three chains.
+    expect(verified.chains).toBeGreaterThanOrEqual(3);
   });
 
   it('counts every shard of every queue on /health', async () => {

@@ -17,8 +17,8 @@ import { LOAD_WORKER_ENV, loadScenario, RUNS } from './support/load-scenario';
 /** The full 10,000 by default as well (about 50 s on 2 cores). */
 const CLUSTER_RUNS = Number(process.env.RELIABILITY_CLUSTER_RUNS ?? RUNS);
 const ROUND_TRIP_RUNS = 100;
-/** One queue shard per master (QUEUE_SHARDS), so the queues' load spreads as the runs' does. */
-const QUEUE_SHARDS = 3;
+/** One queue shard and one audit stream per master (QUEUE_SHARDS, AUDIT_SHARDS): their load spreads as the runs' does. */
+const SHARDS = { queueShards: 3, auditShards: 3 };
 
 describe('Redis Cluster (three masters)', () => {
   let cluster: OwnRedisCluster;
@@ -32,7 +32,7 @@ describe('Redis Cluster (three masters)', () => {
       `round trip on Redis Cluster (3 workers, approval service, ${ROUND_TRIP_RUNS} runs)`,
     );
     const target = { url: 'redis://127.0.0.1:6379', clusterNodes: cluster.nodes, owned: true };
-    const deployment = new Deployment('cluster-rt', target, { queueShards: QUEUE_SHARDS });
+    const deployment = new Deployment('cluster-rt', target, SHARDS);
     let approvals: RunningApprovalService | undefined;
     try {
       const { runs, jobs } = planRuns(ROUND_TRIP_RUNS, 'C');
@@ -134,6 +134,6 @@ describe('Redis Cluster (three masters)', () => {
       'load, Redis Cluster',
       { url: 'redis://127.0.0.1:6379', clusterNodes: cluster.nodes, owned: true },
       CLUSTER_RUNS,
-      { queueShards: QUEUE_SHARDS },
+      SHARDS,
     ));
 });

@@ -14,6 +14,11 @@ export const BaseEnvSchema = z.object({
    * the copy of its run ID. The same in every service; change it only with the queues drained.
    */
   QUEUE_SHARDS: z.coerce.number().int().min(1).max(MAX_QUEUE_SHARDS).default(DEFAULT_QUEUE_SHARDS),
+  /**
+   * Audit streams, each under its own hash tag; a writer's chain lives in one of them. The same in every service (the
+   * approval service reads, verifies and trims all of them).
+   */
+  AUDIT_SHARDS: z.coerce.number().int().min(1).max(MAX_QUEUE_SHARDS).default(1),
   /** Prefix of every other Redis key (run state, approvals, audit). */
   KEY_PREFIX: z
     .string()

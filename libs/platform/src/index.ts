@@ -28,3 +28,4 @@ export * from './queues/redis-connections';
 export * from './rate-limits';
 export * from './tool-catalog';
 export * from './queues/queue-shards';
+export * from './audit-shards';

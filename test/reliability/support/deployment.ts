@@ -29,6 +29,8 @@ export const SHARED_REDIS: RedisTarget = { url: TEST_REDIS_URL };
 export interface DeploymentOptions {
   /** QUEUE_SHARDS of the services (default 1: every queue under the one prefix). */
   queueShards?: number;
+  /** AUDIT_SHARDS of the services (default 1: one audit stream). */
+  auditShards?: number;
 }
 
 export interface RunState {
@@ -42,6 +44,7 @@ export class Deployment {
   /** For BullMQ: blocking-safe (maxRetriesPerRequest null). */
   readonly queueConnection: RedisClient;
   readonly queueShards: number;
+  readonly auditShards: number;
   /** Shard 0 of each queue (the only one unless queueShards > 1); `…Shards` hold every shard, shard 0 first. */
   readonly runs: Queue;
   readonly requests: Queue;
@@ -59,6 +62,7 @@ export class Deployment {
   ) {
     this.prefixes = uniquePrefixes(label);
     this.queueShards = options.queueShards ?? 1;
+    this.auditShards = options.auditShards ?? 1;
     const redisTarget = { url: target.url, clusterNodes: target.clusterNodes };
     this.redis = createRedis(redisTarget, { name: 'reliability' });
     this.queueConnection = createRedis(redisTarget, { blocking: true, name: 'reliability-queues' });
@@ -73,7 +77,9 @@ export class Deployment {
       this.requestShards[0],
       this.decisionShards[0],
     ];
-    this.audit = new AuditLog(this.redis, this.prefixes.keyPrefix, 'reliability', testAuditKeyring());
+    this.audit = new AuditLog(this.redis, this.prefixes.keyPrefix, 'reliability', testAuditKeyring(), {
+      shards: this.auditShards,
+    });
   }
 
   /** The environment of a worker (or, with the approval-service variables, of the approval service). */
@@ -83,6 +89,7 @@ export class Deployment {
       ...(this.target.clusterNodes ? { REDIS_CLUSTER_NODES: this.target.clusterNodes } : {}),
       LOG_LEVEL: 'warn',
       ...(this.queueShards > 1 ? { QUEUE_SHARDS: String(this.queueShards) } : {}),
+      ...(this.auditShards > 1 ? { AUDIT_SHARDS: String(this.auditShards) } : {}),
       ...extra,
     });
   }

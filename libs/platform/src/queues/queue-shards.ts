@@ -29,6 +29,14 @@ export function queueShardOf(key: string, shards: number): number {
  * A prefix without a hash tag (single Redis only) gets `:s<shard>` appended.
  */
 export function queueShardPrefix(prefix: string, shard: number, shards: number): string {
+  return shardedHashTag(prefix, shard, shards);
+}
+
+/**
+ * Shard `shard` of `shards` of anything named under one hash tag (the queues' prefix, the audit's tag): the same
+ * placement as queueShardPrefix.
+ */
+export function shardedHashTag(prefix: string, shard: number, shards: number): string {
   if (shards <= 1) return prefix;
   const open = prefix.indexOf('{');
   const close = open === -1 ? -1 : prefix.indexOf('}', open + 1);
