@@ -1,6 +1,7 @@
 // Queue shards: on a Redis Cluster one BullMQ queue is one hash tag, so one master. With QUEUE_SHARDS = n every
 // queue exists n times, each copy under its own hash tag, and a run's jobs (its start, its requests, their
-// decisions) all go to the copy its run ID hashes to. Both apps work on every copy.
+// decisions) all go to the copy its run ID hashes to. Both apps work on every copy. The audit log places its streams
+// (AUDIT_SHARDS) with the same functions.
 import { createHash } from 'node:crypto';
 import keySlot from 'cluster-key-slot';
 
@@ -51,7 +52,7 @@ export function shardedHashTag(prefix: string, shard: number, shards: number): s
     const slot = keySlot(candidate);
     if (slot >= from && slot < to) return candidate;
   }
-  throw new Error(`no hash tag for queue shard ${shard} of ${shards} under prefix ${prefix}`);
+  throw new Error(`no hash tag for shard ${shard} of ${shards} under ${prefix}`);
 }
 
 /** Every shard's prefix, shard 0 first. */

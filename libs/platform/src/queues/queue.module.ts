@@ -143,7 +143,7 @@ export class QueueModule
 }
 
 /** Every queue shard's prefix, shard 0 first. */
-export function shardPrefixes(env: QueueModuleOptions['env']): string[] {
+function shardPrefixes(env: QueueModuleOptions['env']): string[] {
   return queueShardPrefixes(env.QUEUE_PREFIX, env.QUEUE_SHARDS ?? 1);
 }
 
