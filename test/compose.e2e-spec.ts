@@ -192,6 +192,8 @@ it('wires both apps to the same Redis, prefixes, decision signing secret and aud
   for (const key of [
     'REDIS_URL',
     'QUEUE_PREFIX',
+    'QUEUE_SHARDS',
+    'AUDIT_SHARDS',
     'KEY_PREFIX',
     'DECISION_SIGNING_SECRET',
     'AUDIT_SIGNING_SECRET',

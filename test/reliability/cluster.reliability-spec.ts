@@ -13,10 +13,13 @@ import { OwnRedisCluster } from './support/redis-servers';
 import { ScenarioTally } from './support/scenario-tally';
 import { checkRuns, mostlyApprove, planRuns } from './support/workload';
 import { LOAD_WORKER_ENV, loadScenario, RUNS } from './support/load-scenario';
+import { MAX_MASTER_SHARE } from './support/master-shares';
 
 /** The full 10,000 by default as well (about 50 s on 2 cores). */
 const CLUSTER_RUNS = Number(process.env.RELIABILITY_CLUSTER_RUNS ?? RUNS);
 const ROUND_TRIP_RUNS = 100;
+/** One queue shard and one audit stream per master (QUEUE_SHARDS, AUDIT_SHARDS): their load spreads as the runs' does. */
+const SHARDS = { queueShards: 3, auditShards: 3 };
 
 describe('Redis Cluster (three masters)', () => {
   let cluster: OwnRedisCluster;
@@ -30,7 +33,7 @@ describe('Redis Cluster (three masters)', () => {
       `round trip on Redis Cluster (3 workers, approval service, ${ROUND_TRIP_RUNS} runs)`,
     );
     const target = { url: 'redis://127.0.0.1:6379', clusterNodes: cluster.nodes, owned: true };
-    const deployment = new Deployment('cluster-rt', target);
+    const deployment = new Deployment('cluster-rt', target, SHARDS);
     let approvals: RunningApprovalService | undefined;
     try {
       const { runs, jobs } = planRuns(ROUND_TRIP_RUNS, 'C');
@@ -127,11 +130,17 @@ describe('Redis Cluster (three masters)', () => {
     }
   });
 
-  it(`completes ${CLUSTER_RUNS} load runs on 3 workers with every approved call executed exactly once`, () =>
-    loadScenario(
+  it(`completes ${CLUSTER_RUNS} load runs on 3 workers with every approved call executed exactly once, no master serving more than half`, async () => {
+    const shares = await loadScenario(
       'load, Redis Cluster',
       { url: 'redis://127.0.0.1:6379', clusterNodes: cluster.nodes, owned: true },
       CLUSTER_RUNS,
+      SHARDS,
       cluster,
-    ));
+    );
+    // One queue shard and one audit stream per master: the load spreads (issue 18's rule).
+    expect(shares).toHaveLength(3);
+    for (const { master, share } of shares!)
+      expect({ master, share: share <= MAX_MASTER_SHARE }).toEqual({ master, share: true });
+  });
 });

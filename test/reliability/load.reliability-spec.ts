@@ -5,6 +5,7 @@ import { SHARED_REDIS } from './support/deployment';
 import { loadScenario, RUNS } from './support/load-scenario';
 
 describe('load', () => {
-  it(`completes ${RUNS} runs on 3 worker processes (one Redis) with every approved call executed exactly once`, () =>
-    loadScenario('load, one Redis', SHARED_REDIS, RUNS));
+  it(`completes ${RUNS} runs on 3 worker processes (one Redis) with every approved call executed exactly once`, async () => {
+    await loadScenario('load, one Redis', SHARED_REDIS, RUNS);
+  });
 });

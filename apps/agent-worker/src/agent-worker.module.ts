@@ -125,7 +125,9 @@ export class AgentWorkerModule {
           useFactory: (c: RedisConnections) => {
             const keyring = AuditKeyring.fromEnv(config);
             logger.info({ current: keyring.current.id, verifying: keyring.ids }, 'audit signing keys');
-            return new AuditLog(c.commands, config.KEY_PREFIX, 'agent-worker', keyring);
+            return new AuditLog(c.commands, config.KEY_PREFIX, 'agent-worker', keyring, {
+              shards: config.AUDIT_SHARDS,
+            });
           },
           inject: [RedisConnections],
         },

@@ -68,7 +68,9 @@ export async function startMcpGateway(
     { url: env.REDIS_URL, clusterNodes: env.REDIS_CLUSTER_NODES },
     { name: 'mcp-gateway', logger },
   );
-  const audit = new AuditLog(redis, env.KEY_PREFIX, 'mcp-gateway', AuditKeyring.fromEnv(env));
+  const audit = new AuditLog(redis, env.KEY_PREFIX, 'mcp-gateway', AuditKeyring.fromEnv(env), {
+    shards: env.AUDIT_SHARDS,
+  });
   const secrets = new SecretSource(envVars);
   const providers = new ToolProviders({ mcpServers: config.mcpServers, httpTools: {} }, { secrets, logger });
   const catalog = new GatewayCatalog(providers, config, config.tasks.enabled, logger);

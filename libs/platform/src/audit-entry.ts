@@ -1,6 +1,7 @@
 // How an audit entry is stored in the stream and read back, and how its chain names its writer and its key.
 import type { AuditEntry } from '@countersign/contracts';
 import canonicalize from 'canonicalize';
+import { shardedHashTag } from './queues/queue-shards';
 
 export type AuditInput = Omit<
   AuditEntry,
@@ -9,9 +10,10 @@ export type AuditInput = Omit<
   detail?: Record<string, unknown>;
 };
 
-export function auditKeys(keyPrefix: string) {
-  // One hash tag for every key: the scripts touch them together (Redis Cluster).
-  const tag = `{${keyPrefix}:audit}`;
+/** The keys of one audit stream: with one shard, `{<keyPrefix>:audit}…`; else each shard its own tag. */
+export function auditKeys(keyPrefix: string, shard = 0, shards = 1) {
+  // One hash tag for every key of a stream: the scripts touch them together (Redis Cluster).
+  const tag = shardedHashTag(`{${keyPrefix}:audit}`, shard, shards);
   return { stream: `${tag}:stream`, heads: `${tag}:heads`, checkpoint: `${tag}:checkpoint` };
 }
 export type AuditKeys = ReturnType<typeof auditKeys>;

@@ -1,12 +1,14 @@
-// Append-only audit log in one Redis Stream shared by every process. Each writer (one AuditLog, one per process) keeps
-// its own HMAC chain in it, so writers never contend; editing or deleting an entry breaks its chain, rewriting a chain
-// takes the signing key, and verify() says where a chain breaks.
+// Append-only audit log in one Redis Stream shared by every process (or AUDIT_SHARDS streams, see audit-shards.ts).
+// Each writer (one AuditLog, one per process) keeps its own HMAC chain in it, so writers never contend; editing or
+// deleting an entry breaks its chain, rewriting a chain takes the signing key, and verify() says where a chain breaks.
 import { randomBytes } from 'node:crypto';
 import type { AuditEntry, AuditVerification } from '@countersign/contracts';
 import { auditEntryJson, auditKeys, chainId, type AuditInput, type AuditKeys } from './audit-entry';
 import type { AuditKeyring } from './audit-keyring';
-import { readAuditPage, type AuditPage, type AuditPageQuery } from './audit-page-reader';
+import { AUDIT_SCAN_LIMIT, readAuditPage, type AuditPage, type AuditPageQuery } from './audit-page-reader';
 import { trimAuditLog, type TrimResult } from './audit-retention';
+import { mergeAuditPages, mergeTrims, mergeVerifications } from './audit-shards';
+import { queueShardOf } from './queues/queue-shards';
 import { verifyAuditLog } from './audit-verifier';
 import { LuaScript } from './lua';
 import type { RedisClient } from './redis';
@@ -55,6 +57,11 @@ export interface AuditWriterStats {
 export interface AuditLogOptions {
   /** The clock (ms) that tells an idle writer and the retention cutoff; tests pass their own. */
   now?: () => number;
+  /**
+   * Streams of the log (AUDIT_SHARDS): every writer and reader of one log must say the same.
+   * @defaultValue 1
+   */
+  shards?: number;
 }
 
 interface QueuedEntry {
@@ -73,7 +80,8 @@ interface QueuedEntry {
  */
 export class AuditLog {
   readonly stats: AuditWriterStats = { batches: 0, entries: 0, conflicts: 0, chains: 1 };
-  private readonly keys: AuditKeys;
+  /** Every stream's keys; a chain's entries go to the stream of its ID. */
+  private readonly streams: AuditKeys[];
   private readonly now: () => number;
   private chainId: string;
   private knownHead = '';
@@ -90,7 +98,8 @@ export class AuditLog {
     private readonly keyring: AuditKeyring,
     options: AuditLogOptions = {},
   ) {
-    this.keys = auditKeys(keyPrefix);
+    const shards = options.shards ?? 1;
+    this.streams = Array.from({ length: shards }, (_, shard) => auditKeys(keyPrefix, shard, shards));
     this.now = options.now ?? Date.now;
     this.chainId = this.newChainId();
   }
@@ -166,7 +175,8 @@ export class AuditLog {
     this.stats.batches++;
     let reply: unknown;
     try {
-      reply = await APPEND_SCRIPT.run(this.redis, [this.keys.stream, this.keys.heads], args);
+      const keys = this.streamOf(chain);
+      reply = await APPEND_SCRIPT.run(this.redis, [keys.stream, keys.heads], args);
     } catch (error) {
       // Whether the batch landed is unknown, and so is this chain's head: go on with a new chain.
       this.startChain(chain);
@@ -190,6 +200,11 @@ export class AuditLog {
     this.stats.chains++;
   }
 
+  /** The stream that holds a chain: the same for every batch of it, whoever computes it. */
+  private streamOf(chain: string): AuditKeys {
+    return this.streams[queueShardOf(chain, this.streams.length)];
+  }
+
   private newChainId(): string {
     return chainId(this.service, randomBytes(4).toString('hex'), this.keyring.current.id);
   }
@@ -198,8 +213,14 @@ export class AuditLog {
    * One page for GET /audit: the newest `limit` matching entries older than `before`, reading at most a bounded part
    * of the stream (see readAuditPage).
    */
-  readPage(query: AuditPageQuery): Promise<AuditPage> {
-    return readAuditPage(this.redis, this.keys, query);
+  async readPage(query: AuditPageQuery): Promise<AuditPage> {
+    if (this.streams.length === 1) return readAuditPage(this.redis, this.streams[0], query);
+    // The scan budget is the request's, shared by the streams.
+    const scanLimit = Math.ceil((query.scanLimit ?? AUDIT_SCAN_LIMIT) / this.streams.length);
+    const pages = await Promise.all(
+      this.streams.map((keys) => readAuditPage(this.redis, keys, { ...query, scanLimit })),
+    );
+    return mergeAuditPages(pages, query.limit);
   }
 
   /**
@@ -224,8 +245,11 @@ export class AuditLog {
    * Walks the stream in chunks, checking every entry's link under its chain's key from where the retention checkpoint
    * left the chain, then that each chain ends at its head. Reports the first break.
    */
-  verify(): Promise<ChainCheck> {
-    return verifyAuditLog(this.redis, this.keys, this.keyring);
+  async verify(): Promise<ChainCheck> {
+    const checks = await Promise.all(
+      this.streams.map((keys) => verifyAuditLog(this.redis, keys, this.keyring)),
+    );
+    return mergeVerifications(checks);
   }
 
   /** Retention: trims entries older than `retentionMs` (before `now`) behind a signed checkpoint (see trimAuditLog). */
@@ -234,6 +258,10 @@ export class AuditLog {
       throw new RangeError(
         `audit retention must be at least ${MIN_AUDIT_RETENTION_MS} ms, got ${retentionMs}`,
       );
-    return trimAuditLog(this.redis, this.keys, this.keyring, now - retentionMs, new Date(now));
+    const cutoff = now - retentionMs;
+    const results = await Promise.all(
+      this.streams.map((keys) => trimAuditLog(this.redis, keys, this.keyring, cutoff, new Date(now))),
+    );
+    return mergeTrims(results);
   }
 }

@@ -1,6 +1,7 @@
 // Environment shared by both services. Each app extends this schema; nothing else reads process.env.
 import { z } from 'zod';
 import { DEFAULT_QUEUE_PREFIX } from '@countersign/contracts';
+import { DEFAULT_QUEUE_SHARDS, MAX_QUEUE_SHARDS } from './queues/queue-shards';
 
 export const BaseEnvSchema = z.object({
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
@@ -8,6 +9,16 @@ export const BaseEnvSchema = z.object({
   REDIS_CLUSTER_NODES: z.string().optional(),
   /** BullMQ queue prefix; keep the braces (a Redis Cluster hash tag). */
   QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),
+  /**
+   * Copies of every queue, each under its own hash tag (a master of its own on a Redis Cluster); a run's jobs stay on
+   * the copy of its run ID. The same in every service; change it only with the queues drained.
+   */
+  QUEUE_SHARDS: z.coerce.number().int().min(1).max(MAX_QUEUE_SHARDS).default(DEFAULT_QUEUE_SHARDS),
+  /**
+   * Audit streams, each under its own hash tag; a writer's chain lives in one of them. The same in every service (the
+   * approval service reads, verifies and trims all of them).
+   */
+  AUDIT_SHARDS: z.coerce.number().int().min(1).max(MAX_QUEUE_SHARDS).default(1),
   /** Prefix of every other Redis key (run state, approvals, audit). */
   KEY_PREFIX: z
     .string()

@@ -27,3 +27,5 @@ export * from './queues/queues';
 export * from './queues/redis-connections';
 export * from './rate-limits';
 export * from './tool-catalog';
+export * from './queues/queue-shards';
+export * from './audit-shards';

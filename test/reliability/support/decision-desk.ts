@@ -1,5 +1,6 @@
-// Plays the approval service at queue level: takes every approval request off `approval-requests`,
-// decides it by plan, and publishes signed decisions in random order, some of them twice.
+// Plays the approval service at queue level: takes every approval request off `approval-requests` (every queue
+// shard), decides it by plan, and publishes signed decisions in random order, some of them twice, each on the shard
+// of its run.
 import { createHash } from 'node:crypto';
 import { type Job, Worker } from 'bullmq';
 import { withSignature } from '@countersign/authorization';
@@ -47,7 +48,7 @@ export class DecisionDesk {
   published = 0;
   duplicated = 0;
   private pool: ApprovalRequest[] = [];
-  private consumer?: Worker;
+  private readonly consumers: Worker[] = [];
   private pump?: NodeJS.Timeout;
   private pumping = false;
   paused = false;
@@ -62,7 +63,12 @@ export class DecisionDesk {
   }
 
   start(): void {
-    this.consumer = new Worker(
+    for (const queue of this.deployment.requestShards) this.consumers.push(this.consume(queue.opts.prefix!));
+    this.pump = setInterval(() => void this.flush(), 20);
+  }
+
+  private consume(prefix: string): Worker {
+    return new Worker(
       QueueName.ApprovalRequests,
       async (job: Job) => {
         const request = job.data as ApprovalRequest;
@@ -73,12 +79,11 @@ export class DecisionDesk {
       },
       {
         connection: this.deployment.queueConnection,
-        prefix: this.deployment.prefixes.queuePrefix,
+        prefix,
         concurrency: 50,
         removeOnComplete: { count: 0 },
       },
     );
-    this.pump = setInterval(() => void this.flush(), 20);
   }
 
   /** Publishes what is pooled, shuffled, with duplicates mixed in at random positions. */
@@ -89,8 +94,10 @@ export class DecisionDesk {
     try {
       shuffle(take);
       const jobs = take.flatMap((request) => {
+        const shard = this.deployment.shardOf(request.runId);
         const data = signedDecision(request, this.verdict(request));
         const first = {
+          shard,
           name: JobName.Decision,
           data,
           opts: { jobId: jobIds.decision(request.requestId) },
@@ -100,11 +107,20 @@ export class DecisionDesk {
         this.duplicated++;
         return [
           first,
-          { name: JobName.Decision, data, opts: { jobId: `dup-${request.callId}-${request.attempt}` } },
+          {
+            shard,
+            name: JobName.Decision,
+            data,
+            opts: { jobId: `dup-${request.callId}-${request.attempt}` },
+          },
         ];
       });
       shuffle(jobs);
-      await this.deployment.decisions.addBulk(jobs);
+      await Promise.all(
+        this.deployment.decisionShards.map((queue, shard) =>
+          queue.addBulk(jobs.filter((job) => job.shard === shard).map(({ shard: _, ...job }) => job)),
+        ),
+      );
       this.published += jobs.length;
     } catch {
       this.pool.push(...take); // Redis unreachable (a restart scenario): publish them on a later tick
@@ -115,7 +131,7 @@ export class DecisionDesk {
 
   async close(): Promise<void> {
     if (this.pump) clearInterval(this.pump);
-    await this.consumer?.close();
+    await Promise.all(this.consumers.map((consumer) => consumer.close()));
   }
 }
 

@@ -2,7 +2,13 @@
 // cluster), a key/queue prefix, worker processes, and test-side clients for queues and state.
 import { Queue } from 'bullmq';
 import { type ApprovalRequest, JobName, jobIds, QueueName, type StartRunJob } from '@countersign/contracts';
-import { AuditLog, createRedis, type RedisClient } from '@countersign/platform';
+import {
+  AuditLog,
+  createRedis,
+  queueShardOf,
+  queueShardPrefixes,
+  type RedisClient,
+} from '@countersign/platform';
 import { infraKeys } from '../../../apps/agent-worker/src/infra/infra-keys';
 import { runKey } from '../../../apps/agent-worker/src/runs/run-keys';
 import { workerEnv } from '../../support/agent-worker-harness';
@@ -20,6 +26,13 @@ export interface RedisTarget {
 
 export const SHARED_REDIS: RedisTarget = { url: TEST_REDIS_URL };
 
+export interface DeploymentOptions {
+  /** QUEUE_SHARDS of the services (default 1: every queue under the one prefix). */
+  queueShards?: number;
+  /** AUDIT_SHARDS of the services (default 1: one audit stream). */
+  auditShards?: number;
+}
+
 export interface RunState {
   status?: string;
   messages?: string;
@@ -30,26 +43,43 @@ export class Deployment {
   readonly redis: RedisClient;
   /** For BullMQ: blocking-safe (maxRetriesPerRequest null). */
   readonly queueConnection: RedisClient;
+  readonly queueShards: number;
+  readonly auditShards: number;
+  /** Shard 0 of each queue (the only one unless queueShards > 1); `…Shards` hold every shard, shard 0 first. */
   readonly runs: Queue;
   readonly requests: Queue;
   readonly decisions: Queue;
+  readonly runShards: Queue[];
+  readonly requestShards: Queue[];
+  readonly decisionShards: Queue[];
   readonly audit: AuditLog;
   readonly workers: WorkerProcess[] = [];
 
   constructor(
     label: string,
     readonly target: RedisTarget = SHARED_REDIS,
+    options: DeploymentOptions = {},
   ) {
     this.prefixes = uniquePrefixes(label);
+    this.queueShards = options.queueShards ?? 1;
+    this.auditShards = options.auditShards ?? 1;
     const redisTarget = { url: target.url, clusterNodes: target.clusterNodes };
     this.redis = createRedis(redisTarget, { name: 'reliability' });
     this.queueConnection = createRedis(redisTarget, { blocking: true, name: 'reliability-queues' });
-    const queue = (name: string) =>
-      new Queue(name, { connection: this.queueConnection, prefix: this.prefixes.queuePrefix });
-    this.runs = queue(QueueName.AgentRuns);
-    this.requests = queue(QueueName.ApprovalRequests);
-    this.decisions = queue(QueueName.ApprovalDecisions);
-    this.audit = new AuditLog(this.redis, this.prefixes.keyPrefix, 'reliability', testAuditKeyring());
+    const shardPrefixes = queueShardPrefixes(this.prefixes.queuePrefix, this.queueShards);
+    const shards = (name: string) =>
+      shardPrefixes.map((prefix) => new Queue(name, { connection: this.queueConnection, prefix }));
+    this.runShards = shards(QueueName.AgentRuns);
+    this.requestShards = shards(QueueName.ApprovalRequests);
+    this.decisionShards = shards(QueueName.ApprovalDecisions);
+    [this.runs, this.requests, this.decisions] = [
+      this.runShards[0],
+      this.requestShards[0],
+      this.decisionShards[0],
+    ];
+    this.audit = new AuditLog(this.redis, this.prefixes.keyPrefix, 'reliability', testAuditKeyring(), {
+      shards: this.auditShards,
+    });
   }
 
   /** The environment of a worker (or, with the approval-service variables, of the approval service). */
@@ -58,6 +88,8 @@ export class Deployment {
       REDIS_URL: this.target.url,
       ...(this.target.clusterNodes ? { REDIS_CLUSTER_NODES: this.target.clusterNodes } : {}),
       LOG_LEVEL: 'warn',
+      ...(this.queueShards > 1 ? { QUEUE_SHARDS: String(this.queueShards) } : {}),
+      ...(this.auditShards > 1 ? { AUDIT_SHARDS: String(this.auditShards) } : {}),
       ...extra,
     });
   }
@@ -86,14 +118,26 @@ export class Deployment {
     }
   }
 
+  /** The shard (index into `…Shards`) that carries a run's jobs, as the services pick it. */
+  shardOf(runId: string): number {
+    return queueShardOf(runId, this.queueShards);
+  }
+
   async startRuns(jobs: StartRunJob[]): Promise<void> {
     for (let i = 0; i < jobs.length; i += 500) {
-      await this.runs.addBulk(
-        jobs.slice(i, i + 500).map((data) => ({
-          name: JobName.StartRun,
-          data,
-          opts: { jobId: jobIds.startRun(data.runId) },
-        })),
+      const batch = jobs.slice(i, i + 500);
+      await Promise.all(
+        this.runShards.map((queue, shard) =>
+          queue.addBulk(
+            batch
+              .filter((data) => this.shardOf(data.runId) === shard)
+              .map((data) => ({
+                name: JobName.StartRun,
+                data,
+                opts: { jobId: jobIds.startRun(data.runId) },
+              })),
+          ),
+        ),
       );
     }
   }
@@ -132,14 +176,20 @@ export class Deployment {
   }
 
   async approvalRequest(requestId: string): Promise<ApprovalRequest | undefined> {
-    return (await this.requests.getJob(jobIds.approvalRequest(requestId)))?.data as
-      ApprovalRequest | undefined;
+    // A request ID does not say its run: look on every shard.
+    for (const queue of this.requestShards) {
+      const job = await queue.getJob(jobIds.approvalRequest(requestId));
+      if (job) return job.data as ApprovalRequest;
+    }
+    return undefined;
   }
 
   /** Stops workers (kill -9: nothing to finish in a test that is over), closes clients, removes keys. */
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.kill()));
-    await Promise.allSettled([this.runs.close(), this.requests.close(), this.decisions.close()]);
+    await Promise.allSettled(
+      [...this.runShards, ...this.requestShards, ...this.decisionShards].map((queue) => queue.close()),
+    );
     await Promise.allSettled([this.redis.quit(), this.queueConnection.quit()]);
     if (!this.target.owned) await deletePrefixedKeys(this.prefixes, this.target.url);
   }

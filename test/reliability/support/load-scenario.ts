@@ -1,11 +1,11 @@
 // The load scenario, shared by the one-Redis and the Redis Cluster specs: three worker processes,
 // RELIABILITY_RUNS runs (default the full 10,000: about 35 s on 2 cores; set it lower for a quick check),
 // decisions in random order, about one in ten delivered twice.
-import { auditKeys } from '@countersign/platform';
+import { auditKeys, queueShardPrefixes } from '@countersign/platform';
 import { DecisionDesk } from './decision-desk';
-import { MasterShares } from './master-shares';
+import { Deployment, type DeploymentOptions, type RedisTarget } from './deployment';
+import { type MasterShare, MasterShares } from './master-shares';
 import type { OwnRedisCluster } from './redis-servers';
-import { Deployment, type RedisTarget } from './deployment';
 import { ScenarioTally } from './scenario-tally';
 import { checkRuns, mostlyApprove, planRuns } from './workload';
 
@@ -24,14 +24,15 @@ export const LOAD_WORKER_ENV = {
   STALLED_INTERVAL_MS: '1000',
 };
 
-/** With `cluster`, also prints the share of commands each of its masters served (flagged above half, not failed). */
+/** With `cluster`, also prints the share of commands each of its masters served, and flags one above half. */
 export async function loadScenario(
   name: string,
   target: RedisTarget,
   runsCount: number,
+  options: DeploymentOptions = {},
   cluster?: OwnRedisCluster,
-): Promise<void> {
-  const deployment = new Deployment('load', target);
+): Promise<MasterShare[] | undefined> {
+  const deployment = new Deployment('load', target, options);
   const desk = new DecisionDesk(deployment, { plan: mostlyApprove, duplicateShare: 0.1 });
   try {
     const tally = new ScenarioTally(`${name} (3 workers, ${runsCount} runs)`);
@@ -43,14 +44,23 @@ export async function loadScenario(
     desk.start();
     await deployment.startRuns(jobs);
     await deployment.waitForRunsToFinish(runs.map((r) => r.runId));
+    let served: MasterShare[] | undefined;
     if (cluster && shares) {
-      // Which master holds the one-hash-tag groups, so a flagged master says what it carries.
+      // Which master holds each queue shard's and audit stream's hash tag, so a flagged master says what it carries.
       const where = async (key: string) => `127.0.0.1:${await cluster.portOf(key)}`;
-      const holders = {
-        "the queues' hash tag": await where(`${deployment.prefixes.queuePrefix}:queues`),
-        'the audit stream': await where(auditKeys(deployment.prefixes.keyPrefix).stream),
-      };
-      for (const line of MasterShares.lines(name, await shares.stop(), holders))
+      const holders: [string, string][] = [];
+      for (const [shard, prefix] of queueShardPrefixes(
+        deployment.prefixes.queuePrefix,
+        deployment.queueShards,
+      ).entries())
+        holders.push([`queue shard ${shard}`, await where(`${prefix}:queues`)]);
+      for (let shard = 0; shard < deployment.auditShards; shard++)
+        holders.push([
+          `audit stream ${shard}`,
+          await where(auditKeys(deployment.prefixes.keyPrefix, shard, deployment.auditShards).stream),
+        ]);
+      served = await shares.stop();
+      for (const line of MasterShares.lines(name, served, Object.fromEntries(holders)))
         process.stdout.write(`[reliability]   ${line}\n`);
     }
 
@@ -63,6 +73,7 @@ export async function loadScenario(
     );
     expect(desk.duplicated).toBeGreaterThan(0);
     tally.expectClean();
+    return served;
   } finally {
     await desk.close();
     await deployment.close();

@@ -132,7 +132,8 @@ async function dumpLost(deployment: Deployment, lost: PlannedRun[]): Promise<voi
         // The decision job of the request the call waits for (its body's `rq`), if any.
         const body = calls[`c:${c.callId}`];
         const requestId = body ? (JSON.parse(body) as { rq?: string }).rq : undefined;
-        const job = requestId ? await deployment.decisions.getJob(jobIds.decision(requestId)) : undefined;
+        const decisions = deployment.decisionShards[deployment.shardOf(run.runId)];
+        const job = requestId ? await decisions.getJob(jobIds.decision(requestId)) : undefined;
         return {
           callId: c.callId,
           requestId,
@@ -141,7 +142,9 @@ async function dumpLost(deployment: Deployment, lost: PlannedRun[]): Promise<voi
         };
       }),
     );
-    const start = await deployment.runs.getJob(jobIds.startRun(run.runId));
+    const start = await deployment.runShards[deployment.shardOf(run.runId)].getJob(
+      jobIds.startRun(run.runId),
+    );
     process.stdout.write(
       `[reliability]   lost ${run.runId}: ${JSON.stringify({ meta, calls, jobs, start: start ? { state: await start.getState(), failed: start.failedReason, attempts: start.attemptsMade } : 'none' })}\n`,
     );

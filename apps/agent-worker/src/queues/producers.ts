@@ -1,8 +1,8 @@
 // Typed producers: each message is parsed against its contract before it is added, with a
-// deterministic job ID so a retried publish never duplicates it (a request's job ID is its request ID).
+// deterministic job ID so a retried publish never duplicates it (a request's job ID is its request ID). A run's jobs
+// ride the queue shard of its run ID (queue-shards.ts in libs/platform).
 import { Injectable } from '@nestjs/common';
-import { InjectQueue } from '@nestjs/bullmq';
-import type { Queue } from 'bullmq';
+import { Queues } from '@countersign/platform';
 import {
   type ApprovalRequest,
   ApprovalRequestSchema,
@@ -16,13 +16,15 @@ import {
 
 @Injectable()
 export class ApprovalRequestsProducer {
-  constructor(@InjectQueue(QueueName.ApprovalRequests) private readonly queue: Queue) {}
+  constructor(private readonly queues: Queues) {}
 
   async requestApproval(request: ApprovalRequest): Promise<void> {
     const message = parseContract(ApprovalRequestSchema, request, JobName.RequestApproval);
-    await this.queue.add(JobName.RequestApproval, withoutDefaults(message), {
-      jobId: jobIds.approvalRequest(message.requestId),
-    });
+    await this.queues
+      .forKey(QueueName.ApprovalRequests, message.runId)
+      .add(JobName.RequestApproval, withoutDefaults(message), {
+        jobId: jobIds.approvalRequest(message.requestId),
+      });
   }
 }
 
@@ -50,16 +52,18 @@ export interface QueuedStart {
 
 @Injectable()
 export class RunsProducer {
-  constructor(@InjectQueue(QueueName.AgentRuns) private readonly queue: Queue) {}
+  constructor(private readonly queues: Queues) {}
 
   async startRun(job: StartRunJob): Promise<void> {
     const message = parseContract(StartRunJobSchema, job, JobName.StartRun);
-    await this.queue.add(JobName.StartRun, message, { jobId: jobIds.startRun(message.runId) });
+    await this.queues
+      .forKey(QueueName.AgentRuns, message.runId)
+      .add(JobName.StartRun, message, { jobId: jobIds.startRun(message.runId) });
   }
 
   /** The start job of a run not claimed yet; undefined when there is none (or it is not a valid start). */
   async findStart(runId: string): Promise<QueuedStart | undefined> {
-    const job = await this.queue.getJob(jobIds.startRun(runId));
+    const job = await this.queues.forKey(QueueName.AgentRuns, runId).getJob(jobIds.startRun(runId));
     const parsed = StartRunJobSchema.safeParse(job?.data);
     if (!job || !parsed.success || parsed.data.runId !== runId) return undefined;
     // In the failed set only once no retry is left (an unrecoverable error gets none); a retry waits as delayed.

@@ -1,7 +1,5 @@
 // Builds, signs and publishes decisions. The fingerprint is computed from exactly what approvers were shown.
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectQueue } from '@nestjs/bullmq';
-import type { Queue } from 'bullmq';
 import {
   ApprovalServiceJobName,
   approvalServiceJobIds,
@@ -19,6 +17,7 @@ import {
   type SignedManualStepDone,
 } from '@countersign/contracts';
 import { fingerprint, withSignature } from '@countersign/authorization';
+import { Queues } from '@countersign/platform';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import type { Outcome } from './approval-store';
 
@@ -28,8 +27,7 @@ export class DecisionPublisher {
 
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
-    @InjectQueue(QueueName.ApprovalDecisions) private readonly decisions: Queue,
-    @InjectQueue(QueueName.ApprovalNotifications) private readonly notifications: Queue,
+    private readonly queues: Queues,
   ) {
     this.secret = env.DECISION_SIGNING_SECRET;
   }
@@ -84,7 +82,7 @@ export class DecisionPublisher {
       withSignature(message, this.secret),
       'signed manual step done',
     );
-    await this.decisions.add(JobName.ManualStepDone, signed, {
+    await this.queues.forKey(QueueName.ApprovalDecisions, request.runId).add(JobName.ManualStepDone, signed, {
       jobId: jobIds.manualStepDone(request.requestId),
     });
     return signed;
@@ -92,18 +90,23 @@ export class DecisionPublisher {
 
   /**
    * Idempotent: the job ID is derived from the request ID. An external call's decision is not the worker's (it knows
-   * no such call): its client reads it from the approvals API, and is told by webhook when it gave one.
+   * no such call): its client reads it from the approvals API, and is told by webhook when it gave one. A run's
+   * decision rides its run's queue shard; a webhook job, the shard of the external approval's own ID.
    */
   async publish(request: ApprovalRequest, outcome: Outcome): Promise<SignedDecision> {
     const signed = this.sign(request, outcome);
     const { requestId, callId, attempt } = request;
     if (!request.external) {
-      await this.decisions.add(JobName.Decision, signed, { jobId: jobIds.decision(requestId) });
+      await this.queues
+        .forKey(QueueName.ApprovalDecisions, request.runId)
+        .add(JobName.Decision, signed, { jobId: jobIds.decision(requestId) });
     } else if (request.external.webhookUrl) {
       const job = parseContract(NotifyWebhookJobSchema, { requestId, callId, attempt }, 'webhook job');
-      await this.notifications.add(ApprovalServiceJobName.NotifyWebhook, job, {
-        jobId: approvalServiceJobIds.notifyWebhook(requestId, attempt),
-      });
+      await this.queues
+        .forKey(QueueName.ApprovalNotifications, requestId)
+        .add(ApprovalServiceJobName.NotifyWebhook, job, {
+          jobId: approvalServiceJobIds.notifyWebhook(requestId, attempt),
+        });
     }
     return signed;
   }

@@ -25,7 +25,9 @@ export class AuditTrail implements OnApplicationShutdown {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     const keyring = AuditKeyring.fromEnv(env);
-    this.log = new AuditLog(redis.commands, env.KEY_PREFIX, 'approval-service', keyring);
+    this.log = new AuditLog(redis.commands, env.KEY_PREFIX, 'approval-service', keyring, {
+      shards: env.AUDIT_SHARDS,
+    });
     this.retentionMs = env.AUDIT_RETENTION;
     // Which secret signs, and which still verify: what an operator rotating AUDIT_SIGNING_SECRET compares with /audit/verify.
     logger.info({ current: keyring.current.id, verifying: keyring.ids }, 'audit signing keys');

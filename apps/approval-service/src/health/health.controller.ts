@@ -28,8 +28,9 @@ export class HealthController {
       });
     try {
       const counts = await Promise.all(
-        this.queues.all.map(
-          async (q) => [q.name, await q.getJobCounts('waiting', 'active', 'delayed', 'failed')] as const,
+        this.queues.labelled.map(
+          async ({ label, queue }) =>
+            [label, await queue.getJobCounts('waiting', 'active', 'delayed', 'failed')] as const,
         ),
       );
       const timers = await this.timers.counts(Date.now());

@@ -7,7 +7,6 @@
 // ends, so one requester cannot bury everyone else's requests in Slack and in the approvers' mailboxes. The requests
 // themselves are stored, routed, shown in the inbox and decidable as usual.
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectQueue } from '@nestjs/bullmq';
 import {
   ApprovalServiceJobName as Job,
   ApprovalServiceQueueName,
@@ -17,9 +16,8 @@ import {
   type ApprovalServiceJobName,
   type JobPayload,
 } from '@countersign/contracts';
-import type { Queue } from 'bullmq';
 import type { ApprovalRequest, DecidedBy } from '@countersign/contracts';
-import type { Logger } from '@countersign/platform';
+import { type Logger, Queues } from '@countersign/platform';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { Metrics } from '../core/metrics';
 import { LOGGER } from '../core/tokens';
@@ -47,7 +45,7 @@ export interface NotifyTarget {
 @Injectable()
 export class NotificationScheduler {
   constructor(
-    @InjectQueue(ApprovalServiceQueueName.Notifications) private readonly notifications: Queue,
+    private readonly queues: Queues,
     private readonly directory: ApproverDirectory,
     private readonly slack: SlackNotifier,
     private readonly metrics: Metrics,
@@ -95,11 +93,11 @@ export class NotificationScheduler {
   private async admit(target: NotifyTarget, jobs: Notice[]): Promise<void> {
     if (jobs.length === 0) return;
     // NOTIFY_DIGEST_AFTER=off: every request is notified one by one.
-    if (!this.digests.enabled) return this.addAll(jobs);
+    if (!this.digests.enabled) return this.addAll(target.requestId, jobs);
     const targets = jobs.map(targetOf);
     const admission = await this.digests.admit({ ...target, targets });
     if (admission.kind === 'gone') return;
-    if (admission.kind === 'direct') return this.addAll(jobs);
+    if (admission.kind === 'direct') return this.addAll(target.requestId, jobs);
     const { windowStart } = admission;
     const { windowMs } = this.digests;
     this.metrics.notifications.inc({ channel: 'digest', result: 'held' }, targets.length);
@@ -114,6 +112,7 @@ export class NotificationScheduler {
     );
     const delay = Math.max(0, windowStart + windowMs + DIGEST_GRACE_MS - Date.now());
     await this.addAll(
+      target.requester,
       targets.map((digestTarget) => ({
         name: Job.NotifyDigest,
         data: { requester: target.requester, windowStart, windowMs, target: digestTarget },
@@ -135,7 +134,7 @@ export class NotificationScheduler {
   ): Promise<void> {
     if (!this.hasOutcomeToShow(shown)) return;
     const { requestId, callId, attempt } = request;
-    await this.addAll([
+    await this.addAll(requestId, [
       {
         name: Job.ShowOutcome,
         data: { requestId, callId, attempt },
@@ -169,7 +168,7 @@ export class NotificationScheduler {
       }
     }
     // Not through the digest: these approvers were asked already, and are told of a change to that request.
-    await this.addAll(jobs);
+    await this.addAll(requestId, jobs);
   }
 
   hasOutcomeToShow({ channels, decidedBy }: { channels: string[]; decidedBy: DecidedBy }): boolean {
@@ -177,9 +176,10 @@ export class NotificationScheduler {
     return decidedBy === 'expired' && channels.includes('email');
   }
 
-  private async addAll(jobs: Notice[], delay?: number): Promise<void> {
+  /** `shardKey`: the request's ID (a digest's: its requester), whose queue shard carries the jobs. */
+  private async addAll(shardKey: string, jobs: Notice[], delay?: number): Promise<void> {
     if (jobs.length === 0) return;
-    await this.notifications.addBulk(
+    await this.queues.forKey(ApprovalServiceQueueName.Notifications, shardKey).addBulk(
       jobs.map((job) => ({
         name: job.name,
         data: parseContract(JobContracts[job.name].schema, job.data, job.name),

@@ -10,6 +10,7 @@ export const GatewayEnvSchema = BaseEnvSchema.pick({
   LOG_LEVEL: true,
   PRINCIPALS_CONFIG: true,
   AUDIT_SIGNING_SECRET: true,
+  AUDIT_SHARDS: true,
 })
   .extend({
     PORT: z.coerce.number().int().min(0).max(65_535).default(3003),

@@ -26,8 +26,12 @@ export interface WorkerSettings {
 export interface QueueModuleOptions<Consumed extends QueueName = QueueName> {
   /** Names the connections (CLIENT LIST). */
   service: string;
-  /** Redis (or Redis Cluster) and the BullMQ prefix (a hash tag, for Redis Cluster). */
-  env: Pick<BaseEnv, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'QUEUE_PREFIX'>;
+  /**
+   * Redis (or Redis Cluster), the BullMQ prefix (a hash tag, for Redis Cluster) and the queue shards (see
+   * queue-shards.ts; one when left out).
+   */
+  env: Pick<BaseEnv, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'QUEUE_PREFIX'> &
+    Partial<Pick<BaseEnv, 'QUEUE_SHARDS'>>;
   logger: Logger;
   /** The queues the app adds jobs to (each one injectable with `@InjectQueue(name)`), with their retries. */
   produces: Partial<Record<QueueName, JobRetry>>;

@@ -16,6 +16,7 @@ import { throttledErrorLog } from '../logger';
 import { isFailedForGood } from './failed-for-good';
 import { type JobHandler, MissingJobHandlerError, parseJob } from './job-catalog';
 import type { QueueModuleOptions, WorkerSettings } from './queue-options';
+import { queueShardPrefixes } from './queue-shards';
 import type { RedisConnections } from './redis-connections';
 
 type AnyHandler = JobHandler<JobName>;
@@ -58,16 +59,21 @@ export class QueueWorkers {
     if (!this.catalog) throw new Error('QueueWorkers.start() before useCatalog()');
     if (this.workers.length > 0) return;
     const reportError = throttledErrorLog(this.options.logger, 'queue worker error');
-    for (const queue of this.consumed) {
-      const worker = new Worker(queue, (job, token) => this.process(queue, job, token), {
-        ...this.workerOptions(this.options.consumes[queue]),
-        removeOnComplete: REMOVE_ON_COMPLETE,
-      });
-      worker.on('failed', (job, error) => {
-        if (job) this.track(this.afterFailure(queue, job, error));
-      });
-      worker.on('error', (error) => reportError({ queue }, error));
-      this.workers.push(worker);
+    const shards = this.options.env.QUEUE_SHARDS ?? 1;
+    // Every shard of every consumed queue: any process takes any run's jobs, whichever shard carries them.
+    for (const prefix of queueShardPrefixes(this.options.env.QUEUE_PREFIX, shards)) {
+      for (const queue of this.consumed) {
+        const worker = new Worker(queue, (job, token) => this.process(queue, job, token), {
+          ...this.workerOptions(this.options.consumes[queue], shards),
+          prefix,
+          removeOnComplete: REMOVE_ON_COMPLETE,
+        });
+        worker.on('failed', (job, error) => {
+          if (job) this.track(this.afterFailure(queue, job, error));
+        });
+        worker.on('error', (error) => reportError({ queue, prefix }, error));
+        this.workers.push(worker);
+      }
     }
   }
 
@@ -82,7 +88,11 @@ export class QueueWorkers {
     while (this.settling.size > 0) await Promise.allSettled([...this.settling]);
   }
 
-  private workerOptions(settings: WorkerSettings): WorkerOptions {
+  /**
+   * The shards of a queue share its concurrency (rounded up), so a process holds about as many jobs at once as with
+   * one shard; run IDs hash evenly, so each shard gets its share of the jobs.
+   */
+  private workerOptions(settings: WorkerSettings, shards: number): WorkerOptions {
     const timings = {
       lockDuration: settings.lockDurationMs,
       stalledInterval: settings.stalledIntervalMs,
@@ -90,8 +100,7 @@ export class QueueWorkers {
     };
     return {
       connection: this.connections.workers,
-      prefix: this.options.env.QUEUE_PREFIX,
-      concurrency: settings.concurrency,
+      concurrency: Math.ceil(settings.concurrency / shards),
       // BullMQ merges these over its defaults with Object.assign: an undefined would replace a default.
       ...Object.fromEntries(Object.entries(timings).filter(([, value]) => value !== undefined)),
     };

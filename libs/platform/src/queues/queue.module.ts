@@ -12,11 +12,12 @@ import {
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { BullModule, getQueueToken } from '@nestjs/bullmq';
-import type { Queue } from 'bullmq';
+import { Queue } from 'bullmq';
 import type { QueueName } from '@countersign/contracts';
 import { JOB_CATALOG } from './job-catalog';
 import { QUEUE_MODULE_OPTIONS, type JobRetry, type QueueModuleOptions } from './queue-options';
 import { QueueWorkers } from './queue-workers';
+import { queueShardPrefixes } from './queue-shards';
 import { Queues } from './queues';
 import { RedisConnections } from './redis-connections';
 
@@ -56,9 +57,10 @@ export class QueueModule
     const bullRoot = BullModule.forRootAsync({
       imports: [connectionsModule],
       inject: [RedisConnections, QUEUE_MODULE_OPTIONS],
+      // Shard 0's prefix: the configured one unless QUEUE_SHARDS > 1.
       useFactory: (redis: RedisConnections, { env }: QueueModuleOptions) => ({
         connection: redis.producers,
-        prefix: env.QUEUE_PREFIX,
+        prefix: shardPrefixes(env)[0],
       }),
       // Workers are QueueWorkers' (see there why); no @Processor class is looked for.
       extraOptions: { manualRegistration: true },
@@ -81,8 +83,23 @@ export class QueueModule
       providers: [
         {
           provide: Queues,
-          useFactory: (...queues: Queue[]) => new Queues(queues, options.logger),
-          inject: produced.map((name) => getQueueToken(name)),
+          // Shard 0 of each queue is @nestjs/bullmq's; the other shards are built here, alike but for the prefix.
+          useFactory: (redis: RedisConnections, ...registered: Queue[]) => {
+            const others = shardPrefixes(options.env).slice(1);
+            const shards = produced.map((name, i) => {
+              const copies = others.map(
+                (prefix) =>
+                  new Queue(name, {
+                    connection: redis.producers,
+                    prefix,
+                    defaultJobOptions: retryOptions(options.produces[name]!),
+                  }),
+              );
+              return [name, [registered[i]!, ...copies]] as const;
+            });
+            return new Queues(new Map(shards), options.logger);
+          },
+          inject: [RedisConnections, ...produced.map((name) => getQueueToken(name))],
         },
         {
           provide: QueueWorkers,
@@ -123,6 +140,11 @@ export class QueueModule
     await this.queues.close();
     await this.connections.close();
   }
+}
+
+/** Every queue shard's prefix, shard 0 first. */
+function shardPrefixes(env: QueueModuleOptions['env']): string[] {
+  return queueShardPrefixes(env.QUEUE_PREFIX, env.QUEUE_SHARDS ?? 1);
 }
 
 function retryOptions(retry: JobRetry) {
