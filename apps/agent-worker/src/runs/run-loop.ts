@@ -204,8 +204,14 @@ export class RunLoop {
         script: run.script,
       });
       ownerConfirmed = false;
+      // Runbook runs: the graph's transitions at this turn (a turn replayed after a crash may repeat them).
+      if (reply.nodes?.length)
+        this.emit(
+          ...reply.nodes.map((node): RunEvent => ({ type: RunEventName.Node, runId: run.runId, ...node })),
+        );
       if (reply.kind === 'text') {
         messages = [...messages, { role: 'assistant', content: reply.text }];
+        if (reply.failed) return this.finish(run, lease, { status: 'failed', messages, error: reply.text });
         return this.finish(run, lease, { status: 'completed', messages, result: reply.text });
       }
 
