@@ -28,6 +28,7 @@ import { gateTool } from '../runbooks/gate-tool';
 import type { AgentStepRunner } from '../runbooks/runbook-interpreter';
 import type { RunbookLibrary } from '../runbooks/runbook-library';
 import { RunbookModel } from '../runbooks/runbook-model';
+import { describeStep } from '../runbooks/runbook-steps';
 
 export interface AgentRuntime {
   name: string;
@@ -42,6 +43,8 @@ export interface AgentRuntime {
    * seen (its definition hash differs) and asked about again. Absent when the agent has no provider tools.
    */
   refreshTool?: (toolName: string) => Promise<void>;
+  /** Runbook agents: which runbook and step a call comes from (`step 3 of 7 of payments-failover`), for approvers. */
+  describeStep?: (callId: string) => string | undefined;
 }
 
 /** An agent's tools that come from MCP servers: what it selected, and what is registered now. */
@@ -123,6 +126,7 @@ export class AgentCatalog {
         );
     const lookup = (name: string) => this.runbooks!.get(name);
     runtime.model = new RunbookModel(definition, lookup, this.agentSteps());
+    runtime.describeStep = (callId) => describeStep(definition, lookup, callId);
     delete runtime.unavailable;
     this.agents.set(runtime.name, runtime);
     if (selections.length > 0)

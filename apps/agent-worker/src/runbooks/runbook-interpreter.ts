@@ -294,10 +294,8 @@ export class RunbookWalk {
           return this.fail(path, node.kind, at, `${where}: ${error.message}`);
         throw error;
       }
-      if (!this.agents) {
-        this.note(path, node.kind, 'running', at);
-        return { kind: 'blocked' };
-      }
+      // Reading only: a node not asked for yet has not started (it waits for the turn its chain is in to settle).
+      if (!this.agents) return { kind: 'blocked' };
       this.calls.push(call);
       this.note(path, node.kind, 'running', this.history.now, { callId });
       return { kind: 'blocked' };

@@ -23,9 +23,9 @@ import { initialState } from '../runbooks/runbook-interpreter';
 import { readRunbook } from '../runbooks/runbook-model';
 import { TemplateError } from '../runbooks/runbook-template';
 import type { RunsProducer } from '../queues/producers';
-import { isWaiting, toPendingCall } from './frontier';
+import { isWaiting, toolMessages, toPendingCall } from './frontier';
 import type { RunEvents } from './run-events';
-import type { RunRecord } from './run-state';
+import { CallState, type RunRecord } from './run-state';
 import type { RunStore } from './run-store';
 import { toNewRun } from './run-loop';
 
@@ -109,7 +109,12 @@ export class RunsService {
     const view = toView(run);
     const definition = runbookOf(run.agent, this.catalog);
     if (!definition) return view;
-    const walked = await readRunbook(definition, (n) => this.catalog.runbooks?.get(n), run.messages);
+    // A parked turn's finished calls are checkpointed in the frontier, not yet in the messages: read them too.
+    const settled = toolMessages(run.frontier.filter((call) => call.state === CallState.Done));
+    const walked = await readRunbook(definition, (n) => this.catalog.runbooks?.get(n), [
+      ...run.messages,
+      ...settled,
+    ]);
     const waiting = new Set(view.pending.map((p) => p.callId));
     const nodes = walked.nodes.map((node) =>
       node.callIds?.some((id) => waiting.has(id)) ? { ...node, status: 'waiting' as const } : node,
