@@ -18,6 +18,7 @@ describe('runbooks through the whole system', () => {
   beforeAll(async () => {
     system = await TestSystem.start('runbook-sys', {
       approvalEnv: { APPROVALS_CONFIG: JSON.stringify(QUORUM_GATES) },
+      workerEnv: { RUNBOOKS_DIR: 'test/support/runbooks' },
     });
   });
   afterAll(() => system?.close());

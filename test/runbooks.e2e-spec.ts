@@ -14,6 +14,8 @@ import { waitFor } from './support/redis';
 
 jest.setTimeout(30_000);
 
+const TEST_RUNBOOKS = 'test/support/runbooks';
+
 interface SseEvent {
   event: string;
   data: Record<string, unknown>;
@@ -25,7 +27,7 @@ describe('runbooks', () => {
   let url: string;
 
   beforeAll(async () => {
-    worker = await h.startWorker();
+    worker = await h.startWorker({ RUNBOOKS_DIR: TEST_RUNBOOKS });
     url = worker.url;
   });
   afterAll(() => h.cleanup());

@@ -42,7 +42,6 @@ export function workerEnv(
     AUDIT_SIGNING_SECRET: TEST_AUDIT_SECRET,
     // The worker's built-in ops tools, in-process (config/agents.json reaches them through the ops MCP server).
     AGENTS_CONFIG: 'test/support/agents.json',
-    RUNBOOKS_DIR: 'test/support/runbooks',
     PRINCIPALS_CONFIG: principalsConfig(),
     STALLED_INTERVAL_MS: '500',
     LOCK_DURATION_MS: '1000',

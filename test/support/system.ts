@@ -127,7 +127,6 @@ export class TestSystem {
           {
             ...shared,
             AGENTS_CONFIG: 'test/support/agents.json',
-            RUNBOOKS_DIR: 'test/support/runbooks',
             STALLED_INTERVAL_MS: '500',
             LOCK_DURATION_MS: '2000',
             JOB_BACKOFF_MS: '50',

@@ -84,9 +84,10 @@ export async function startAgentWorker(
   };
 }
 
-/** The runbooks directory's definitions; a missing directory is no runbooks, an invalid file refuses start-up. */
-function loadRunbooks(dir: string): RunbookLibrary {
-  if (!existsSync(dir)) return RunbookLibrary.of([]);
+/** The runbooks directory's definitions (none without one); a missing directory or an invalid file refuses start-up. */
+function loadRunbooks(dir: string | undefined): RunbookLibrary {
+  if (!dir) return RunbookLibrary.of([]);
+  if (!existsSync(dir)) throw new ConfigError(`RUNBOOKS_DIR: ${dir} does not exist`);
   try {
     return RunbookLibrary.fromDirectory(dir);
   } catch (error) {
