@@ -17,6 +17,7 @@ import {
 } from '@countersign/platform';
 import { InvalidToolConfigError, SecretSource, ToolProviders } from '@countersign/tool-providers';
 import { AgentWorkerModule } from './agent-worker.module';
+import { checkRunbookAgents } from './agents/agent-catalog';
 import { type AgentsConfig, loadAgentsConfig } from './config/agents-config.schema';
 import { loadWorkerConfig } from './config/worker-config';
 import { WorkerMetrics } from './observability/worker-metrics';
@@ -44,6 +45,7 @@ export async function startAgentWorker(
   const logger = createLogger('agent-worker', config.LOG_LEVEL);
   const providers = toolProviders(agents, env, logger);
   const runbooks = loadRunbooks(config.RUNBOOKS_DIR);
+  checkRunbookAgents(agents, runbooks);
   const app = await NestFactory.create(
     AgentWorkerModule.forRoot({ config, agents, principals, logger, providers, runbooks }),
     {

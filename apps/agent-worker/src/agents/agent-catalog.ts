@@ -91,13 +91,8 @@ export class AgentCatalog {
     env: AgentWorkerConfig,
     infra: InfraStore,
   ): void {
-    const where = `runbook ${definition.name}`;
+    // Agents and tool steps were checked against AGENTS_CONFIG before start-up (checkRunbookAgents).
     const used = [definition.agent, ...stepAgents(definition, this.runbooks!)];
-    const missing = used.find((agent) => !config.agents[agent]);
-    if (missing)
-      throw new ConfigError(
-        `${where}: agent "${missing}" is not in AGENTS_CONFIG (known: ${Object.keys(config.agents).join(', ')})`,
-      );
     const base = config.agents[definition.agent];
     const others = used.slice(1).map((agent) => config.agents[agent]);
     const joined: AgentConfig = {
@@ -119,11 +114,6 @@ export class AgentCatalog {
       builtIns,
       this.providers,
     );
-    for (const step of toolSteps(definition, this.runbooks!))
-      if (!runtime.registry.get(step.tool) && selections.length === 0)
-        throw new ConfigError(
-          `${where}: node "${step.node}": field "tool": "${step.tool}" is not a tool of agent "${definition.agent}"`,
-        );
     const lookup = (name: string) => this.runbooks!.get(name);
     runtime.model = new RunbookModel(definition, lookup, this.agentSteps());
     runtime.describeStep = (callId) => describeStep(definition, lookup, callId);
@@ -207,7 +197,7 @@ function dedupe<T>(items: T[]): T[] {
 }
 
 /** The agents of a runbook's agent steps, its sub-runbooks' included. */
-function stepAgents(
+export function stepAgents(
   definition: RunbookDefinition,
   library: RunbookLibrary,
   seen = new Set<string>(),
@@ -234,6 +224,34 @@ function toolSteps(
     const sub = node.kind === 'runbook' ? library.get(node.runbook) : undefined;
     return sub ? toolSteps(sub, library, seen) : [];
   });
+}
+
+/**
+ * Before anything starts: every agent a runbook names is in AGENTS_CONFIG, and every tool step names a tool of the
+ * runbook's agent (tools of an agent's MCP servers are listed only once the server answers: not checked here).
+ */
+export function checkRunbookAgents(config: AgentsConfig, library: RunbookLibrary): void {
+  for (const name of library.names()) {
+    const definition = library.get(name)!;
+    const where = `runbook ${name}`;
+    const used = [definition.agent, ...stepAgents(definition, library)];
+    const missing = used.find((agent) => !config.agents[agent]);
+    if (missing)
+      throw new ConfigError(
+        `${where}: agent "${missing}" is not in AGENTS_CONFIG (known: ${Object.keys(config.agents).join(', ')})`,
+      );
+    // The runbook's registry joins the tools of every agent it uses (see addRunbook).
+    const entries = used.flatMap((agent) => config.agents[agent].tools);
+    if (entries.some((entry) => typeof entry !== 'string' && 'server' in entry)) continue;
+    const tools = new Set(
+      entries.map((entry) => (typeof entry === 'string' ? entry : (entry as { name: string }).name)),
+    );
+    const unknown = toolSteps(definition, library).find((step) => !tools.has(step.tool));
+    if (unknown)
+      throw new ConfigError(
+        `${where}: node "${unknown.node}": field "tool": "${unknown.tool}" is not a tool of agent ${used.map((a) => `"${a}"`).join(' or ')}`,
+      );
+  }
 }
 
 function noProviders(): ToolProviders {
