@@ -40,7 +40,7 @@ function runDemo(): Promise<{ code: number | null; stdout: string; stderr: strin
   );
 }
 
-it('runs the ops runbook end to end and prints what ran, what was refused and what needs a person', async () => {
+it('runs the payments-failover runbook end to end and prints what ran, what was refused and what needs a person', async () => {
   const { code, stdout, stderr } = await runDemo();
   expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
 
@@ -56,9 +56,15 @@ it('runs the ops runbook end to end and prints what ran, what was refused and wh
       .slice(1)
       .map((l) => l.trim());
   };
+  // The payments-failover runbook: check → restart and scale in parallel (the refused scale's denied edge re-checks)
+  // → a gate → the manual-only delete.
   expect(section('What ran')).toEqual([
     '✓ get_service_status {"service":"payments"} — by policy (auto)',
     '✓ restart_service {"service":"payments"} — approved by carol, dave',
+    '✓ get_service_status {"service":"payments"} — by policy (auto)',
+    expect.stringMatching(
+      /^✓ runbook_gate \{"runbook":"payments-failover","node":"cleanup-gate",.*— approved by bob$/,
+    ),
   ]);
   expect(section('What was refused')).toEqual([
     expect.stringMatching(
@@ -77,5 +83,14 @@ it('runs the ops runbook end to end and prints what ran, what was refused and wh
   expect(stdout).toMatch(/web inbox: http:\/\/127\.0\.0\.1:\d+\/inbox/);
   expect(stdout).toMatch(/email to (carol|dave)@example\.test: http:\/\/127\.0\.0\.1:\d+\/approve\//);
   expect(stdout).toContain('⏸ run parked in Redis');
+  // The graph: restart and scale asked in one turn, each step's transitions, and the step on each request.
+  expect(stdout).toContain('runbook payments-failover');
+  expect(stdout).toMatch(
+    /◆ step mitigate\/restart: running[\s\S]*◆ step mitigate\/scale: running[\s\S]*⏸ restart_service/,
+  );
+  expect(stdout).toContain('approval request rb.mitigate.restart@1 (step 3 of 7 of payments-failover)');
+  expect(stdout).toContain('◆ step mitigate/scale: refused');
+  expect(stdout).toContain('approval request rb.cleanup-gate@1 (step 6 of 7 of payments-failover)');
+  expect(stdout).toContain('◆ step delete: done');
   expect(stdout).toContain('▶ run resumed');
 });

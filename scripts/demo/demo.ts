@@ -1,5 +1,5 @@
 // `npm run demo`: Redis (found or started), the approval service and an agent worker in this process, a mail
-// catcher, and the `ops` agent on a scripted runbook. Prints where to decide as each request arrives, follows
+// catcher, and the payments-failover runbook (config/runbooks). Prints where to decide as each request arrives, follows
 // the run as it parks and resumes, and ends with a summary. Non-interactive mode lets a stand-in decide.
 import { randomBytes } from 'node:crypto';
 import type { ApprovalView, PendingCall, RunEvent } from '@countersign/contracts';
@@ -62,19 +62,20 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     );
     log(
       options.autoApprove
-        ? 'mode: non-interactive — an approver stand-in decides as the runbook says (approve the restart, deny the scale)'
+        ? 'mode: non-interactive — an approver stand-in decides as the runbook says (approve the restart, deny the scale, pass the gate)'
         : 'mode: interactive — decide each request in the inbox, by email link, or with `countersign approve|deny <callId>`',
     );
 
     // ---- the run -------------------------------------------------------------------------------
     const workerClient = new WorkerClient(worker.url, demoToken(config, REQUESTER));
-    const runId = await workerClient.startRun(RUNBOOK);
-    log(`▶ ${REQUESTER} started run ${runId}: agent ${RUNBOOK.agent} — "${RUNBOOK.input}"`);
+    const runId = await workerClient.startRunbook(RUNBOOK.name, RUNBOOK.input);
+    log(`▶ ${REQUESTER} started run ${runId}: runbook ${RUNBOOK.name} ${JSON.stringify(RUNBOOK.input)}`);
 
     const onConfirmation = async (call: PendingCall) => {
       const view = await waitForApproval(approvers, observer, call.callId);
       const votes = view.quorum > 1 ? `, needs ${view.quorum} approvers` : '';
-      log(`  ✋ approval request ${call.callId}: routed to ${view.groups.join(', ')}${votes}`);
+      const step = view.request.context?.step ? ` (${view.request.context.step})` : '';
+      log(`  ✋ approval request ${call.callId}${step}: routed to ${view.groups.join(', ')}${votes}`);
       log(`     inbox: ${approval.url}/inbox`);
       const links = catcher ? await mailLinks(catcher, call.callId, approvers.eligible(view).length) : [];
       for (const { to, link } of links) {
@@ -107,6 +108,8 @@ export async function runDemo(options: DemoOptions): Promise<number> {
         await onConfirmation(event.call);
       } else if (event.type === 'tool_result') {
         log(resultLine(event));
+      } else if (event.type === 'node') {
+        log(`◆ step ${event.node}: ${event.status}`);
       } else if (event.type === 'done') {
         log(`■ run ${event.status}${event.result ? `: ${event.result}` : ''}`);
       }

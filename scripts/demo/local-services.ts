@@ -98,10 +98,14 @@ export async function startLocalServices(o: LocalServicesOptions): Promise<Local
       host: '127.0.0.1',
     });
     started.push(() => approval.close());
-    const worker = await startAgentWorker(serviceEnv, {
-      port: await freePort(o.workerPort),
-      host: '127.0.0.1',
-    });
+    // The demo's scenario is the payments-failover runbook of config/runbooks.
+    const worker = await startAgentWorker(
+      { RUNBOOKS_DIR: 'config/runbooks', ...serviceEnv },
+      {
+        port: await freePort(o.workerPort),
+        host: '127.0.0.1',
+      },
+    );
     started.push(() => worker.close());
     return { redis, worker, approval, ops, serviceEnv, catcher, devSecrets, stop };
   } catch (error) {

@@ -1,19 +1,13 @@
-// The demo's runbook for the scripted `ops` agent, what the approver stand-in decides, and what must come out.
-import type { StartRunBody } from '@countersign/contracts';
+// The demo's scenario: the payments-failover runbook (config/runbooks/payments-failover.yaml), what the approver
+// stand-in decides, and what must come out.
 
 /** Who starts the run: its requester (RBAC applies to them; they may never approve it). */
 export const REQUESTER = 'alice';
 
-export const RUNBOOK: StartRunBody = {
-  agent: 'ops',
-  input: 'payments is degraded: check it, restart it, add capacity, and free its scratch volume',
-  script: [
-    { toolCalls: [{ name: 'get_service_status', args: { service: 'payments' } }] },
-    { toolCalls: [{ name: 'restart_service', args: { service: 'payments' } }] },
-    { toolCalls: [{ name: 'scale_service', args: { service: 'payments', replicas: 6 } }] },
-    { toolCalls: [{ name: 'delete_volume', args: { volume: 'scratch' } }] },
-    { text: 'Runbook finished: see above what ran, what was refused and what needs a person.' },
-  ],
+/** check → restart and scale in parallel → a gate → the manual-only delete. */
+export const RUNBOOK = {
+  name: 'payments-failover',
+  input: { service: 'payments', replicas: 6, volume: 'scratch' },
 };
 
 export interface StandInDecision {
@@ -31,11 +25,18 @@ export const STAND_IN_DECISIONS: Record<string, StandInDecision> = {
     decision: 'deny',
     reason: 'no capacity changes during the incident; scale after the review',
   },
+  runbook_gate: {
+    decision: 'approve',
+    reason: 'payments is back; free the scratch volume',
+  },
 };
 
-/** The summary the non-interactive demo must end with (tool names per section, in run order). */
+/**
+ * The summary the non-interactive demo must end with (tool names per section, in run order): the check, the
+ * restart (its parallel sibling, the scale, was refused and its denied edge re-checks the service), the gate.
+ */
 export const EXPECTED_SUMMARY = {
-  ran: ['get_service_status', 'restart_service'],
+  ran: ['get_service_status', 'restart_service', 'get_service_status', 'runbook_gate'],
   refused: ['scale_service'],
   needsPerson: ['delete_volume'],
 };

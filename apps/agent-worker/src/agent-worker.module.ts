@@ -32,6 +32,8 @@ import {
 } from '@countersign/platform';
 import { ToolProviders } from '@countersign/tool-providers';
 import { AgentCatalog } from './agents/agent-catalog';
+import type { RunbookLibrary } from './runbooks/runbook-library';
+import { RunbooksController } from './runbooks/runbooks.controller';
 import { ToolProvidersLifecycle } from './agents/tool-providers.lifecycle';
 import type { AgentsConfig } from './config/agents-config.schema';
 import { workerRateLimits } from './config/rate-limits';
@@ -59,6 +61,8 @@ export interface AgentWorkerSettings {
   logger: Logger;
   /** The MCP servers and HTTP tools of AGENTS_CONFIG, built with the service's environment (its secrets). */
   providers: ToolProviders;
+  /** The runbooks of RUNBOOKS_DIR, checked at start-up. */
+  runbooks: RunbookLibrary;
 }
 
 export const SETTINGS = Symbol('AgentWorkerSettings');
@@ -93,7 +97,7 @@ export class Lifecycle implements OnModuleInit, BeforeApplicationShutdown {
 @Module({})
 export class AgentWorkerModule {
   static forRoot(settings: AgentWorkerSettings): DynamicModule {
-    const { config, agents, principals, logger, providers } = settings;
+    const { config, agents, principals, logger, providers, runbooks } = settings;
     const rateLimits = rateLimitGuards(workerRateLimits(config, logger));
     return {
       module: AgentWorkerModule,
@@ -101,6 +105,7 @@ export class AgentWorkerModule {
       // /demo/infra exists only while the simulated infrastructure does; /metrics moves to its own port when asked.
       controllers: [
         RunsController,
+        RunbooksController,
         HealthController,
         ...(config.SEED_DEMO_INFRA ? [InfraController] : []),
         ...(config.METRICS_PORT === undefined ? [MetricsController] : []),
@@ -140,7 +145,8 @@ export class AgentWorkerModule {
         ToolProvidersLifecycle,
         {
           provide: AgentCatalog,
-          useFactory: (infra: InfraStore) => new AgentCatalog(agents, config, infra, providers, logger),
+          useFactory: (infra: InfraStore) =>
+            new AgentCatalog(agents, config, infra, providers, logger, runbooks),
           inject: [InfraStore],
         },
         {

@@ -1,5 +1,6 @@
 // Builds and starts the agent worker from an environment map: used by main.ts, the demo and the tests.
 import 'reflect-metadata';
+import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -16,9 +17,11 @@ import {
 } from '@countersign/platform';
 import { InvalidToolConfigError, SecretSource, ToolProviders } from '@countersign/tool-providers';
 import { AgentWorkerModule } from './agent-worker.module';
+import { checkRunbookAgents } from './agents/agent-catalog';
 import { type AgentsConfig, loadAgentsConfig } from './config/agents-config.schema';
 import { loadWorkerConfig } from './config/worker-config';
 import { WorkerMetrics } from './observability/worker-metrics';
+import { InvalidRunbookError, RunbookLibrary } from './runbooks/runbook-library';
 
 export interface RunningAgentWorker {
   app: INestApplication;
@@ -41,8 +44,10 @@ export async function startAgentWorker(
   const principals = loadJsonConfig('PRINCIPALS_CONFIG', config.PRINCIPALS_CONFIG, PrincipalsConfigSchema);
   const logger = createLogger('agent-worker', config.LOG_LEVEL);
   const providers = toolProviders(agents, env, logger);
+  const runbooks = loadRunbooks(config.RUNBOOKS_DIR);
+  checkRunbookAgents(agents, runbooks);
   const app = await NestFactory.create(
-    AgentWorkerModule.forRoot({ config, agents, principals, logger, providers }),
+    AgentWorkerModule.forRoot({ config, agents, principals, logger, providers, runbooks }),
     {
       logger: new PinoNestLogger(logger),
       abortOnError: false,
@@ -79,6 +84,19 @@ export async function startAgentWorker(
     close: () => (closing ??= Promise.all([app.close(), metrics?.close()]).then(() => undefined)),
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   };
+}
+
+/** The runbooks directory's definitions (none without one); a missing directory or an invalid file refuses start-up. */
+function loadRunbooks(dir: string | undefined): RunbookLibrary {
+  if (!dir) return RunbookLibrary.of([]);
+  if (!existsSync(dir)) throw new ConfigError(`RUNBOOKS_DIR: ${dir} does not exist`);
+  try {
+    return RunbookLibrary.fromDirectory(dir);
+  } catch (error) {
+    if (error instanceof InvalidRunbookError)
+      throw new ConfigError(`RUNBOOKS_DIR: ${dir}:\n${error.message}`);
+    throw error;
+  }
 }
 
 /** The config's tool providers; secrets are read from `env` when a call needs them, never copied elsewhere. */

@@ -8,11 +8,13 @@ import { fingerprintCommand } from './commands/fingerprint.command';
 import { inboxLinkCommand } from './commands/inbox-link.command';
 import { rulesCommand } from './commands/rules.command';
 import { runCommand } from './commands/run.command';
+import { runbookCommand } from './commands/runbook.command';
 import { tokenCommand } from './commands/token.command';
 
 /** Every subcommand, in the order `--help` lists them. */
 const commands: (() => Command)[] = [
   runCommand,
+  runbookCommand,
   approvalsCommand,
   approveCommand,
   denyCommand,

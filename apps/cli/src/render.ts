@@ -28,6 +28,8 @@ export function eventLine(event: RunEvent): string | undefined {
       return `💬 ${event.text}`;
     case 'done':
       return `■ run ${event.status}${event.result ? `: ${event.result}` : ''}`;
+    case 'node':
+      return `◆ step ${event.node} ${event.status}${event.callId ? ` (call ${event.callId})` : ''}`;
   }
 }
 
@@ -64,6 +66,7 @@ export function timeLeft(expiresAt: string, now = Date.now()): string {
 export function requestLines(view: ApprovalView, now = Date.now()): string[] {
   const r = view.request;
   const lines: string[] = [`${r.requester}'s agent (${r.agent}) wants to run ${r.toolName}`];
+  if (r.context?.step) lines.push(`  runbook:    ${r.context.step}`);
   if (r.context?.input) lines.push(`  run for:    “${r.context.input}”`);
   if (r.context?.modelText) lines.push(`  model said: “${r.context.modelText}”`);
   const description = view.tool?.description || r.toolDescription;

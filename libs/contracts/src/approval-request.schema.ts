@@ -24,7 +24,7 @@ export type ApprovalRequestReason = z.infer<typeof ApprovalRequestReasonSchema>;
  * part is short. The tool's description and argument schema are not here: they are stored once per tool definition
  * (see tool-catalog.ts).
  */
-export const REQUEST_CONTEXT_LIMITS = { input: 160, modelText: 280, preview: 160 } as const;
+export const REQUEST_CONTEXT_LIMITS = { input: 160, modelText: 280, preview: 160, step: 200 } as const;
 
 /** What the run is for and what the call will change, as approvers are shown it. Every part is optional. */
 export const RequestContextSchema = z
@@ -35,6 +35,8 @@ export const RequestContextSchema = z
     modelText: z.string().max(REQUEST_CONTEXT_LIMITS.modelText).optional(),
     /** The tool's own read-only preview of the effect, e.g. `payments: 3 → 6 replicas`. */
     preview: z.string().max(REQUEST_CONTEXT_LIMITS.preview).optional(),
+    /** Runbook runs: which runbook and step the call comes from, e.g. `step 3 of 7 of payments-failover`. */
+    step: z.string().max(REQUEST_CONTEXT_LIMITS.step).optional(),
   })
   .strict();
 export type RequestContext = z.infer<typeof RequestContextSchema>;

@@ -1,6 +1,7 @@
 export * from './common.schema';
 export * from './queues';
 export * from './runs.schema';
+export * from './runbook.schema';
 export * from './approval-request.schema';
 export * from './decision.schema';
 export * from './approvals.schema';

@@ -1,6 +1,7 @@
 // Runs: the agent worker's HTTP bodies, its `agent-runs` job and its server-sent events.
 import { z } from 'zod';
 import { IdSchema, Sha256HexSchema, TierSchema, ToolArgsSchema, ToolNameSchema } from './common.schema';
+import { NodeStatusSchema, RunbookViewSchema } from './runbook.schema';
 
 export const ScriptedToolCallSchema = z.object({
   id: IdSchema.optional(),
@@ -89,6 +90,8 @@ export const RunViewSchema = z.object({
   messages: z.array(ChatMessageSchema),
   result: z.string().optional(),
   error: z.string().optional(),
+  /** Runbook runs only: the graph position and each node's state, read from the run's history. */
+  runbook: RunbookViewSchema.optional(),
 });
 export type RunView = z.infer<typeof RunViewSchema>;
 
@@ -98,6 +101,8 @@ export const RunEventName = {
   Text: 'text',
   Status: 'status',
   Done: 'done',
+  /** Runbook runs: a node changed state (one event per transition). */
+  Node: 'node',
 } as const;
 
 export const RunEventSchema = z.discriminatedUnion('type', [
@@ -117,6 +122,15 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     runId: IdSchema,
     status: RunStatusSchema,
     result: z.string().optional(),
+  }),
+  z.object({
+    type: z.literal(RunEventName.Node),
+    runId: IdSchema,
+    /** The node's path, `parent/sub/node`. */
+    node: z.string().max(400),
+    status: NodeStatusSchema,
+    /** The call the node waits on or ran, when it has one. */
+    callId: IdSchema.optional(),
   }),
 ]);
 export type RunEvent = z.infer<typeof RunEventSchema>;
@@ -148,6 +162,8 @@ export const StoredRunEventSchema = z.union([
   z.tuple([z.literal('t'), z.string()]),
   z.tuple([z.literal('d'), RunStatusCodeSchema]),
   z.tuple([z.literal('d'), RunStatusCodeSchema, z.string()]),
+  z.tuple([z.literal('n'), z.string().max(400), NodeStatusSchema]),
+  z.tuple([z.literal('n'), z.string().max(400), NodeStatusSchema, IdSchema]),
 ]);
 
 /** One pub/sub message of run events: consecutive events of one run, the first numbered `seq`. */

@@ -9,7 +9,7 @@ import {
   type RegisteredTool,
   type ToolDefinition,
 } from '@countersign/authorization';
-import type { Tier } from '@countersign/contracts';
+import { type RunbookDefinition, runbookAgentName, type Tier } from '@countersign/contracts';
 import { type InfraStore, opsTools } from '@countersign/demo-infra';
 import { ConfigError, createLogger, type Logger } from '@countersign/platform';
 import {
@@ -24,6 +24,11 @@ import type { AgentWorkerConfig } from '../config/worker-config';
 import type { ChatModel } from '../models/chat-model';
 import { OpenAiModel } from '../models/openai-model';
 import { ScriptedModel } from '../models/scripted-model';
+import { gateTool } from '../runbooks/gate-tool';
+import type { AgentStepRunner } from '../runbooks/runbook-interpreter';
+import type { RunbookLibrary } from '../runbooks/runbook-library';
+import { RunbookModel } from '../runbooks/runbook-model';
+import { describeStep } from '../runbooks/runbook-steps';
 
 export interface AgentRuntime {
   name: string;
@@ -38,6 +43,8 @@ export interface AgentRuntime {
    * seen (its definition hash differs) and asked about again. Absent when the agent has no provider tools.
    */
   refreshTool?: (toolName: string) => Promise<void>;
+  /** Runbook agents: which runbook and step a call comes from (`step 3 of 7 of payments-failover`), for approvers. */
+  describeStep?: (callId: string) => string | undefined;
 }
 
 /** An agent's tools that come from MCP servers: what it selected, and what is registered now. */
@@ -61,6 +68,8 @@ export class AgentCatalog {
     infra: InfraStore,
     private readonly providers: ToolProviders = noProviders(),
     private readonly logger: Logger = createLogger('agent-worker', 'silent'),
+    /** Each runbook becomes an agent `runbook.<name>` whose model is the runbook interpreter. */
+    readonly runbooks?: RunbookLibrary,
   ) {
     for (const [name, agent] of Object.entries(config.agents)) {
       const builtIns = opsTools(infra, agent.infra);
@@ -69,6 +78,61 @@ export class AgentCatalog {
       if (selections.length > 0)
         this.bindProviderTools({ runtime, selections, taken, registered: new Map(), conflicts: '' });
     }
+    for (const name of runbooks?.names() ?? []) this.addRunbook(runbooks!.get(name)!, config, env, infra);
+  }
+
+  /**
+   * The runbook's agent: the tools, tiers, confirmation policy and roles of the agent it names, joined by those of the
+   * agents its agent steps use (the stricter policy wins: a tool any of them confirms is confirmed), plus the gate tool.
+   */
+  private addRunbook(
+    definition: RunbookDefinition,
+    config: AgentsConfig,
+    env: AgentWorkerConfig,
+    infra: InfraStore,
+  ): void {
+    // Agents and tool steps were checked against AGENTS_CONFIG before start-up (checkRunbookAgents).
+    const used = [definition.agent, ...stepAgents(definition, this.runbooks!)];
+    const base = config.agents[definition.agent];
+    const others = used.slice(1).map((agent) => config.agents[agent]);
+    const joined: AgentConfig = {
+      ...base,
+      description: definition.description,
+      tools: dedupe([...base.tools, ...others.flatMap((a) => a.tools), gateTool().name]),
+      confirmation: {
+        require: dedupe([...base.confirmation.require, ...others.flatMap((a) => a.confirmation.require)]),
+        requireForAll: [base, ...others].some((a) => a.confirmation.requireForAll),
+      },
+      // Every transition is a turn of the run loop: room for the largest graphs.
+      maxTurns: 200,
+    };
+    const builtIns = [...opsTools(infra, base.infra), gateTool()];
+    const { runtime, selections, taken } = buildAgent(
+      runbookAgentName(definition.name),
+      joined,
+      env,
+      builtIns,
+      this.providers,
+    );
+    const lookup = (name: string) => this.runbooks!.get(name);
+    runtime.model = new RunbookModel(definition, lookup, this.agentSteps());
+    runtime.describeStep = (callId) => describeStep(definition, lookup, callId);
+    delete runtime.unavailable;
+    this.agents.set(runtime.name, runtime);
+    if (selections.length > 0)
+      this.bindProviderTools({ runtime, selections, taken, registered: new Map(), conflicts: '' });
+  }
+
+  /** How agent steps reach their agents' models and tools. */
+  private agentSteps(): AgentStepRunner {
+    return {
+      tools: (agent) =>
+        this.agents.get(agent)?.model ? this.agents.get(agent)!.registry.toModelTools() : undefined,
+      next: (agent, messages, tools) => {
+        const runtime = this.agents.get(agent)!;
+        return runtime.model!.next({ systemPrompt: runtime.config.systemPrompt, messages, tools });
+      },
+    };
   }
 
   get(name: string): AgentRuntime | undefined {
@@ -119,6 +183,74 @@ export class AgentCatalog {
         'tools offered under one name by more than one source are offered by none of them',
       );
     binding.conflicts = described;
+  }
+}
+
+function dedupe<T>(items: T[]): T[] {
+  const seen = new Set<string>();
+  return items.filter((item) => {
+    const key = JSON.stringify(item);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** The agents of a runbook's agent steps, its sub-runbooks' included. */
+export function stepAgents(
+  definition: RunbookDefinition,
+  library: RunbookLibrary,
+  seen = new Set<string>(),
+): string[] {
+  if (seen.has(definition.name)) return [];
+  seen.add(definition.name);
+  return Object.values(definition.nodes).flatMap((node) => {
+    if (node.kind === 'agent') return [node.agent];
+    const sub = node.kind === 'runbook' ? library.get(node.runbook) : undefined;
+    return sub ? [sub.agent, ...stepAgents(sub, library, seen)] : [];
+  });
+}
+
+/** The tool steps of a runbook and its sub-runbooks, with the node that names each. */
+function toolSteps(
+  definition: RunbookDefinition,
+  library: RunbookLibrary,
+  seen = new Set<string>(),
+): { node: string; tool: string }[] {
+  if (seen.has(definition.name)) return [];
+  seen.add(definition.name);
+  return Object.entries(definition.nodes).flatMap(([id, node]) => {
+    if (node.kind === 'tool') return [{ node: id, tool: node.tool }];
+    const sub = node.kind === 'runbook' ? library.get(node.runbook) : undefined;
+    return sub ? toolSteps(sub, library, seen) : [];
+  });
+}
+
+/**
+ * Before anything starts: every agent a runbook names is in AGENTS_CONFIG, and every tool step names a tool of the
+ * runbook's agent (tools of an agent's MCP servers are listed only once the server answers: not checked here).
+ */
+export function checkRunbookAgents(config: AgentsConfig, library: RunbookLibrary): void {
+  for (const name of library.names()) {
+    const definition = library.get(name)!;
+    const where = `runbook ${name}`;
+    const used = [definition.agent, ...stepAgents(definition, library)];
+    const missing = used.find((agent) => !config.agents[agent]);
+    if (missing)
+      throw new ConfigError(
+        `${where}: agent "${missing}" is not in AGENTS_CONFIG (known: ${Object.keys(config.agents).join(', ')})`,
+      );
+    // The runbook's registry joins the tools of every agent it uses (see addRunbook).
+    const entries = used.flatMap((agent) => config.agents[agent].tools);
+    if (entries.some((entry) => typeof entry !== 'string' && 'server' in entry)) continue;
+    const tools = new Set(
+      entries.map((entry) => (typeof entry === 'string' ? entry : (entry as { name: string }).name)),
+    );
+    const unknown = toolSteps(definition, library).find((step) => !tools.has(step.tool));
+    if (unknown)
+      throw new ConfigError(
+        `${where}: node "${unknown.node}": field "tool": "${unknown.tool}" is not a tool of agent ${used.map((a) => `"${a}"`).join(' or ')}`,
+      );
   }
 }
 

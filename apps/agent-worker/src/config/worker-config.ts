@@ -10,6 +10,11 @@ export const AgentWorkerEnvSchema = BaseEnvSchema.extend({
   HOST: z.string().min(1).default('0.0.0.0'),
   /** Path of the agents config (JSON), relative to the working directory. */
   AGENTS_CONFIG: z.string().min(1).default('config/agents.json'),
+  /**
+   * Directory of runbook definitions (`*.yaml`, `*.yml`, `*.json`), e.g. `config/runbooks`; an invalid one refuses
+   * start-up. Unset: no runbooks (their agents must exist in AGENTS_CONFIG, so they are not loaded by default).
+   */
+  RUNBOOKS_DIR: z.string().min(1).optional(),
   /** Jobs each queue worker of this process handles at once. */
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(16),
   /** How often BullMQ looks for jobs whose worker died; short in tests of killed workers. */

@@ -33,6 +33,8 @@ function toStored(event: RunEvent): z.input<typeof StoredRunEventSchema> {
       const status = RUN_STATUS_CODES[event.status];
       return event.result === undefined ? ['d', status] : ['d', status, event.result];
     }
+    case RunEventName.Node:
+      return event.callId ? ['n', event.node, event.status, event.callId] : ['n', event.node, event.status];
   }
 }
 
@@ -63,6 +65,14 @@ export function decodeRunEvent(runId: string, stored: unknown): RunEvent | undef
       return { type: RunEventName.Text, runId, text: e[1] };
     case 'd':
       return { type: RunEventName.Done, runId, status: e[1], ...(e.length === 3 ? { result: e[2] } : {}) };
+    case 'n':
+      return {
+        type: RunEventName.Node,
+        runId,
+        node: e[1],
+        status: e[2],
+        ...(e.length === 4 ? { callId: e[3] } : {}),
+      };
   }
 }
 

@@ -204,10 +204,20 @@ export class RunLoop {
         script: run.script,
       });
       ownerConfirmed = false;
+      // Runbook runs: the graph's transitions at this turn (a turn replayed after a crash may repeat them). The last
+      // turn's are stored by the script that ends the run, before its `done`.
+      const transitions = (reply.nodes ?? []).map((node): RunEvent => ({
+        type: RunEventName.Node,
+        runId: run.runId,
+        ...node,
+      }));
       if (reply.kind === 'text') {
         messages = [...messages, { role: 'assistant', content: reply.text }];
-        return this.finish(run, lease, { status: 'completed', messages, result: reply.text });
+        if (reply.failed)
+          return this.finish(run, lease, { status: 'failed', messages, error: reply.text }, transitions);
+        return this.finish(run, lease, { status: 'completed', messages, result: reply.text }, transitions);
       }
+      if (transitions.length > 0) this.emit(...transitions);
 
       // Call IDs as the model sent them: a turn that repeats one is refused by the pipeline, never renamed. One that
       // reuses an earlier turn's ID is a new call with a request of its own (toFrontierCall).
@@ -747,7 +757,8 @@ export class RunLoop {
                 },
               )
             : undefined;
-        const context = callContext(messages, body.id, preview);
+        const step = agent?.describeStep?.(body.id);
+        const context = { ...callContext(messages, body.id, preview), ...(step ? { step } : {}) };
         await this.deps.approvals.requestApproval(toApprovalRequest(run, body, context));
       }),
     ]);
@@ -778,10 +789,12 @@ export class RunLoop {
     run: Pick<RunRecord, 'runId'>,
     lease: Lease | { jobId: string },
     end: { status: 'completed' | 'failed'; messages?: ChatMessage[]; result?: string; error?: string },
+    before: RunEvent[] = [],
   ): Promise<void> {
     const { runId } = run;
     // Stored and published by the script that ends the run: a run that reads as finished has its `done` event.
     const last: RunEvent[] = [
+      ...before,
       ...(end.result !== undefined ? [{ type: RunEventName.Text, runId, text: end.result } as const] : []),
       { type: RunEventName.Status, runId, status: end.status },
       { type: RunEventName.Done, runId, status: end.status, result: end.result },

@@ -7,13 +7,25 @@ import {
   type MessageEvent,
 } from '@nestjs/common';
 import { concat, EMPTY, filter, finalize, from, map, type Observable, takeWhile } from 'rxjs';
-import { RunEventName, type RunEvent, type RunView, type StartRunBody } from '@countersign/contracts';
+import {
+  RUNBOOK_AGENT_PREFIX,
+  type RunbookDefinition,
+  runbookAgentName,
+  RunEventName,
+  type RunEvent,
+  type RunView,
+  type StartRunBody,
+  type StartRunbookBody,
+} from '@countersign/contracts';
 import { hasRole, mayActFor, type AuditLog, type Principal, type RunReaders } from '@countersign/platform';
 import type { AgentCatalog } from '../agents/agent-catalog';
+import { initialState } from '../runbooks/runbook-interpreter';
+import { readRunbook } from '../runbooks/runbook-model';
+import { TemplateError } from '../runbooks/runbook-template';
 import type { RunsProducer } from '../queues/producers';
-import { isWaiting, toPendingCall } from './frontier';
+import { isWaiting, toolMessages, toPendingCall } from './frontier';
 import type { RunEvents } from './run-events';
-import type { RunRecord } from './run-state';
+import { CallState, type RunRecord } from './run-state';
 import type { RunStore } from './run-store';
 import { toNewRun } from './run-loop';
 
@@ -72,8 +84,43 @@ export class RunsService {
     return { runId: job.runId };
   }
 
+  /** A run of the agent `runbook.<name>` whose input is the starting state; the state is checked here (400). */
+  async startRunbook(name: string, body: StartRunbookBody, caller: Principal): Promise<{ runId: string }> {
+    const definition = this.catalog.runbooks?.get(name);
+    if (!definition)
+      throw new NotFoundException(
+        `runbook "${name}" does not exist (known: ${this.catalog.runbooks?.names().join(', ') || 'none'})`,
+      );
+    try {
+      initialState(definition, body.input, 'input');
+    } catch (error) {
+      if (error instanceof TemplateError)
+        badField(error.field, error.message.replace(/^field "[^"]*": /, ''));
+      throw error;
+    }
+    return this.start(
+      { agent: runbookAgentName(name), input: JSON.stringify(body.input), onBehalfOf: body.onBehalfOf },
+      caller,
+    );
+  }
+
   async view(runId: string, caller: Principal): Promise<RunView> {
-    return toView(await this.readable(runId, caller));
+    const run = await this.readable(runId, caller);
+    const view = toView(run);
+    const definition = runbookOf(run.agent, this.catalog);
+    if (!definition) return view;
+    // A parked turn's finished calls are checkpointed in the frontier, not yet in the messages: read them too.
+    const settled = toolMessages(run.frontier.filter((call) => call.state === CallState.Done));
+    const walked = await readRunbook(definition, (n) => this.catalog.runbooks?.get(n), [
+      ...run.messages,
+      ...settled,
+    ]);
+    const waiting = new Set(view.pending.map((p) => p.callId));
+    const nodes = walked.nodes.map((node) =>
+      node.callIds?.some((id) => waiting.has(id)) ? { ...node, status: 'waiting' as const } : node,
+    );
+    const position = nodes.filter((n) => n.status === 'waiting' || n.status === 'running').map((n) => n.path);
+    return { ...view, runbook: { name: definition.name, position, nodes, state: walked.state } };
   }
 
   /**
@@ -173,6 +220,12 @@ export class RunsService {
 
 function toMessage(event: RunEvent, seq?: number): MessageEvent {
   return { type: event.type, data: event, ...(seq !== undefined ? { id: String(seq) } : {}) };
+}
+
+/** The definition a runbook run follows, for runs of a `runbook.<name>` agent. */
+function runbookOf(agent: string, catalog: AgentCatalog): RunbookDefinition | undefined {
+  if (!agent.startsWith(RUNBOOK_AGENT_PREFIX)) return undefined;
+  return catalog.runbooks?.get(agent.slice(RUNBOOK_AGENT_PREFIX.length));
 }
 
 function badField(field: string, message: string): never {

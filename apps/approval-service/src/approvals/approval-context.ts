@@ -1,5 +1,5 @@
 // What an approver is told about a request besides the call itself, in the order every channel shows it (inbox, Slack,
-// email, the email confirmation page): what the run is for, what the model said, what the tool does, its preview, why
+// email, the email confirmation page): the runbook step it comes from, what the run is for, what the model said, what the tool does, its preview, why
 // the request came to them, who has voted and how long is left. One list, so the channels cannot drift apart.
 import type { StoredApproval, VoteResult } from './approval-store';
 
@@ -20,6 +20,8 @@ type Shown = Pick<
 export function contextLines(a: Shown, now = Date.now()): ContextLine[] {
   const r = a.request;
   const lines: ContextLine[] = [];
+  // Runbook runs: which runbook and step asks ("step 3 of 7 of payments-failover"), before anything else.
+  if (r.context?.step) lines.push({ label: 'Runbook', text: r.context.step });
   if (r.context?.input) lines.push({ label: 'Run for', text: `${r.requester}: “${r.context.input}”` });
   if (r.context?.modelText) lines.push({ label: 'Model said', text: `“${r.context.modelText}”` });
   const description = a.tool?.description || r.toolDescription;

@@ -37,6 +37,31 @@ export class WorkerClient {
     );
   }
 
+  /** POST /runbooks/:name/runs: `input` is the runbook's starting state (its channels by name). */
+  async startRunbook(name: string, input: Record<string, unknown>, onBehalfOf?: string): Promise<string> {
+    const answer = await requestJson<{ runId: string }>(
+      SERVICE,
+      `${this.baseUrl}/runbooks/${encodeURIComponent(name)}/runs`,
+      { method: 'POST', token: this.requireToken(), body: { input, ...(onBehalfOf ? { onBehalfOf } : {}) } },
+    );
+    if (answer.status === 202) return answer.body.runId;
+    refuseUnauthorized(answer.status, answer.body);
+    if (answer.status === 404)
+      throw new CliError(
+        `the agent worker refused the runbook: ${errorMessage(answer.body)}`,
+        ExitCode.NotFound,
+      );
+    if (answer.status === 400)
+      throw new CliError(
+        `the agent worker refused the runbook: ${errorMessage(answer.body)}`,
+        ExitCode.InvalidInput,
+      );
+    throw new CliError(
+      `the agent worker answered ${answer.status}: ${errorMessage(answer.body)}`,
+      ExitCode.Failure,
+    );
+  }
+
   async run(runId: string): Promise<RunView> {
     const answer = await requestJson<RunView>(SERVICE, `${this.baseUrl}/runs/${encodeURIComponent(runId)}`, {
       token: this.requireToken(),

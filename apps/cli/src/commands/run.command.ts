@@ -12,7 +12,7 @@ import { approvalUrlOption, approverTokenOption, tokenOption, trimUrl, workerUrl
 import { LinePrompt } from '../prompt';
 import { callText, eventLine, requestLines } from '../render';
 
-interface RunOptions {
+export interface RunOptions {
   token?: string;
   onBehalfOf?: string;
   script?: string;
@@ -86,7 +86,16 @@ async function runAgent(agent: string, input: string, options: RunOptions): Prom
     ...(script ? { script } : {}),
   });
   say(`▶ run ${runId} started (agent ${agent}${options.onBehalfOf ? `, for ${options.onBehalfOf}` : ''})`);
+  return followRun(worker, approvals, runId, options);
+}
 
+/** Streams the run's events; asks the person at the terminal about each confirmation routed to them. */
+export async function followRun(
+  worker: WorkerClient,
+  approvals: ApprovalClient | undefined,
+  runId: string,
+  options: Pick<RunOptions, 'approvalUrl'>,
+): Promise<number> {
   const asked = new Set<string>();
   let prompt: LinePrompt | undefined;
   try {
