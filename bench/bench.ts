@@ -404,9 +404,14 @@ async function main(): Promise<void> {
           warmup: options.warmup,
           log,
           onCluster: (c) => clusters.push(c),
-          startServices: async (clusterNodes) => {
+          startServices: async (clusterNodes, shards) => {
             // REDIS_URL stays required by the config; the services use the cluster when REDIS_CLUSTER_NODES is set.
-            const clusterEnv = { ...env, REDIS_CLUSTER_NODES: clusterNodes };
+            const clusterEnv = {
+              ...env,
+              REDIS_CLUSTER_NODES: clusterNodes,
+              QUEUE_SHARDS: String(shards),
+              AUDIT_SHARDS: String(shards),
+            };
             const services = {
               approval: spawned(
                 await startApprovalService(clusterEnv, {
