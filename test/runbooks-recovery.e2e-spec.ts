@@ -101,6 +101,31 @@ describe('runbooks after kill -9', () => {
     await rescuer.close();
   });
 
+  it('resumes a runbook killed between auto steps after an approval; the decision job takes it over from the checkpoint', async () => {
+    // restart-survey: restart (confirm, the park), then three auto steps. The decision job resumes the run, runs
+    // the restart and the status step (checkpointed: the frontier it resumed from is dropped), and the worker kills
+    // itself once the third turn (api) ran. The redelivered decision job takes the run over without that frontier.
+    const spawned = await spawnWorker(h, { ...RUNBOOKS, COUNTERSIGN_TEST_FAULTS: 'third-turn-then-kill' });
+    child = spawned.process;
+    const before = await h.restarts(spawned.url, 'web');
+    const runId = await startRunbook(spawned.url, 'restart-survey');
+    const [call] = await h.waitForPending(spawned.url, runId);
+    expect(call.callId).toBe('rb.restart@1');
+    const exited = new Promise((resolve) => spawned.process.once('exit', resolve));
+    await h.publishDecision(h.decision(runId, call, 'approve'));
+    await exited;
+    expect(await executions(runId, 'rb.api@1')).toBe(1);
+
+    const rescuer = await h.startWorker(RUNBOOKS);
+    await h.waitForStatus(rescuer.url, runId, 'completed', 'the runbook to complete', 'alice');
+    expect(await h.restarts(rescuer.url, 'web')).toBe(before + 1);
+    expect(await executions(runId, 'rb.restart@1')).toBe(1);
+    expect(await executions(runId, 'rb.status@1')).toBe(1);
+    expect(await executions(runId, 'rb.api@1')).toBe(2); // the turn in progress, re-run (auto: not asked about)
+    expect(await executions(runId, 'rb.all@1')).toBe(1);
+    await rescuer.close();
+  });
+
   it('asks again about a sub-runbook step whose worker was killed while it executed, and runs the rest once', async () => {
     const spawned = await spawnWorker(h, {
       ...RUNBOOKS,
