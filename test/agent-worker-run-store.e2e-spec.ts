@@ -86,9 +86,9 @@ describe('run store scripts', () => {
       { role: 'assistant', content: null, toolCalls: [{ id: 'c2', name: 'list_services', args: {} }] },
       { role: 'tool', toolCallId: 'c2', name: 'list_services', content: '[]' },
     ];
-    await expect(
-      sut.checkpointRun('r9', { jobId: 'd9', token: 'other' }, messages),
-    ).rejects.toBeInstanceOf(OwnershipLostError);
+    await expect(sut.checkpointRun('r9', { jobId: 'd9', token: 'other' }, messages)).rejects.toBeInstanceOf(
+      OwnershipLostError,
+    );
     expect((await sut.load('r9'))!.messages).toEqual([]);
 
     await sut.checkpointRun('r9', resumer, messages);

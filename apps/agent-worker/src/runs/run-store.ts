@@ -359,7 +359,12 @@ export class RunStore {
     const reply = (await SCRIPTS.checkpointRun.run(
       this.redis,
       [this.key(runId)],
-      [encodeScriptArgs<CheckpointRunArgs>({ owner: ownerOf(lease), messagesJson: JSON.stringify(messages) })],
+      [
+        encodeScriptArgs<CheckpointRunArgs>({
+          owner: ownerOf(lease),
+          messagesJson: JSON.stringify(messages),
+        }),
+      ],
     )) as number;
     if (reply !== 1) throwOnErrorCode(reply, { runId });
   }
