@@ -2,7 +2,7 @@
 // move a call, and what a stale, duplicated or foreign message gets.
 import { Redis } from 'ioredis';
 import { fingerprint } from '@countersign/authorization';
-import type { RunEvent } from '@countersign/contracts';
+import type { ChatMessage, RunEvent } from '@countersign/contracts';
 import { RUN_EVENT_HISTORY } from '../apps/agent-worker/src/runs/run-event-codec';
 import { RunStore } from '../apps/agent-worker/src/runs/run-store';
 import { CallState, type FrontierCall, type StoredDecision } from '../apps/agent-worker/src/runs/run-state';
@@ -75,6 +75,33 @@ describe('run store scripts', () => {
     await expect(sut.startCall('r2', first, 'c1', 'x1')).rejects.toBeInstanceOf(OwnershipLostError);
     await sut.startCall('r2', redelivered, 'c1', 'x2');
     await expect(sut.startCall('r2', redelivered, 'c1', 'x3')).rejects.toBeInstanceOf(WrongCallStateError);
+  });
+
+  it("checkpoints a running run's messages for its owner only, and a redelivered resumer takes over from there", async () => {
+    await parkedRun('r9', [pending('c1', 0)]);
+    const resumer = { jobId: 'd9', token: 'first' };
+    expect((await sut.applyDecision('r9', req('c1'), approve, resumer)).kind).toBe('resume');
+    const messages: ChatMessage[] = [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: null, toolCalls: [{ id: 'c2', name: 'list_services', args: {} }] },
+      { role: 'tool', toolCallId: 'c2', name: 'list_services', content: '[]' },
+    ];
+    await expect(sut.checkpointRun('r9', { jobId: 'd9', token: 'other' }, messages)).rejects.toBeInstanceOf(
+      OwnershipLostError,
+    );
+    expect((await sut.load('r9'))!.messages).toEqual([]);
+
+    await sut.checkpointRun('r9', resumer, messages);
+    const checkpointed = (await sut.load('r9'))!;
+    expect(checkpointed).toMatchObject({ status: 'running', messages, frontier: [] });
+    // The frontier it resumed from is gone, and the same job redelivered still takes the run over from the checkpoint.
+    const again = await sut.applyDecision('r9', req('c1'), approve, { ...resumer, token: 'second' });
+    expect(again.kind === 'takeover' && again.run).toMatchObject({ messages, frontier: [] });
+    await expect(sut.checkpointRun('r9', resumer, [])).rejects.toBeInstanceOf(OwnershipLostError);
+    // Any other job's decision for the dropped call applies to nothing.
+    expect(await sut.applyDecision('r9', req('c1'), approve, { jobId: 'other', token: 'x' })).toEqual({
+      kind: 'call_not_in_frontier',
+    });
   });
 
   it('hands a redelivered decision job that parked the run again the run to republish, and records nothing', async () => {

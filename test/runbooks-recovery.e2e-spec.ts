@@ -1,6 +1,7 @@
 // Runbooks survive workers killed with SIGKILL: parked between nodes, a new worker resumes the runbook and no finished
-// step runs again; killed while an approved step of a sub-runbook executes, the step is marked interrupted and asked
-// about again, never re-run on its own. Restart counts on /demo/infra and audit entries count what ran.
+// step runs again; killed between two auto steps, it resumes from the last checkpointed turn; killed while an approved
+// step of a sub-runbook executes, the step is marked interrupted and asked about again, never re-run on its own.
+// Restart counts on /demo/infra and audit entries count what ran.
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -69,6 +70,59 @@ describe('runbooks after kill -9', () => {
     for (const step of ['rb.check@1', 'rb.restart.restart@1', 'rb.restart.verify@1', 'rb.done@1'])
       expect(await executions(runId, step)).toBe(1);
     expect(done.runbook?.nodes.every((n) => n.status === 'done')).toBe(true);
+    await rescuer.close();
+  });
+
+  it('resumes a runbook killed between auto steps from its last checkpointed turn; earlier steps run once', async () => {
+    // survey: four auto steps, one turn each. The worker kills itself once the third step ran, before that turn
+    // is checkpointed; the first two turns were.
+    const spawned = await spawnWorker(h, { ...RUNBOOKS, COUNTERSIGN_TEST_FAULTS: 'third-turn-then-kill' });
+    child = spawned.process;
+    const exited = new Promise((resolve) => spawned.process.once('exit', resolve));
+    const runId = await startRunbook(spawned.url, 'survey');
+    await exited;
+    expect(await executions(runId, 'rb.payments@1')).toBe(1);
+    expect(await executions(runId, 'rb.all@1')).toBe(0);
+
+    // The start job's lock lapses; the new worker's stalled check hands it over (claim-run take-over).
+    const rescuer = await h.startWorker(RUNBOOKS);
+    const done = await h.waitForStatus(rescuer.url, runId, 'completed', 'the survey to complete', 'alice');
+    expect(await executions(runId, 'rb.web@1')).toBe(1);
+    expect(await executions(runId, 'rb.api@1')).toBe(1);
+    // The turn in progress when the worker died runs again: an auto call is re-run, not asked about (reads only).
+    expect(await executions(runId, 'rb.payments@1')).toBe(2);
+    expect(await executions(runId, 'rb.all@1')).toBe(1);
+    expect(done.runbook?.nodes.map((n) => `${n.path}:${n.status}`)).toEqual([
+      'web:done',
+      'api:done',
+      'payments:done',
+      'all:done',
+    ]);
+    await rescuer.close();
+  });
+
+  it('resumes a runbook killed between auto steps after an approval; the decision job takes it over from the checkpoint', async () => {
+    // restart-survey: restart (confirm, the park), then three auto steps. The decision job resumes the run, runs
+    // the restart and the status step (checkpointed: the frontier it resumed from is dropped), and the worker kills
+    // itself once the third turn (api) ran. The redelivered decision job takes the run over without that frontier.
+    const spawned = await spawnWorker(h, { ...RUNBOOKS, COUNTERSIGN_TEST_FAULTS: 'third-turn-then-kill' });
+    child = spawned.process;
+    const before = await h.restarts(spawned.url, 'web');
+    const runId = await startRunbook(spawned.url, 'restart-survey');
+    const [call] = await h.waitForPending(spawned.url, runId);
+    expect(call.callId).toBe('rb.restart@1');
+    const exited = new Promise((resolve) => spawned.process.once('exit', resolve));
+    await h.publishDecision(h.decision(runId, call, 'approve'));
+    await exited;
+    expect(await executions(runId, 'rb.api@1')).toBe(1);
+
+    const rescuer = await h.startWorker(RUNBOOKS);
+    await h.waitForStatus(rescuer.url, runId, 'completed', 'the runbook to complete', 'alice');
+    expect(await h.restarts(rescuer.url, 'web')).toBe(before + 1);
+    expect(await executions(runId, 'rb.restart@1')).toBe(1);
+    expect(await executions(runId, 'rb.status@1')).toBe(1);
+    expect(await executions(runId, 'rb.api@1')).toBe(2); // the turn in progress, re-run (auto: not asked about)
+    expect(await executions(runId, 'rb.all@1')).toBe(1);
     await rescuer.close();
   });
 

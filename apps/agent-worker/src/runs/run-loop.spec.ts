@@ -68,6 +68,15 @@ class FakeRunStore {
     this.parked = { messages, frontier };
   }
 
+  /** Each checkpoint's messages, in order; fails as the script does once the run was taken over. */
+  checkpoints: ChatMessage[][] = [];
+  checkpointLost = false;
+
+  async checkpointRun(runId: string, _lease: Lease, messages: ChatMessage[]) {
+    if (this.checkpointLost) throw new OwnershipLostError(runId);
+    this.checkpoints.push(messages);
+  }
+
   async markUnpublished(requests: UnpublishedRequest[]) {
     this.steps.push(...requests.map((r) => `unpublished ${r.callId} ${r.requestId}`));
   }
@@ -84,9 +93,11 @@ class FakeRunStore {
 
 /** Plays the given turns, then answers with text; keeps every request. */
 class FakeModel implements ChatModel {
-  readonly provider = 'scripted' as const;
   readonly requests: ModelRequest[] = [];
-  constructor(private readonly turns: ModelToolCall[][]) {}
+  constructor(
+    private readonly turns: ModelToolCall[][],
+    readonly provider: ChatModel['provider'] = 'scripted',
+  ) {}
 
   async next(request: ModelRequest): Promise<ModelReply> {
     this.requests.push(request);
@@ -105,6 +116,7 @@ function setup(options: {
   plugins?: ToolPlugin[];
   maxConcurrentTools?: number;
   confirmationHandler?: ConfirmationHandler;
+  provider?: ChatModel['provider'];
 }) {
   const tools = {
     read_logs: countingTool('read_logs', 'auto'),
@@ -119,7 +131,7 @@ function setup(options: {
     maxConcurrentTools: options.maxConcurrentTools,
     confirmationHandler: options.confirmationHandler,
   });
-  const model = new FakeModel(options.turns);
+  const model = new FakeModel(options.turns, options.provider);
   const config = AgentConfigSchema.parse({ tools: Object.keys(tools), roles: {}, users: {} });
   const agent: AgentRuntime = { name: 'ops', config, pipeline, registry, model };
   const executions = () => Object.values(tools).reduce((n, t) => n + t.ran.length, 0);
@@ -343,5 +355,39 @@ describe('RunLoop, a fresh turn', () => {
       }),
     ]);
     expect(model.requests[1].messages.at(-1)).toMatchObject({ role: 'tool', toolCallId: 'c1' });
+  });
+});
+
+describe('RunLoop, checkpoints between parks', () => {
+  it("stores a runbook run's conversation after every turn whose calls all finished, and not the turn that parks", async () => {
+    const { sut, store, model } = setup({
+      turns: [[logs('c1')], [logs('c2', 'db')], [restart('c3')]],
+      provider: 'runbook',
+    });
+    await sut.start(job, lease);
+
+    expect(store.checkpoints.map((messages) => messages.length)).toEqual([3, 5]);
+    // Each checkpoint is what the next model turn was asked with: a new owner goes on from there.
+    expect(store.checkpoints[0]).toEqual(model.requests[1].messages);
+    expect(store.checkpoints[1]).toEqual(model.requests[2].messages);
+    expect(store.checkpoints[1].at(-1)).toMatchObject({ role: 'tool', toolCallId: 'c2' });
+    expect(store.parked?.frontier.map((c) => c.body.id)).toEqual(['c3']);
+  });
+
+  it("leaves an agent run's turns in memory until it parks or ends", async () => {
+    const { sut, store } = setup({ turns: [[logs('c1')], [logs('c2', 'db')]] });
+    await sut.start(job, lease);
+
+    expect(store.checkpoints).toEqual([]);
+    expect(store.finished).toMatchObject({ status: 'completed' });
+  });
+
+  it('stops a runbook run whose checkpoint finds it taken over, before its next model turn', async () => {
+    const { sut, store, model } = setup({ turns: [[logs('c1')], [logs('c2', 'db')]], provider: 'runbook' });
+    store.checkpointLost = true;
+
+    await expect(sut.start(job, lease)).rejects.toBeInstanceOf(OwnershipLostError);
+    expect(model.requests).toHaveLength(1);
+    expect(store.finished).toBeUndefined();
   });
 });

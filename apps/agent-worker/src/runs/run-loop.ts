@@ -231,14 +231,16 @@ export class RunLoop {
       const turn = calls.map((call, i) => toFrontierCall(call, i, outcomes[i]));
       if (turn.some(isWaiting)) return this.park(run, lease, messages, turn);
       messages = [...messages, ...toolMessages(turn)];
+      this.faults.afterTurn(turnNumber);
+      if (checkpointsTurns(agent)) await this.deps.store.checkpointRun(run.runId, lease, messages);
     }
   }
 
   /**
    * Every call of a fresh turn, by the pipeline's turn rules (an abort or a repeated call ID runs nothing). Ownership
    * is checked once, after authorizing and before the first call runs; a call a policy approved is audited as
-   * started before it runs. The turn's other audit entries are written in one go before it returns (the turn is not
-   * checkpointed: a crash re-runs all of it).
+   * started before it runs. The turn's other audit entries are written in one go before it returns (a crash before
+   * the turn is checkpointed or parked re-runs all of it; agent runs checkpoint no turn, see checkpointsTurns).
    */
   private async evaluateTurn(
     run: RunRecord,
@@ -824,6 +826,16 @@ export class RunLoop {
   private emit(...events: RunEvent[]): void {
     this.deps.events.publish(...events);
   }
+}
+
+/**
+ * Runbook runs store their conversation after every turn that did not park: a runbook's steps follow one another
+ * turn by turn (every node is a turn), so a worker killed between two parks would otherwise make the one that takes
+ * the run over replay every step since the last park. Agent runs keep their turns in memory until they park or end
+ * (their hot path has no write per turn).
+ */
+function checkpointsTurns(agent: AgentRuntime): boolean {
+  return agent.model?.provider === 'runbook';
 }
 
 /** The index entries of waiting calls (see RunStore.markUnpublished). */

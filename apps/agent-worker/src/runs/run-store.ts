@@ -34,6 +34,7 @@ const SCRIPTS = {
   applyDecision: LuaScript.load(__dirname, 'apply-decision-1.lua'),
   transitionCall: LuaScript.load(__dirname, 'transition-call-1.lua'),
   parkRun: LuaScript.load(__dirname, 'park-run-1.lua'),
+  checkpointRun: LuaScript.load(__dirname, 'checkpoint-run-1.lua'),
   finishRun: LuaScript.load(__dirname, 'finish-run-1.lua'),
   startCall: LuaScript.load(__dirname, 'start-call-1.lua'),
   heartbeatCall: LuaScript.load(__dirname, 'heartbeat-call-1.lua'),
@@ -70,6 +71,7 @@ type ParkRunArgs = {
   scriptJson: string;
   frontier: string[];
 };
+type CheckpointRunArgs = { owner: string; messagesJson: string };
 type FinishRunArgs = ({ owner: string; jobId?: never } | { jobId: string; owner?: never }) & {
   status: 'completed' | 'failed';
   messagesJson: string;
@@ -342,6 +344,25 @@ export class RunStore {
           parkedBy: lease.jobId === jobIds.startRun(runId) ? '' : lease.jobId,
           scriptJson: script ? JSON.stringify(unplayed(script, messages)) : '',
           frontier: frontier.flatMap((call) => frontierFields(call)),
+        }),
+      ],
+    )) as number;
+    if (reply !== 1) throwOnErrorCode(reply, { runId });
+  }
+
+  /**
+   * A running run's conversation after a turn whose calls all finished, by its owner (throws OwnershipLostError
+   * otherwise): a worker that takes the run over goes on from here. The frontier's calls are dropped (their results
+   * are in `messages`); the same messages a park would store, so the run hash is no larger than parked.
+   */
+  async checkpointRun(runId: string, lease: Lease, messages: ChatMessage[]): Promise<void> {
+    const reply = (await SCRIPTS.checkpointRun.run(
+      this.redis,
+      [this.key(runId)],
+      [
+        encodeScriptArgs<CheckpointRunArgs>({
+          owner: ownerOf(lease),
+          messagesJson: JSON.stringify(messages),
         }),
       ],
     )) as number;

@@ -21,7 +21,8 @@
   Returns {code, detail[, run]}; run is the flat HGETALL reply of the run hash after the change, so the
   resuming caller needs no second round trip to load the run
     {2, '', run}   recorded, the frontier is complete and this processing owns the resume
-    {3, '', run}   this job owned the resume before (redelivered): resume again
+    {3, '', run}   this job owned the resume before (redelivered; the run is still running under one of its
+                   processings, whether or not the call is still in the frontier): resume again
     {4, '', run}   this job parked the run again after resuming it (redelivered or retried): nothing is
                    recorded, the caller republishes the requests of the calls waiting (idempotent job IDs)
     {1, ''}        recorded, other calls of the frontier are still undecided
@@ -41,17 +42,16 @@ if not status then return {-1, ''} end
 if status == 'awaiting_confirmation' and parkedBy == args.jobId then
   return {4, '', redis.call('HGETALL', KEYS[1])}
 end
+-- Before the call is looked up: a runbook run's checkpoint drops the frontier it resumed from (checkpoint-run), and
+-- the job that resumed it still takes it over.
+if status == 'running' and ownedByJob(owner, args.jobId) then
+  redis.call('HSET', KEYS[1], 'owner', ownerOf(args.jobId, args.lockToken))
+  return {3, '', redis.call('HGETALL', KEYS[1])}
+end
 local c = 'c:' .. args.callId
 local body, state = unpack(redis.call('HMGET', KEYS[1], c, c .. ':s'))
 if not body then return {-2, ''} end
-
-if state ~= 'pending' then
-  if status == 'running' and ownedByJob(owner, args.jobId) then
-    redis.call('HSET', KEYS[1], 'owner', ownerOf(args.jobId, args.lockToken))
-    return {3, '', redis.call('HGETALL', KEYS[1])}
-  end
-  return {0, state or ''}
-end
+if state ~= 'pending' then return {0, state or ''} end
 
 local call = cjson.decode(body)
 local attempt = tonumber(call.attempt or 0)
