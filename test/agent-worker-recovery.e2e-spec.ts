@@ -170,6 +170,54 @@ describe('agent worker recovery', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
+  it('never lets a stale processing of a decision job take the run back from its redelivery', async () => {
+    // Under CPU starvation a processing can lose its lock before it even applied its decision: BullMQ redelivers
+    // the job to another worker, which resumes the run; only then does the stale processing reach Redis. It must
+    // not take the run over: it holds no lock any more, so it cannot wait for the call in flight, and the
+    // redelivery, finding the run taken, would end the job with the run left `running`.
+    const agents = agentsConfigWith({ restartMs: 2_000 });
+    // One job at a time: while its first processing waits, the first worker cannot take the redelivery itself.
+    const stale = await h.startWorker({ AGENTS_CONFIG: agents, WORKER_CONCURRENCY: '1' });
+    const store = stale.app.get(RunStore);
+    const before = await h.restarts(stale.url, 'web');
+    const runId = await h.startRun(stale.url, { script: restartScript('web') });
+    const [call] = await h.waitForPending(stale.url, runId);
+
+    // The first processing stops just before its decision script, until the test lets it go on.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const applyDecision = store.applyDecision.bind(store);
+    const held = jest.spyOn(store, 'applyDecision').mockImplementation(async (...args) => {
+      await released;
+      return applyDecision(...args);
+    });
+    try {
+      const job = await h.publishDecision(h.decision(runId, call, 'approve'));
+      await waitFor(() => held.mock.calls.length > 0, 'the first processing to reach its decision script');
+      const live = await h.startWorker({ AGENTS_CONFIG: agents });
+      // Its lock lapsed (as when renewal is starved under load): BullMQ redelivers the job to the live worker.
+      await h.redis.del(`${h.prefixes.queuePrefix}:${QueueName.ApprovalDecisions}:${job.id}:lock`);
+      await waitFor(
+        async () => (await h.infra(live.url)).services.find((s) => s.name === 'web')?.status === 'restarting',
+        'the redelivery to resume the run and start the restart',
+      );
+
+      // The stale processing applies its decision while the redelivery's call still runs.
+      release();
+      await waitFor(() => held.mock.results[0]?.value, 'the stale processing to apply its decision');
+      expect(await h.settled(job)).toBe('completed');
+      const view = await h.waitForStatus(live.url, runId, 'completed', 'the run to complete');
+      expect(view.result).toBe('restarted');
+      expect(await h.restarts(live.url, 'web')).toBe(before + 1);
+      const types = await h.auditTypes(runId);
+      expect(types.filter((t) => t === 'tool.started')).toHaveLength(1);
+      expect(types).not.toContain('tool.interrupted');
+    } finally {
+      release();
+      held.mockRestore();
+    }
+  });
+
   describe('a processing whose run was taken over (its job redelivered while it still works)', () => {
     const statusCalls = (n: number) => ({
       toolCalls: Array.from({ length: n }, () => ({ name: 'get_service_status', args: { service: 'api' } })),
