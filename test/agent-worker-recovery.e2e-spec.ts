@@ -11,6 +11,7 @@ import { AgentCatalog } from '../apps/agent-worker/src/agents/agent-catalog';
 import { InfraStore } from '../apps/agent-worker/src/infra/infra-store';
 import type { ChatModel } from '../apps/agent-worker/src/models/chat-model';
 import { RunStore } from '../apps/agent-worker/src/runs/run-store';
+import { OwnershipLostError } from '../apps/agent-worker/src/runs/run-store.errors';
 import { restartScript, WorkerHarness } from './support/agent-worker-harness';
 import { spawnWorker } from './support/worker-process';
 import { waitFor } from './support/redis';
@@ -187,9 +188,15 @@ describe('agent worker recovery', () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     const applyDecision = store.applyDecision.bind(store);
+    let staleApplied: Promise<unknown> | undefined;
     const held = jest.spyOn(store, 'applyDecision').mockImplementation(async (...args) => {
       await released;
-      return applyDecision(...args);
+      const applied = applyDecision(...args);
+      staleApplied = applied.then(
+        (result) => result.kind,
+        (error: unknown) => error,
+      );
+      return applied;
     });
     try {
       const job = await h.publishDecision(h.decision(runId, call, 'approve'));
@@ -204,7 +211,7 @@ describe('agent worker recovery', () => {
 
       // The stale processing applies its decision while the redelivery's call still runs.
       release();
-      await waitFor(() => held.mock.results[0]?.value, 'the stale processing to apply its decision');
+      const stale = await waitFor(() => staleApplied, 'the stale processing to apply its decision');
       expect(await h.settled(job)).toBe('completed');
       const view = await h.waitForStatus(live.url, runId, 'completed', 'the run to complete');
       expect(view.result).toBe('restarted');
@@ -212,6 +219,8 @@ describe('agent worker recovery', () => {
       const types = await h.auditTypes(runId);
       expect(types.filter((t) => t === 'tool.started')).toHaveLength(1);
       expect(types).not.toContain('tool.interrupted');
+      // The stale processing stopped at its decision script: the redelivery kept the run.
+      expect(stale).toBeInstanceOf(OwnershipLostError);
     } finally {
       release();
       held.mockRestore();
@@ -240,7 +249,8 @@ describe('agent worker recovery', () => {
         await waitFor(() => runId, 'the run ID from POST /runs');
         const claim = await store.claimRun(
           { runId, agent: 'ops', userId: 'alice', scopes: [], messages: [] },
-          { jobId: jobIds.startRun(runId), token: 'redelivered' },
+          // Started after the processing it takes the run from (the first one, number 1).
+          { jobId: jobIds.startRun(runId), token: 'redelivered', started: 2 },
         );
         expect(claim.kind).toBe('claimed');
       };

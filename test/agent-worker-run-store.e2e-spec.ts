@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { fingerprint } from '@countersign/authorization';
 import type { ChatMessage, RunEvent } from '@countersign/contracts';
 import { RUN_EVENT_HISTORY } from '../apps/agent-worker/src/runs/run-event-codec';
+import { runKey } from '../apps/agent-worker/src/runs/run-keys';
 import { RunStore } from '../apps/agent-worker/src/runs/run-store';
 import { CallState, type FrontierCall, type StoredDecision } from '../apps/agent-worker/src/runs/run-state';
 import {
@@ -22,7 +23,7 @@ afterAll(async () => {
 });
 
 const FP = 'a'.repeat(64);
-const starter = { jobId: 'run-r', token: 't0' };
+const starter = { jobId: 'run-r', token: 't0', started: 1 };
 const approve: StoredDecision = {
   decision: 'approve',
   decidedBy: 'person',
@@ -56,21 +57,23 @@ async function parkedRun(runId: string, calls: FrontierCall[]) {
 describe('run store scripts', () => {
   it('resumes only when the last call of the frontier is decided, for exactly one of two racing jobs', async () => {
     await parkedRun('r1', [pending('c1', 0), pending('c2', 1)]);
-    expect(await sut.applyDecision('r1', req('c1', 0), approve, { jobId: 'd1', token: 'x' })).toEqual({
+    expect(
+      await sut.applyDecision('r1', req('c1', 0), approve, { jobId: 'd1', token: 'x', started: 1 }),
+    ).toEqual({
       kind: 'recorded',
     });
     const race = await Promise.all([
-      sut.applyDecision('r1', req('c2', 0), approve, { jobId: 'd2', token: 'x' }),
-      sut.applyDecision('r1', req('c2', 0), approve, { jobId: 'd3', token: 'x' }),
+      sut.applyDecision('r1', req('c2', 0), approve, { jobId: 'd2', token: 'x', started: 1 }),
+      sut.applyDecision('r1', req('c2', 0), approve, { jobId: 'd3', token: 'x', started: 1 }),
     ]);
     expect(race.map((r) => r.kind).sort()).toEqual(['duplicate', 'resume']);
   });
 
   it('lets a redelivered job take its run over and locks the previous processing out', async () => {
     await parkedRun('r2', [pending('c1', 0)]);
-    const first = { jobId: 'd1', token: 'first' };
+    const first = { jobId: 'd1', token: 'first', started: 1 };
     expect((await sut.applyDecision('r2', req('c1', 0), approve, first)).kind).toBe('resume');
-    const redelivered = { jobId: 'd1', token: 'second' };
+    const redelivered = { jobId: 'd1', token: 'second', started: 2 };
     expect((await sut.applyDecision('r2', req('c1', 0), approve, redelivered)).kind).toBe('takeover');
     await expect(sut.startCall('r2', first, 'c1', 'x1')).rejects.toBeInstanceOf(OwnershipLostError);
     await sut.startCall('r2', redelivered, 'c1', 'x2');
@@ -79,44 +82,91 @@ describe('run store scripts', () => {
 
   it("checkpoints a running run's messages for its owner only, and a redelivered resumer takes over from there", async () => {
     await parkedRun('r9', [pending('c1', 0)]);
-    const resumer = { jobId: 'd9', token: 'first' };
+    const resumer = { jobId: 'd9', token: 'first', started: 1 };
     expect((await sut.applyDecision('r9', req('c1'), approve, resumer)).kind).toBe('resume');
     const messages: ChatMessage[] = [
       { role: 'user', content: 'go' },
       { role: 'assistant', content: null, toolCalls: [{ id: 'c2', name: 'list_services', args: {} }] },
       { role: 'tool', toolCallId: 'c2', name: 'list_services', content: '[]' },
     ];
-    await expect(sut.checkpointRun('r9', { jobId: 'd9', token: 'other' }, messages)).rejects.toBeInstanceOf(
-      OwnershipLostError,
-    );
+    await expect(
+      sut.checkpointRun('r9', { jobId: 'd9', token: 'other', started: 1 }, messages),
+    ).rejects.toBeInstanceOf(OwnershipLostError);
     expect((await sut.load('r9'))!.messages).toEqual([]);
 
     await sut.checkpointRun('r9', resumer, messages);
     const checkpointed = (await sut.load('r9'))!;
     expect(checkpointed).toMatchObject({ status: 'running', messages, frontier: [] });
     // The frontier it resumed from is gone, and the same job redelivered still takes the run over from the checkpoint.
-    const again = await sut.applyDecision('r9', req('c1'), approve, { ...resumer, token: 'second' });
+    const again = await sut.applyDecision('r9', req('c1'), approve, {
+      ...resumer,
+      token: 'second',
+      started: 2,
+    });
     expect(again.kind === 'takeover' && again.run).toMatchObject({ messages, frontier: [] });
     await expect(sut.checkpointRun('r9', resumer, [])).rejects.toBeInstanceOf(OwnershipLostError);
     // Any other job's decision for the dropped call applies to nothing.
-    expect(await sut.applyDecision('r9', req('c1'), approve, { jobId: 'other', token: 'x' })).toEqual({
+    expect(
+      await sut.applyDecision('r9', req('c1'), approve, { jobId: 'other', token: 'x', started: 1 }),
+    ).toEqual({
       kind: 'call_not_in_frontier',
     });
   });
 
+  it('never lets an earlier processing of a decision job take the run back from its redelivery', async () => {
+    await parkedRun('stale-d', [pending('c1', 0)]);
+    // The first processing's lock lapsed before it reached Redis: its redelivery applied the decision first.
+    const stale = { jobId: 'd1', token: 'first', started: 1 };
+    const redelivered = { jobId: 'd1', token: 'second', started: 2 };
+    expect((await sut.applyDecision('stale-d', req('c1', 0), approve, redelivered)).kind).toBe('resume');
+    await expect(sut.applyDecision('stale-d', req('c1', 0), approve, stale)).rejects.toBeInstanceOf(
+      OwnershipLostError,
+    );
+    await expect(sut.assertOwner('stale-d', redelivered)).resolves.toEqual([]);
+    await expect(sut.startCall('stale-d', stale, 'c1', 'x1')).rejects.toBeInstanceOf(OwnershipLostError);
+  });
+
+  it('never lets an earlier processing of a start job claim the run back from its redelivery', async () => {
+    const run = { runId: 'stale-s', agent: 'ops', userId: 'alice', scopes: [], messages: [] };
+    const redelivered = { jobId: 'run-stale-s', token: 'second', started: 2 };
+    expect((await sut.claimRun(run, redelivered)).kind).toBe('claimed');
+    expect(await sut.claimRun(run, { jobId: 'run-stale-s', token: 'first', started: 1 })).toEqual({
+      kind: 'skip',
+    });
+    await expect(sut.assertOwner('stale-s', redelivered)).resolves.toEqual([]);
+    // A later processing still takes it over.
+    const third = { jobId: 'run-stale-s', token: 'third', started: 3 };
+    expect((await sut.claimRun(run, third)).kind).toBe('claimed');
+    await expect(sut.assertOwner('stale-s', redelivered)).rejects.toBeInstanceOf(OwnershipLostError);
+  });
+
+  it('lets any processing of the job take over a run owned as versions before stored it (no start count)', async () => {
+    await parkedRun('legacy', [pending('c1', 0)]);
+    const first = { jobId: 'd1', token: 'first', started: 1 };
+    expect((await sut.applyDecision('legacy', req('c1', 0), approve, first)).kind).toBe('resume');
+    await redis.hset(runKey(prefixes.keyPrefix, 'legacy'), 'owner', 'd1|f00d:3');
+    expect((await sut.applyDecision('legacy', req('c1', 0), approve, first)).kind).toBe('takeover');
+  });
+
   it('hands a redelivered decision job that parked the run again the run to republish, and records nothing', async () => {
     await parkedRun('r5', [pending('c1', 0)]);
-    const resumer = { jobId: 'decision-rq-c1', token: 'first' };
+    const resumer = { jobId: 'decision-rq-c1', token: 'first', started: 1 };
     expect((await sut.applyDecision('r5', req('c1'), approve, resumer)).kind).toBe('resume');
     // The next turn reuses the call ID: a new call, waiting for a request of its own.
     const next = { ...pending('c1', 0), body: { ...pending('c1', 0).body, rq: 'rq-turn-2' } };
     await sut.parkRun('r5', resumer, [], [next]);
 
-    const again = await sut.applyDecision('r5', req('c1'), approve, { ...resumer, token: 'second' });
+    const again = await sut.applyDecision('r5', req('c1'), approve, {
+      ...resumer,
+      token: 'second',
+      started: 2,
+    });
     expect(again.kind).toBe('republish');
     expect(again.kind === 'republish' && again.run.frontier).toEqual([next]);
     // Any other job with the earlier request's decision (a replay) finds the call waiting for another request.
-    expect(await sut.applyDecision('r5', req('c1'), approve, { jobId: 'replayed', token: 'x' })).toEqual({
+    expect(
+      await sut.applyDecision('r5', req('c1'), approve, { jobId: 'replayed', token: 'x', started: 1 }),
+    ).toEqual({
       kind: 'request_mismatch',
       pendingRequestId: 'rq-turn-2',
     });
@@ -140,8 +190,8 @@ describe('run store scripts', () => {
   });
 
   describe('a call executing when its run is taken over', () => {
-    const first = { jobId: 'd1', token: 'first' };
-    const redelivered = { jobId: 'd1', token: 'second' };
+    const first = { jobId: 'd1', token: 'first', started: 1 };
+    const redelivered = { jobId: 'd1', token: 'second', started: 2 };
     const result = { outcome: 'executed', content: '{"name":"api"}' };
 
     /** Approved, claimed for execution by `first`, then its decision job redelivered (takeover). */
@@ -202,7 +252,7 @@ describe('run store scripts', () => {
 
   it('fails a run for a job that failed for good only while a processing of that job owns it', async () => {
     await parkedRun('f1', [pending('c1', 0)]);
-    await sut.applyDecision('f1', req('c1', 0), approve, { jobId: 'd1', token: 'x' });
+    await sut.applyDecision('f1', req('c1', 0), approve, { jobId: 'd1', token: 'x', started: 1 });
     const end = { status: 'failed' as const, error: 'stalled' };
     expect(await sut.finishRun('f1', { jobId: 'd2' }, end)).toBe(false);
     expect(await sut.finishRun('f1', { jobId: 'd' }, end)).toBe(false); // a prefix of the owner's job ID is not it
@@ -224,15 +274,22 @@ describe('run store scripts', () => {
     const runId = `r3-${kind}`;
     await parkedRun(runId, [pending('c1', 0)]);
     expect(
-      (await sut.applyDecision(runId, request, { ...approve, fingerprint }, { jobId: 'd', token: 'x' })).kind,
+      (
+        await sut.applyDecision(
+          runId,
+          request,
+          { ...approve, fingerprint },
+          { jobId: 'd', token: 'x', started: 1 },
+        )
+      ).kind,
     ).toBe(kind);
     expect((await sut.load(runId))!.frontier[0].state).toBe('pending');
   });
 
   it('ignores a decision for a run that does not exist', async () => {
-    expect((await sut.applyDecision('ghost', req('c1', 0), approve, { jobId: 'd', token: 'x' })).kind).toBe(
-      'run_not_found',
-    );
+    expect(
+      (await sut.applyDecision('ghost', req('c1', 0), approve, { jobId: 'd', token: 'x', started: 1 })).kind,
+    ).toBe('run_not_found');
   });
 
   it('keeps a parked run small', async () => {

@@ -22,7 +22,11 @@ async function failRunOwnedBy(runLoop: RunLoop, job: Job, error: Error): Promise
 
 function leaseOf(job: Job, token: string | undefined): Lease {
   if (!job.id || !token) throw new UnrecoverableError('job has no ID or lock token');
-  return { jobId: job.id, token };
+  // Orders this processing among the job's others (see Lease); BullMQ counted it up as the job became active.
+  const started = job.attemptsStarted;
+  if (!Number.isSafeInteger(started) || started < 1)
+    throw new UnrecoverableError(`job has no start count (attemptsStarted ${String(started)})`);
+  return { jobId: job.id, token, started };
 }
 
 /**

@@ -23,7 +23,7 @@ import { CallState, type FrontierCall, type Lease, type RunRecord } from './run-
 import type { NewRun, RunStore } from './run-store';
 import { OwnershipLostError } from './run-store.errors';
 
-const lease: Lease = { jobId: 'job-1', token: 'token-1' };
+const lease: Lease = { jobId: 'job-1', token: 'token-1', started: 1 };
 const job: StartRunJob = { runId: 'run-1', agent: 'ops', userId: 'alice', input: 'go', scopes: [] };
 
 /** An auto, confirm or manual tool whose handler counts its runs; with `fails`, each run throws after it counted. */

@@ -92,12 +92,18 @@ export interface RunRecord {
   notes?: ManualNote[];
 }
 
-/** "<jobId>|<lock token>": who may advance the run right now. */
+/** "<jobId>|<lock token>|<started>": who may advance the run right now. */
 export interface Lease {
   jobId: string;
   token: string;
+  /**
+   * The job's attemptsStarted as this processing began: BullMQ counts it up each time the job becomes active, so
+   * a later processing of the same job has a higher one. A redelivery takes the run over from an earlier
+   * processing, never the other way round (one whose lock lapsed before it reached Redis comes late).
+   */
+  started: number;
 }
 
 export function ownerOf(lease: Lease): string {
-  return `${lease.jobId}|${lease.token}`;
+  return `${lease.jobId}|${lease.token}|${lease.started}`;
 }

@@ -53,6 +53,7 @@ type ApplyDecisionArgs = {
   decisionJson: string;
   jobId: string;
   lockToken: string;
+  started: number;
 };
 type TransitionCallArgs = {
   owner: string;
@@ -154,7 +155,7 @@ export class RunStore {
     const [code, hash] = (await SCRIPTS.claimRun.run(
       this.redis,
       [this.key(run.runId)],
-      [lease.jobId, lease.token, JSON.stringify(fields)],
+      [lease.jobId, lease.token, JSON.stringify(fields), lease.started],
     )) as [number, string[]?];
     if (code === 1) return { kind: 'claimed', run: toRunRecord(run.runId, pairs(hash)) };
     if (code === 2) return { kind: 'republish', run: toRunRecord(run.runId, pairs(hash)) };
@@ -182,6 +183,7 @@ export class RunStore {
           decisionJson: JSON.stringify(decision),
           jobId: lease.jobId,
           lockToken: lease.token,
+          started: lease.started,
         }),
       ],
     )) as [number, string, string[]?];
@@ -206,6 +208,9 @@ export class RunStore {
         return { kind: 'fingerprint_mismatch', parked: decodeBody(callId, detail) };
       case -8:
         return { kind: 'request_mismatch', pendingRequestId: detail };
+      case ErrorCode.NotOwner:
+        // A later processing of this job resumed the run: this one's lock lapsed before it got here.
+        throw new OwnershipLostError(runId);
       default:
         throw new UnexpectedScriptReplyError('apply-decision', [code, detail]);
     }

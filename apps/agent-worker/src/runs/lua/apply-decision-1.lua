@@ -1,9 +1,10 @@
 --[[
   Records a verified decision on one parked call (pending -> approved | denied), and when it was the
   last undecided call of the frontier, hands the run to this processing (status running, owner set)
-  so exactly one worker resumes it. A redelivery of the job that owned the resume takes it over; a
-  redelivery (or retry) of the job that resumed the run and parked it again republishes that park's
-  requests, which the job may have died (or failed) before publishing.
+  so exactly one worker resumes it. A redelivery of the job that owned the resume takes it over; an
+  earlier processing of that job that reaches Redis only after its redelivery (its lock lapsed before)
+  does not take it back; a redelivery (or retry) of the job that resumed the run and parked it again
+  republishes that park's requests, which the job may have died (or failed) before publishing.
 
   KEYS[1] run hash; a call's fields are c:<callId> (body JSON), c:<callId>:s (state) and c:<callId>:d
           (decision JSON); a body leaves out `attempt` when it is 0 (see encodeBody in run-store.ts) and
@@ -17,12 +18,13 @@
     decisionJson   the decision (JSON), stored as given
     jobId          job ID of this processing
     lockToken      lock token of this processing
+    started        the job's attemptsStarted as this processing began (orders the processings of one job)
 
   Returns {code, detail[, run]}; run is the flat HGETALL reply of the run hash after the change, so the
   resuming caller needs no second round trip to load the run
     {2, '', run}   recorded, the frontier is complete and this processing owns the resume
-    {3, '', run}   this job owned the resume before (redelivered; the run is still running under one of its
-                   processings, whether or not the call is still in the frontier): resume again
+    {3, '', run}   an earlier processing of this job owned the resume (redelivered; the run is still running
+                   under it, whether or not the call is still in the frontier): resume again
     {4, '', run}   this job parked the run again after resuming it (redelivered or retried): nothing is
                    recorded, the caller republishes the requests of the calls waiting (idempotent job IDs)
     {1, ''}        recorded, other calls of the frontier are still undecided
@@ -31,6 +33,7 @@
    {-2, ''}        the call is not in the run's frontier
    {-3, attempt}   the decision answers another attempt than the one pending
    {-4, body}      fingerprint mismatch; body is the parked call (JSON) for diagnosis
+   {-5, ''}        a later processing of this job owns the resume: this one is stale and stops
    {-8, requestId} the call waits for another request (the one returned): a decision of an earlier turn
                    that used the same call ID, or of another run's call, never applies here
 ]]
@@ -44,10 +47,15 @@ if status == 'awaiting_confirmation' and parkedBy == args.jobId then
 end
 -- Before the call is looked up: a runbook run's checkpoint drops the frontier it resumed from (checkpoint-run), and
 -- the job that resumed it still takes it over.
-if status == 'running' and ownedByJob(owner, args.jobId) then
-  redis.call('HSET', KEYS[1], 'owner', ownerOf(args.jobId, args.lockToken))
+local mine = ownerOf(args.jobId, args.lockToken, args.started)
+if status == 'running' and (owner == mine or supersedes(owner, args.jobId, args.started)) then
+  redis.call('HSET', KEYS[1], 'owner', mine)
   return {3, '', redis.call('HGETALL', KEYS[1])}
 end
+-- A later processing of this job owns the run: this one's lock lapsed before it got here. Taking the run back would
+-- leave it to a processing that holds no lock: it cannot wait for a call in flight (moving its job to delayed needs
+-- the lock), and the redelivery, finding the run taken, would stop.
+if status == 'running' and ownedByJob(owner, args.jobId) then return {-5, ''} end
 local c = 'c:' .. args.callId
 local body, state = unpack(redis.call('HMGET', KEYS[1], c, c .. ':s'))
 if not body then return {-2, ''} end
@@ -72,6 +80,6 @@ for i = 1, #fields, 2 do
     return {1, ''}
   end
 end
-redis.call('HSET', KEYS[1], 'status', 'running', 'owner', ownerOf(args.jobId, args.lockToken))
+redis.call('HSET', KEYS[1], 'status', 'running', 'owner', mine)
 redis.call('HDEL', KEYS[1], 'parkedBy')
 return {2, '', redis.call('HGETALL', KEYS[1])}
