@@ -178,11 +178,11 @@ describe('agent worker recovery', () => {
     // redelivery, finding the run taken, would end the job with the run left `running`.
     const agents = agentsConfigWith({ restartMs: 2_000 });
     // One job at a time: while its first processing waits, the first worker cannot take the redelivery itself.
-    const stale = await h.startWorker({ AGENTS_CONFIG: agents, WORKER_CONCURRENCY: '1' });
-    const store = stale.app.get(RunStore);
-    const before = await h.restarts(stale.url, 'web');
-    const runId = await h.startRun(stale.url, { script: restartScript('web') });
-    const [call] = await h.waitForPending(stale.url, runId);
+    const first = await h.startWorker({ AGENTS_CONFIG: agents, WORKER_CONCURRENCY: '1' });
+    const store = first.app.get(RunStore);
+    const before = await h.restarts(first.url, 'web');
+    const runId = await h.startRun(first.url, { script: restartScript('web') });
+    const [call] = await h.waitForPending(first.url, runId);
 
     // The first processing stops just before its decision script, until the test lets it go on.
     let release!: () => void;
@@ -198,32 +198,35 @@ describe('agent worker recovery', () => {
       );
       return applied;
     });
+    let live: Awaited<ReturnType<typeof h.startWorker>> | undefined;
     try {
       const job = await h.publishDecision(h.decision(runId, call, 'approve'));
       await waitFor(() => held.mock.calls.length > 0, 'the first processing to reach its decision script');
-      const live = await h.startWorker({ AGENTS_CONFIG: agents });
+      live = await h.startWorker({ AGENTS_CONFIG: agents });
       // Its lock lapsed (as when renewal is starved under load): BullMQ redelivers the job to the live worker.
       await h.redis.del(`${h.prefixes.queuePrefix}:${QueueName.ApprovalDecisions}:${job.id}:lock`);
       await waitFor(
-        async () => (await h.infra(live.url)).services.find((s) => s.name === 'web')?.status === 'restarting',
+        async () =>
+          (await h.infra(first.url)).services.find((s) => s.name === 'web')?.status === 'restarting',
         'the redelivery to resume the run and start the restart',
       );
 
       // The stale processing applies its decision while the redelivery's call still runs.
       release();
-      const stale = await waitFor(() => staleApplied, 'the stale processing to apply its decision');
+      const outcome = await waitFor(() => staleApplied, 'the stale processing to apply its decision');
       expect(await h.settled(job)).toBe('completed');
-      const view = await h.waitForStatus(live.url, runId, 'completed', 'the run to complete');
+      const view = await h.waitForStatus(first.url, runId, 'completed', 'the run to complete');
       expect(view.result).toBe('restarted');
-      expect(await h.restarts(live.url, 'web')).toBe(before + 1);
+      expect(await h.restarts(first.url, 'web')).toBe(before + 1);
       const types = await h.auditTypes(runId);
       expect(types.filter((t) => t === 'tool.started')).toHaveLength(1);
       expect(types).not.toContain('tool.interrupted');
       // The stale processing stopped at its decision script: the redelivery kept the run.
-      expect(stale).toBeInstanceOf(OwnershipLostError);
+      expect(outcome).toBeInstanceOf(OwnershipLostError);
     } finally {
       release();
       held.mockRestore();
+      await Promise.all([first.close(), live?.close()]);
     }
   });
 
