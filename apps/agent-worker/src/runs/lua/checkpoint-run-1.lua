@@ -8,7 +8,7 @@
   KEYS[1] run hash
 
   ARGV[1] JSON object (CheckpointRunArgs in run-store.ts):
-    owner          "<jobId>|<token>" of the caller
+    owner          "<jobId>|<token>|<started>" of the caller
     messagesJson   messages (JSON)
 
   Returns

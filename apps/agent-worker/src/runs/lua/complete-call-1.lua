@@ -10,7 +10,7 @@
     callId           the call
     executionToken   from start-call
     resultJson       result (JSON), stored at c:<callId>:r
-    owner            "<jobId>|<token>" of the caller
+    owner            "<jobId>|<token>|<started>" of the caller
 
   Returns {code, detail}
     {1, ''}      recorded; the caller still owns the run

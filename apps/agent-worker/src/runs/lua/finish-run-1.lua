@@ -6,7 +6,7 @@
   KEYS[1] run hash
 
   ARGV[1] JSON object (FinishRunArgs in run-store.ts), with exactly one of owner and jobId:
-    owner            "<jobId>|<token>": end it if this processing owns it
+    owner            "<jobId>|<token>|<started>": end it if this processing owns it
     jobId            end it whichever processing of this job owns it (the job failed for good outside its
                      processor, e.g. it stalled too often)
     status           final status: completed | failed

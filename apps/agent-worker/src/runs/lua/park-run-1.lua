@@ -5,7 +5,7 @@
   KEYS[1] run hash
 
   ARGV[1] JSON object (ParkRunArgs in run-store.ts):
-    owner          "<jobId>|<token>" of the caller
+    owner          "<jobId>|<token>|<started>" of the caller
     messagesJson   messages (JSON)
     parkedBy       job ID that parks, '' for the run's own start job (lets a redelivery or retry of that job
                    re-publish the requests: claim-run, apply-decision)

@@ -7,7 +7,7 @@
   KEYS[1] run hash
 
   ARGV[1] JSON object (SettleExecutingCallArgs in run-store.ts):
-    owner          "<jobId>|<token>" of the caller
+    owner          "<jobId>|<token>|<started>" of the caller
     callId         the call
     staleAfterMs   staleness window (ms): a heartbeat at least this old means the executor died
     bodyJson       body (JSON) of the re-ask (next attempt, reason interrupted)

@@ -6,7 +6,7 @@
 
   KEYS[1] run hash (call fields c:<callId>:x execution token, c:<callId>:h last heartbeat, ms)
 
-  ARGV[1] owner ("<jobId>|<token>")
+  ARGV[1] owner ("<jobId>|<token>|<started>")
   ARGV[2] call ID
   ARGV[3] execution token (fresh for this execution)
 

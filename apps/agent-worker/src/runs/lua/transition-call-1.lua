@@ -7,7 +7,7 @@
   KEYS[1] run hash
 
   ARGV[1] JSON object (TransitionCallArgs in run-store.ts):
-    owner        "<jobId>|<token>" of the caller
+    owner        "<jobId>|<token>|<started>" of the caller
     callId       the call
     from         expected current state
     to           new state
