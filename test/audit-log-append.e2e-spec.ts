@@ -38,6 +38,27 @@ describe('AuditLog batching (real Redis)', () => {
     expect(read.map((e) => e.callId)).toEqual(Array.from({ length: 450 }, (_, n) => `c-${n}`));
   });
 
+  it('writes the entries of one appendAll in one script call, each its own link, and the chain verifies', async () => {
+    const { keyPrefix } = uniquePrefixes('audit-append-all');
+    try {
+      const sut = new AuditLog(redis, keyPrefix, 'svc', testAuditKeyring());
+      await sut.append({ type: 'run.parked', runId: 'run-a' });
+      const ids = await sut.appendAll([
+        { type: 'decision.received', runId: 'run-a', callId: 'c-1', actor: 'alice' },
+        { type: 'run.resumed', runId: 'run-a' },
+      ]);
+      expect(sut.stats).toMatchObject({ batches: 2, entries: 3, conflicts: 0, chains: 1 });
+      const [parked, received, resumed] = await sut.read({ runId: 'run-a' });
+      expect([received.id, resumed.id]).toEqual(ids);
+      expect([received.type, resumed.type]).toEqual(['decision.received', 'run.resumed']);
+      expect(received.prevHash).toBe(parked.hash);
+      expect(resumed.prevHash).toBe(received.hash);
+      await expect(sut.verify()).resolves.toMatchObject({ intact: true, entries: 3, chains: 1 });
+    } finally {
+      await deletePrefixedKeys({ keyPrefix, queuePrefix: `{${keyPrefix}}` });
+    }
+  });
+
   it('sends a batch while the one before it is still in flight, and the chain verifies', async () => {
     const { keyPrefix } = uniquePrefixes('audit-append-pipelined');
     const slow = new Redis(TEST_REDIS_URL);

@@ -126,6 +126,16 @@ export class AuditLog {
   }
 
   /**
+   * The entries of one transition, in order, in one script call (each still its own chained, signed entry; more
+   * than a batch holds would take more calls). Resolves with their stream IDs once every one is durable, and
+   * rejects if any is not.
+   */
+  appendAll(inputs: readonly AuditInput[]): Promise<string[]> {
+    // append() only queues: entries queued in one tick go out in one batch.
+    return Promise.all(inputs.map((input) => this.append(input)));
+  }
+
+  /**
    * Sends what is queued at the end of the tick, without waiting for batches still in flight: each batch is
    * linked onto the head the previous one will leave (knownHead moves when a batch is sent), and one
    * connection delivers them in order, so an entry waits for at most one round trip, never for a queue of

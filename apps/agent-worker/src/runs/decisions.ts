@@ -2,7 +2,7 @@
 // and resume the run inline when it completed the frontier. Anything doubtful leaves the call pending.
 import { printableReadableForm, verifyPayloadSignature } from '@countersign/authorization';
 import { RunEventName, type SignedDecision, type SignedManualStepDone } from '@countersign/contracts';
-import type { AuditLog, Logger } from '@countersign/platform';
+import type { AuditInput, AuditLog, Logger } from '@countersign/platform';
 import type { WorkerMetrics } from '../observability/worker-metrics';
 import type { RunLoop } from './run-loop';
 import type { Lease, StoredDecision } from './run-state';
@@ -55,59 +55,43 @@ export class Decisions {
       logger.warn(where, 'decision rejected: bad signature');
       throw new ForgedDecisionError(decision.callId);
     }
-    // The receipt is written while the decision is applied, and is durable before anything runs on it.
-    const receipt = receiptAudited
-      ? undefined
-      : audit.append({
-          type: 'decision.received',
-          runId: decision.runId,
-          callId: decision.callId,
-          actor: decision.approvers.join(',') || decision.decidedBy,
-          detail: {
-            decision: decision.decision,
-            decidedBy: decision.decidedBy,
-            attempt: decision.attempt,
-            requestId: decision.requestId,
-            ...(decision.args ? { editedArgs: decision.args } : {}),
-            ...(decision.rule ? { standingRule: decision.rule } : {}),
-          },
-        });
-    receipt?.catch(() => undefined);
+    const receipt = receiptAudited ? undefined : receiptOf(decision);
     const result = await store.applyDecision(decision.runId, decision, toStored(decision), lease);
-    await receipt;
     metrics.decisions.inc({ result: result.kind });
     logger.info({ ...where, result: result.kind, decision: decision.decision }, 'decision applied');
     switch (result.kind) {
       case 'resume':
       case 'takeover':
-        await runLoop.resume(result.run, lease, enqueuedAt);
+        // The receipt goes in one append with the resume's own entry, durable before anything runs on the decision.
+        await runLoop.resume(result.run, lease, enqueuedAt, receipt);
         break;
       case 'republish':
         // This job resumed the run and parked it again before: its requests may never have gone out.
-        await runLoop.republish(result.run);
+        await Promise.all([audit.appendAll(receipt ? [receipt] : []), runLoop.republish(result.run)]);
         break;
       case 'recorded':
       case 'duplicate':
+        await audit.appendAll(receipt ? [receipt] : []);
         break;
       case 'run_not_found':
       case 'call_not_in_frontier':
-        await this.ignored(decision, result.kind);
+        await this.ignored(decision, receipt, result.kind);
         break;
       case 'stale_attempt':
-        await this.ignored(decision, result.kind, {
+        await this.ignored(decision, receipt, result.kind, {
           pendingAttempt: result.pendingAttempt,
           decisionAttempt: decision.attempt,
         });
         break;
       case 'request_mismatch':
         // A decision of another request that used this call ID (an earlier turn, another run): never applied here.
-        await this.ignored(decision, result.kind, {
+        await this.ignored(decision, receipt, result.kind, {
           pendingRequestId: result.pendingRequestId,
           decisionRequestId: decision.requestId,
         });
         break;
       case 'fingerprint_mismatch':
-        await this.ignored(decision, result.kind, {
+        await this.ignored(decision, receipt, result.kind, {
           expected: printableReadableForm(result.parked.name, result.parked.args),
           shown: printableReadableForm(decision.shown.toolName, decision.shown.args),
           expectedFingerprint: result.parked.fp,
@@ -161,20 +145,38 @@ export class Decisions {
     return noted.kind;
   }
 
+  /** The receipt and why the decision was not applied, in one append. */
   private async ignored(
     decision: SignedDecision,
+    receipt: AuditInput | undefined,
     reason: string,
     detail: Record<string, unknown> = {},
   ): Promise<void> {
     const where = { runId: decision.runId, callId: decision.callId };
-    await this.deps.audit.append({
-      type: 'decision.ignored',
-      ...where,
-      actor: 'agent-worker',
-      detail: { reason, ...detail },
-    });
+    await this.deps.audit.appendAll([
+      ...(receipt ? [receipt] : []),
+      { type: 'decision.ignored', ...where, actor: 'agent-worker', detail: { reason, ...detail } },
+    ]);
     this.deps.logger.warn({ ...where, reason, ...detail }, 'decision ignored; the call stays unconfirmed');
   }
+}
+
+/** The audit entry that says the decision reached a worker (whatever then became of it). */
+function receiptOf(decision: SignedDecision): AuditInput {
+  return {
+    type: 'decision.received',
+    runId: decision.runId,
+    callId: decision.callId,
+    actor: decision.approvers.join(',') || decision.decidedBy,
+    detail: {
+      decision: decision.decision,
+      decidedBy: decision.decidedBy,
+      attempt: decision.attempt,
+      requestId: decision.requestId,
+      ...(decision.args ? { editedArgs: decision.args } : {}),
+      ...(decision.rule ? { standingRule: decision.rule } : {}),
+    },
+  };
 }
 
 function toStored(d: SignedDecision): StoredDecision {

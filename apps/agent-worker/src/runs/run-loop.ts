@@ -24,7 +24,13 @@ import {
   type RunEvent,
   type StartRunJob,
 } from '@countersign/contracts';
-import type { AuditLog, DecidedCallResults, Logger, ToolCatalog } from '@countersign/platform';
+import type {
+  AuditInput,
+  AuditLog,
+  DecidedCallResults,
+  Logger,
+  ToolCatalog,
+} from '@countersign/platform';
 import type { AgentCatalog, AgentRuntime } from '../agents/agent-catalog';
 import type { ModelToolCall } from '../models/chat-model';
 import type { WorkerMetrics } from '../observability/worker-metrics';
@@ -124,24 +130,35 @@ export class RunLoop {
 
   /**
    * The last decision of a frontier arrived (or its job was redelivered): continue the run, as the decision
-   * script left it (it handed the run to this processing and read it in the same step).
+   * script left it (it handed the run to this processing and read it in the same step). `receipt`: the decision's
+   * receipt, still to be audited; it goes in one append with `run.resumed`, durable before anything runs.
    */
-  async resume(loaded: RunRecord, lease: Lease, decisionEnqueuedAt: number): Promise<void> {
+  async resume(
+    loaded: RunRecord,
+    lease: Lease,
+    decisionEnqueuedAt: number,
+    receipt?: AuditInput,
+  ): Promise<void> {
     const { metrics, audit, logger } = this.deps;
     const { runId } = loaded;
-    // First the calls an earlier processing left executing, so waiting on a live executor costs no audit entry.
-    const run = { ...loaded, frontier: await this.settleExecutions(loaded, lease, loaded.frontier) };
+    let frontier = loaded.frontier;
+    if (frontier.some((call) => call.state === CallState.Executing)) {
+      // A job that waits for a live executor comes back without its receipt: write it before waiting.
+      if (receipt) await audit.append(receipt);
+      receipt = undefined;
+      // First the calls an earlier processing left executing, so waiting on a live executor costs no audit entry.
+      frontier = await this.settleExecutions(loaded, lease, frontier);
+    }
+    const run = { ...loaded, frontier };
     const agent = this.deps.catalog.get(run.agent);
     metrics.runsResumed.inc();
     metrics.decisionToResume.observe(Math.max(0, Date.now() - decisionEnqueuedAt) / 1000);
-    // Not a decision or an execution: written alongside the work, and awaited before the job ends.
-    const resumed = audit.append({
-      type: 'run.resumed',
-      runId,
-      actor: 'agent-worker',
-      detail: { by: lease.jobId },
-    });
-    resumed.catch(() => undefined);
+    // Written alongside the work (one script call), awaited before a tool or the model runs on the decision.
+    const written = audit.appendAll([
+      ...(receipt ? [receipt] : []),
+      { type: 'run.resumed', runId, actor: 'agent-worker', detail: { by: lease.jobId } },
+    ]);
+    written.catch(() => undefined);
     logger.info({ runId, job: lease.jobId }, 'run resumed');
     this.emit({ type: RunEventName.Status, runId, status: 'running' });
     if (!agent?.model) {
@@ -150,9 +167,9 @@ export class RunLoop {
         error: `agent "${run.agent}" cannot run: ${agent?.unavailable ?? 'it is not configured'}`,
       });
     } else {
-      await this.advance(run, agent, lease);
+      await this.advance(run, agent, lease, written);
     }
-    await resumed;
+    await written;
   }
 
   /**
@@ -175,14 +192,21 @@ export class RunLoop {
    * calls a second time next to the new owner. Claim, resume and every frontier transition check it already,
    * so the check before a model turn is skipped right after them.
    */
-  private async advance(run: RunRecord, agent: AgentRuntime, lease: Lease): Promise<void> {
+  private async advance(
+    run: RunRecord,
+    agent: AgentRuntime,
+    lease: Lease,
+    auditFirst: Promise<unknown> = Promise.resolve(),
+  ): Promise<void> {
     let messages = run.messages;
     let frontier = run.frontier;
     let ownerConfirmed = true;
     let notes = run.notes ?? [];
     for (;;) {
       if (frontier.length > 0) {
-        const settled = await this.settleFrontier(run, agent, lease, frontier);
+        const settled = await this.settleFrontier(run, agent, lease, frontier, auditFirst);
+        // The decision's entries are durable before the model, a park or the run's end acts on the results.
+        await auditFirst;
         if (settled.some(isWaiting)) return this.park(run, lease, messages, settled);
         messages = [...messages, ...toolMessages(settled)];
         frontier = [];
@@ -331,6 +355,7 @@ export class RunLoop {
     agent: AgentRuntime,
     lease: Lease,
     frontier: FrontierCall[],
+    auditFirst: Promise<unknown>,
   ): Promise<FrontierCall[]> {
     // Transitions throw (and the job retries from Redis state) when this worker lost the run: fail closed.
     const settled = await mapWithConcurrency(frontier, agent.pipeline.maxConcurrentTools, async (call) => {
@@ -341,7 +366,7 @@ export class RunLoop {
         case CallState.Denied:
           return this.settleDenied(run, lease, call);
         case CallState.Approved:
-          return this.settleApproved(run, agent, lease, call);
+          return this.settleApproved(run, agent, lease, call, auditFirst);
         case CallState.Executing:
           return this.settleExecuting(run, lease, call);
       }
@@ -408,6 +433,7 @@ export class RunLoop {
     agent: AgentRuntime,
     lease: Lease,
     call: FrontierCall,
+    auditFirst: Promise<unknown>,
   ): Promise<FrontierCall> {
     const { store, logger } = this.deps;
     const { body } = call;
@@ -465,8 +491,8 @@ export class RunLoop {
 
     const executionToken = randomUUID();
     await store.startCall(run.runId, lease, body.id, executionToken);
-    // Durable before the tool runs: whatever happens next, the log shows an action that may have changed the world.
-    // The audit keeps both, when an approver edited the arguments: what the agent asked for and what ran.
+    // Durable before the tool runs, and so is the decision's receipt: whatever happens next, the log shows an action
+    // that may have changed the world, and on whose word. The audit keeps both, when an approver edited the arguments: what the agent asked for and what ran.
     const approvedBy = call.decision?.decidedBy === 'policy' ? 'policy' : 'person';
     const approval = {
       approvers: call.decision?.approvers ?? [],
@@ -475,7 +501,7 @@ export class RunLoop {
       ...(edited ? { args: edited, requestedArgs: body.args } : {}),
       ...(call.decision?.rule ? { standingRule: call.decision.rule } : {}),
     };
-    await this.auditExecution(run, body, approvedBy, 'started', approval);
+    await Promise.all([this.auditExecution(run, body, approvedBy, 'started', approval), auditFirst]);
     logger.info(
       { runId: run.runId, callId: body.id, tool: body.name, edited: edited !== undefined },
       'executing approved call',
