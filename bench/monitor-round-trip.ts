@@ -123,16 +123,28 @@ async function oneBareFloorRun(floorWorker: Child, url: string, prefix: string):
   return window;
 }
 
-/** Sequential trips: per client, commands closer than PIPELINE_GAP_US are one; Lua's own commands are not trips. */
+/**
+ * Sequential trips: per client, a command that starts within PIPELINE_GAP_US of the end of that client's previous one
+ * is in the same trip; Lua's own commands are not trips. MONITOR stamps a command when it has run, after the commands
+ * its script ran (Redis runs one command at a time, so the Lua lines since the previous command are this one's): a
+ * script starts at its first Lua command, so a pipeline of scripts that each run longer than the gap is still one trip.
+ */
 function trips(seen: Seen[]): { trips: number; commands: number; lines: string[] } {
   const lastAt = new Map<string, number>();
   let count = 0;
   const lines: string[] = [];
   const t0 = seen[0]?.atUs ?? 0;
+  let firstLuaAt: number | undefined;
   for (const s of seen) {
-    if (s.client === 'lua' || BACKGROUND.has(s.command)) continue;
+    if (s.client === 'lua') {
+      firstLuaAt ??= s.atUs;
+      continue;
+    }
+    const startedAt = firstLuaAt ?? s.atUs;
+    firstLuaAt = undefined;
+    if (BACKGROUND.has(s.command)) continue;
     const last = lastAt.get(s.client);
-    const newTrip = last === undefined || s.atUs - last > PIPELINE_GAP_US;
+    const newTrip = last === undefined || startedAt - last > PIPELINE_GAP_US;
     lastAt.set(s.client, s.atUs);
     if (newTrip) count++;
     lines.push(
