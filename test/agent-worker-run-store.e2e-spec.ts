@@ -345,6 +345,35 @@ describe('run store scripts', () => {
       expect((await sut.loadWithHistory('h2'))!.lastSeq).toBe(3);
     });
 
+    it('adds the resume events in the step that completes the frontier, and only then', async () => {
+      await parkedRun('h4', [pending('c1', 0), pending('c2', 1)]);
+      const running: RunEvent[] = [{ type: 'status', runId: 'h4', status: 'running' }];
+      const lease = (jobId: string) => ({ jobId, token: 'x', started: 1 });
+      expect((await sut.applyDecision('h4', req('c1'), approve, lease('d1'), running)).kind).toBe('recorded');
+      expect((await sut.loadWithHistory('h4'))!.lastSeq).toBe(0);
+      const seen: string[] = [];
+      const listener = redis.duplicate();
+      await listener.subscribe(`${prefixes.keyPrefix}:run-events`);
+      listener.on('message', (_channel: string, text: string) => seen.push(text));
+      try {
+        const resumed = await sut.applyDecision('h4', req('c2'), approve, lease('d2'), running);
+        expect(resumed.kind).toBe('resume');
+        const stored = (await sut.loadWithHistory('h4'))!;
+        expect(stored.run.status).toBe('running');
+        expect(stored.history).toEqual([{ seq: 1, event: running[0] }]);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(seen.map((m) => JSON.parse(m) as { seq: number })).toEqual([
+          expect.objectContaining({ runId: 'h4', seq: 1 }),
+        ]);
+        // A duplicate, or a takeover by a redelivery, adds nothing.
+        await sut.applyDecision('h4', req('c2'), approve, lease('d3'), running);
+        await sut.applyDecision('h4', req('c2'), approve, { jobId: 'd2', token: 'y', started: 2 }, running);
+        expect((await sut.loadWithHistory('h4'))!.lastSeq).toBe(1);
+      } finally {
+        listener.disconnect();
+      }
+    });
+
     it('gives back a confirmation with the fingerprint of its tool name and arguments', async () => {
       await parkedRun('h3', [pending('c1', 0)]);
       const call = {

@@ -1,7 +1,12 @@
 // A decision off the queue: verify its signature, record it on the parked call (Lua, compare-and-set),
 // and resume the run inline when it completed the frontier. Anything doubtful leaves the call pending.
 import { printableReadableForm, verifyPayloadSignature } from '@countersign/authorization';
-import { RunEventName, type SignedDecision, type SignedManualStepDone } from '@countersign/contracts';
+import {
+  RunEventName,
+  type RunEvent,
+  type SignedDecision,
+  type SignedManualStepDone,
+} from '@countersign/contracts';
 import type { AuditInput, AuditLog, Logger } from '@countersign/platform';
 import type { WorkerMetrics } from '../observability/worker-metrics';
 import type { RunLoop } from './run-loop';
@@ -56,14 +61,19 @@ export class Decisions {
       throw new ForgedDecisionError(decision.callId);
     }
     const receipt = receiptAudited ? undefined : receiptOf(decision);
-    const result = await store.applyDecision(decision.runId, decision, toStored(decision), lease);
+    const running: RunEvent = { type: RunEventName.Status, runId: decision.runId, status: 'running' };
+    const result = await store.applyDecision(decision.runId, decision, toStored(decision), lease, [running]);
     metrics.decisions.inc({ result: result.kind });
     logger.info({ ...where, result: result.kind, decision: decision.decision }, 'decision applied');
     switch (result.kind) {
       case 'resume':
       case 'takeover':
         // The receipt goes in one append with the resume's own entry, durable before anything runs on the decision.
-        await runLoop.resume(result.run, lease, enqueuedAt, receipt);
+        // A takeover re-announces the run; a resume's script did (`running`).
+        await runLoop.resume(result.run, lease, enqueuedAt, {
+          receipt,
+          announced: result.kind === 'resume',
+        });
         break;
       case 'republish':
         // This job resumed the run and parked it again before: its requests may never have gone out.

@@ -24,13 +24,7 @@ import {
   type RunEvent,
   type StartRunJob,
 } from '@countersign/contracts';
-import type {
-  AuditInput,
-  AuditLog,
-  DecidedCallResults,
-  Logger,
-  ToolCatalog,
-} from '@countersign/platform';
+import type { AuditInput, AuditLog, DecidedCallResults, Logger, ToolCatalog } from '@countersign/platform';
 import type { AgentCatalog, AgentRuntime } from '../agents/agent-catalog';
 import type { ModelToolCall } from '../models/chat-model';
 import type { WorkerMetrics } from '../observability/worker-metrics';
@@ -132,12 +126,13 @@ export class RunLoop {
    * The last decision of a frontier arrived (or its job was redelivered): continue the run, as the decision
    * script left it (it handed the run to this processing and read it in the same step). `receipt`: the decision's
    * receipt, still to be audited; it goes in one append with `run.resumed`, durable before anything runs.
+   * `announced`: the decision script already added the `running` event.
    */
   async resume(
     loaded: RunRecord,
     lease: Lease,
     decisionEnqueuedAt: number,
-    receipt?: AuditInput,
+    { receipt, announced = false }: { receipt?: AuditInput; announced?: boolean } = {},
   ): Promise<void> {
     const { metrics, audit, logger } = this.deps;
     const { runId } = loaded;
@@ -160,7 +155,7 @@ export class RunLoop {
     ]);
     written.catch(() => undefined);
     logger.info({ runId, job: lease.jobId }, 'run resumed');
-    this.emit({ type: RunEventName.Status, runId, status: 'running' });
+    if (!announced) this.emit({ type: RunEventName.Status, runId, status: 'running' });
     if (!agent?.model) {
       await this.finish(run, lease, {
         status: 'failed',

@@ -54,6 +54,10 @@ type ApplyDecisionArgs = {
   jobId: string;
   lockToken: string;
   started: number;
+  eventsChannel: string;
+  runIdJson: string;
+  keepEvents: number;
+  events: string[];
 };
 type TransitionCallArgs = {
   owner: string;
@@ -164,11 +168,13 @@ export class RunStore {
     throw new UnexpectedScriptReplyError('claim-run', code);
   }
 
+  /** `onResume`: events added to the run's history (and published) in the step that completes its frontier. */
   async applyDecision(
     runId: string,
     request: { callId: string; requestId: string; attempt: number },
     decision: StoredDecision,
     lease: Lease,
+    onResume: RunEvent[] = [],
   ): Promise<ApplyDecisionResult> {
     const { callId, requestId, attempt } = request;
     const [code, detail, hash] = (await SCRIPTS.applyDecision.run(
@@ -184,6 +190,10 @@ export class RunStore {
           jobId: lease.jobId,
           lockToken: lease.token,
           started: lease.started,
+          eventsChannel: this.eventsChannel,
+          runIdJson: JSON.stringify(runId),
+          keepEvents: RUN_EVENT_HISTORY,
+          events: onResume.map(encodeRunEvent),
         }),
       ],
     )) as [number, string, string[]?];

@@ -19,10 +19,15 @@
     jobId          job ID of this processing
     lockToken      lock token of this processing
     started        the job's attemptsStarted as this processing began (orders the processings of one job)
+    eventsChannel  pub/sub channel of run events
+    runIdJson      the run ID as a JSON string
+    keepEvents     how many events the history keeps
+    events         events (encoded, StoredRunEventSchema JSON) added to the run's history and published when this
+                   decision completes the frontier (code 2), in the same step as the run becomes running; [] = none
 
   Returns {code, detail[, run]}; run is the flat HGETALL reply of the run hash after the change, so the
   resuming caller needs no second round trip to load the run
-    {2, '', run}   recorded, the frontier is complete and this processing owns the resume
+    {2, '', run}   recorded, the frontier is complete and this processing owns the resume (`events` added)
     {3, '', run}   an earlier processing of this job owned the resume (redelivered; the run is still running
                    under it, whether or not the call is still in the frontier): resume again
     {4, '', run}   this job parked the run again after resuming it (redelivered or retried): nothing is
@@ -38,6 +43,7 @@
                    that used the same call ID, or of another run's call, never applies here
 ]]
 --- @include "includes/job-owner"
+--- @include "includes/append-events"
 
 local args = cjson.decode(ARGV[1])
 local status, owner, parkedBy = unpack(redis.call('HMGET', KEYS[1], 'status', 'owner', 'parkedBy'))
@@ -82,4 +88,8 @@ for i = 1, #fields, 2 do
 end
 redis.call('HSET', KEYS[1], 'status', 'running', 'owner', mine)
 redis.call('HDEL', KEYS[1], 'parkedBy')
+-- A follower hears the run is running from the step that made it so (no event script call of its own).
+if #args.events > 0 then
+  appendEvents(KEYS[1], args.eventsChannel, args.runIdJson, tonumber(args.keepEvents), args.events, 1)
+end
 return {2, '', redis.call('HGETALL', KEYS[1])}
