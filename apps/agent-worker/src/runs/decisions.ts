@@ -60,48 +60,46 @@ export class Decisions {
       logger.warn(where, 'decision rejected: bad signature');
       throw new ForgedDecisionError(decision.callId);
     }
-    const receipt = receiptAudited ? undefined : receiptOf(decision);
+    // The receipt is written while the decision is applied (the same trip), and is durable before anything runs on it.
+    const receipt = receiptAudited ? undefined : audit.append(receiptOf(decision));
+    receipt?.catch(() => undefined);
     const running: RunEvent = { type: RunEventName.Status, runId: decision.runId, status: 'running' };
     const result = await store.applyDecision(decision.runId, decision, toStored(decision), lease, [running]);
+    await receipt;
     metrics.decisions.inc({ result: result.kind });
     logger.info({ ...where, result: result.kind, decision: decision.decision }, 'decision applied');
     switch (result.kind) {
       case 'resume':
       case 'takeover':
-        // The receipt goes in one append with the resume's own entry, durable before anything runs on the decision.
-        // A takeover re-announces the run; a resume's script did (`running`).
-        await runLoop.resume(result.run, lease, enqueuedAt, {
-          receipt,
-          announced: result.kind === 'resume',
-        });
+        // A resume's script announced the run (`running`); a takeover announces it again.
+        await runLoop.resume(result.run, lease, enqueuedAt, { announced: result.kind === 'resume' });
         break;
       case 'republish':
         // This job resumed the run and parked it again before: its requests may never have gone out.
-        await Promise.all([audit.appendAll(receipt ? [receipt] : []), runLoop.republish(result.run)]);
+        await runLoop.republish(result.run);
         break;
       case 'recorded':
       case 'duplicate':
-        await audit.appendAll(receipt ? [receipt] : []);
         break;
       case 'run_not_found':
       case 'call_not_in_frontier':
-        await this.ignored(decision, receipt, result.kind);
+        await this.ignored(decision, result.kind);
         break;
       case 'stale_attempt':
-        await this.ignored(decision, receipt, result.kind, {
+        await this.ignored(decision, result.kind, {
           pendingAttempt: result.pendingAttempt,
           decisionAttempt: decision.attempt,
         });
         break;
       case 'request_mismatch':
         // A decision of another request that used this call ID (an earlier turn, another run): never applied here.
-        await this.ignored(decision, receipt, result.kind, {
+        await this.ignored(decision, result.kind, {
           pendingRequestId: result.pendingRequestId,
           decisionRequestId: decision.requestId,
         });
         break;
       case 'fingerprint_mismatch':
-        await this.ignored(decision, receipt, result.kind, {
+        await this.ignored(decision, result.kind, {
           expected: printableReadableForm(result.parked.name, result.parked.args),
           shown: printableReadableForm(decision.shown.toolName, decision.shown.args),
           expectedFingerprint: result.parked.fp,
@@ -155,18 +153,18 @@ export class Decisions {
     return noted.kind;
   }
 
-  /** The receipt and why the decision was not applied, in one append. */
   private async ignored(
     decision: SignedDecision,
-    receipt: AuditInput | undefined,
     reason: string,
     detail: Record<string, unknown> = {},
   ): Promise<void> {
     const where = { runId: decision.runId, callId: decision.callId };
-    await this.deps.audit.appendAll([
-      ...(receipt ? [receipt] : []),
-      { type: 'decision.ignored', ...where, actor: 'agent-worker', detail: { reason, ...detail } },
-    ]);
+    await this.deps.audit.append({
+      type: 'decision.ignored',
+      ...where,
+      actor: 'agent-worker',
+      detail: { reason, ...detail },
+    });
     this.deps.logger.warn({ ...where, reason, ...detail }, 'decision ignored; the call stays unconfirmed');
   }
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import {
   type ConfirmationHandler,
   defineTool,
+  fingerprint,
   type ToolDefinition,
   type ToolPlugin,
   ToolCallPipeline,
@@ -89,6 +90,19 @@ class FakeRunStore {
     this.finished = end;
     return true;
   }
+
+  // The call transitions of a resume: each succeeds.
+  async startCall(_runId: string, _lease: Lease, callId: string) {
+    this.steps.push(`start ${callId}`);
+  }
+
+  async completeCall() {
+    return { stillOwner: true };
+  }
+
+  async transitionCall(_runId: string, _lease: Lease, callId: string, from: string, to: string) {
+    this.steps.push(`${from} → ${to} ${callId}`);
+  }
 }
 
 /** Plays the given turns, then answers with text; keeps every request. */
@@ -138,6 +152,13 @@ function setup(options: {
 
   const store = new FakeRunStore(executions);
   const audit: AuditInput[] = [];
+  /** The entries of each append call, by type: entries of one call go out in one script call. */
+  const auditCalls: string[][] = [];
+  const record = (entries: readonly AuditInput[]) => {
+    audit.push(...entries);
+    auditCalls.push(entries.map((e) => e.type));
+    return entries.map(() => 'id');
+  };
   const requests: ApprovalRequest[] = [];
   const events: RunEvent[] = [];
   const metrics = {
@@ -145,6 +166,8 @@ function setup(options: {
     runsParked: counter(),
     runsFinished: counter(),
     toolCalls: counter(),
+    runsResumed: counter(),
+    decisionToResume: { observe: () => undefined },
   };
   const quiet = () => undefined;
   const sut = new RunLoop({
@@ -154,14 +177,30 @@ function setup(options: {
       requestApproval: async (r: ApprovalRequest) => void requests.push(r),
     } as ApprovalRequestsProducer,
     events: { publish: (...e: RunEvent[]) => void events.push(...e) } as RunEvents,
-    audit: { append: async (entry: AuditInput) => (audit.push(entry), 'id') } as unknown as AuditLog,
+    audit: {
+      append: async (entry: AuditInput) => record([entry])[0],
+      appendAll: async (entries: readonly AuditInput[]) => record(entries),
+    } as unknown as AuditLog,
     metrics: metrics as unknown as WorkerMetrics,
     logger: { info: quiet, warn: quiet, debug: quiet, error: quiet } as unknown as Logger,
     execution: { heartbeatMs: 1_000, staleAfterMs: 10_000 },
   });
   const outcomesCounted = () => metrics.toolCalls.incs.map((labels) => labels.outcome);
   const toolResults = () => events.filter((e) => e.type === 'tool_result');
-  return { sut, tools, executions, store, model, audit, requests, events, outcomesCounted, toolResults };
+  return {
+    sut,
+    agent,
+    tools,
+    executions,
+    store,
+    model,
+    audit,
+    auditCalls,
+    requests,
+    events,
+    outcomesCounted,
+    toolResults,
+  };
 }
 
 const logs = (id: string, service = 'api'): ModelToolCall => ({ id, name: 'read_logs', args: { service } });
@@ -355,6 +394,69 @@ describe('RunLoop, a fresh turn', () => {
       }),
     ]);
     expect(model.requests[1].messages.at(-1)).toMatchObject({ role: 'tool', toolCallId: 'c1' });
+  });
+});
+
+describe('RunLoop, resuming on a decision', () => {
+  /** A run parked on restart_service(api), decided as `decision` by bob. */
+  function decided(agent: AgentRuntime, decision: 'approve' | 'deny'): RunRecord {
+    const args = { service: 'api' };
+    const fp = fingerprint('restart_service', args);
+    const call: FrontierCall = {
+      state: decision === 'approve' ? CallState.Approved : CallState.Denied,
+      body: {
+        id: 'c1',
+        name: 'restart_service',
+        args,
+        tier: 'confirm',
+        fp,
+        defHash: agent.registry.get('restart_service')!.definitionHash,
+        attempt: 0,
+        reason: 'confirmation_required',
+        rq: 'rq-1',
+        i: 0,
+      },
+      decision: { decision, decidedBy: 'person', approvers: ['bob'], fingerprint: fp, decidedAt: 'now' },
+    };
+    const messages: ChatMessage[] = [{ role: 'user', content: 'go' }];
+    return {
+      runId: 'run-1',
+      agent: 'ops',
+      userId: 'alice',
+      scopes: [],
+      status: 'running',
+      messages,
+      frontier: [call],
+    };
+  }
+
+  it('writes run.resumed in the same append as the first tool.started, both before the tool runs', async () => {
+    const { sut, agent, tools, audit, auditCalls, events } = setup({ turns: [] });
+    const auditedBeforeRun: string[] = [];
+    const handler = tools.restart_service.definition.handler;
+    tools.restart_service.definition.handler = (args, ctx) => {
+      auditedBeforeRun.push(...audit.map((e) => e.type));
+      return handler(args, ctx);
+    };
+    await sut.resume(decided(agent, 'approve'), lease, Date.now(), { announced: true });
+
+    expect(tools.restart_service.ran).toEqual(['c1']);
+    expect(auditedBeforeRun).toEqual(['run.resumed', 'tool.started']);
+    expect(auditCalls).toEqual([['run.resumed', 'tool.started'], ['tool.executed']]);
+    // The decision script announced the run: no second `running` event.
+    expect(events.filter((e) => e.type === 'status' && e.status === 'running')).toEqual([]);
+  });
+
+  it('writes run.resumed before the model turn when no tool starts, and announces a takeover', async () => {
+    const { sut, agent, audit, auditCalls, model, events } = setup({ turns: [] });
+    let auditedBeforeTurn: string[] = [];
+    const next = model.next.bind(model);
+    model.next = (request) => ((auditedBeforeTurn = audit.map((e) => e.type)), next(request));
+    await sut.resume(decided(agent, 'deny'), lease, Date.now());
+
+    expect(auditedBeforeTurn).toEqual(['tool.denied', 'run.resumed']);
+    expect(auditCalls).toEqual([['tool.denied'], ['run.resumed']]);
+    expect(events.filter((e) => e.type === 'status' && e.status === 'running')).toHaveLength(1);
   });
 });
 

@@ -124,47 +124,38 @@ export class RunLoop {
 
   /**
    * The last decision of a frontier arrived (or its job was redelivered): continue the run, as the decision
-   * script left it (it handed the run to this processing and read it in the same step). `receipt`: the decision's
-   * receipt, still to be audited; it goes in one append with `run.resumed`, durable before anything runs.
-   * `announced`: the decision script already added the `running` event.
+   * script left it (it handed the run to this processing and read it in the same step). `announced`: that script
+   * already added the `running` event.
    */
   async resume(
     loaded: RunRecord,
     lease: Lease,
     decisionEnqueuedAt: number,
-    { receipt, announced = false }: { receipt?: AuditInput; announced?: boolean } = {},
+    { announced = false }: { announced?: boolean } = {},
   ): Promise<void> {
-    const { metrics, audit, logger } = this.deps;
+    const { metrics, logger } = this.deps;
     const { runId } = loaded;
-    let frontier = loaded.frontier;
-    if (frontier.some((call) => call.state === CallState.Executing)) {
-      // A job that waits for a live executor comes back without its receipt: write it before waiting.
-      if (receipt) await audit.append(receipt);
-      receipt = undefined;
-      // First the calls an earlier processing left executing, so waiting on a live executor costs no audit entry.
-      frontier = await this.settleExecutions(loaded, lease, frontier);
-    }
-    const run = { ...loaded, frontier };
+    // First the calls an earlier processing left executing, so waiting on a live executor costs no audit entry.
+    const run = { ...loaded, frontier: await this.settleExecutions(loaded, lease, loaded.frontier) };
     const agent = this.deps.catalog.get(run.agent);
     metrics.runsResumed.inc();
     metrics.decisionToResume.observe(Math.max(0, Date.now() - decisionEnqueuedAt) / 1000);
-    // Written alongside the work (one script call), awaited before a tool or the model runs on the decision.
-    const written = audit.appendAll([
-      ...(receipt ? [receipt] : []),
+    // Not a decision or an execution: it goes out with the first `tool.started` (one script call), or once the
+    // frontier is settled.
+    const carried: AuditInput[] = [
       { type: 'run.resumed', runId, actor: 'agent-worker', detail: { by: lease.jobId } },
-    ]);
-    written.catch(() => undefined);
+    ];
     logger.info({ runId, job: lease.jobId }, 'run resumed');
     if (!announced) this.emit({ type: RunEventName.Status, runId, status: 'running' });
     if (!agent?.model) {
+      await this.deps.audit.appendAll(carried);
       await this.finish(run, lease, {
         status: 'failed',
         error: `agent "${run.agent}" cannot run: ${agent?.unavailable ?? 'it is not configured'}`,
       });
     } else {
-      await this.advance(run, agent, lease, written);
+      await this.advance(run, agent, lease, carried);
     }
-    await written;
   }
 
   /**
@@ -191,7 +182,7 @@ export class RunLoop {
     run: RunRecord,
     agent: AgentRuntime,
     lease: Lease,
-    auditFirst: Promise<unknown> = Promise.resolve(),
+    carried: AuditInput[] = [],
   ): Promise<void> {
     let messages = run.messages;
     let frontier = run.frontier;
@@ -199,9 +190,9 @@ export class RunLoop {
     let notes = run.notes ?? [];
     for (;;) {
       if (frontier.length > 0) {
-        const settled = await this.settleFrontier(run, agent, lease, frontier, auditFirst);
-        // The decision's entries are durable before the model, a park or the run's end acts on the results.
-        await auditFirst;
+        const settled = await this.settleFrontier(run, agent, lease, frontier, carried);
+        // What no tool start took along is durable before the model, a park or the run's end.
+        if (carried.length > 0) await this.deps.audit.appendAll(carried.splice(0));
         if (settled.some(isWaiting)) return this.park(run, lease, messages, settled);
         messages = [...messages, ...toolMessages(settled)];
         frontier = [];
@@ -350,7 +341,7 @@ export class RunLoop {
     agent: AgentRuntime,
     lease: Lease,
     frontier: FrontierCall[],
-    auditFirst: Promise<unknown>,
+    carried: AuditInput[],
   ): Promise<FrontierCall[]> {
     // Transitions throw (and the job retries from Redis state) when this worker lost the run: fail closed.
     const settled = await mapWithConcurrency(frontier, agent.pipeline.maxConcurrentTools, async (call) => {
@@ -361,7 +352,7 @@ export class RunLoop {
         case CallState.Denied:
           return this.settleDenied(run, lease, call);
         case CallState.Approved:
-          return this.settleApproved(run, agent, lease, call, auditFirst);
+          return this.settleApproved(run, agent, lease, call, carried);
         case CallState.Executing:
           return this.settleExecuting(run, lease, call);
       }
@@ -428,7 +419,7 @@ export class RunLoop {
     agent: AgentRuntime,
     lease: Lease,
     call: FrontierCall,
-    auditFirst: Promise<unknown>,
+    carried: AuditInput[],
   ): Promise<FrontierCall> {
     const { store, logger } = this.deps;
     const { body } = call;
@@ -486,8 +477,8 @@ export class RunLoop {
 
     const executionToken = randomUUID();
     await store.startCall(run.runId, lease, body.id, executionToken);
-    // Durable before the tool runs, and so is the decision's receipt: whatever happens next, the log shows an action
-    // that may have changed the world, and on whose word. The audit keeps both, when an approver edited the arguments: what the agent asked for and what ran.
+    // Durable before the tool runs: whatever happens next, the log shows an action that may have changed the world.
+    // The audit keeps both, when an approver edited the arguments: what the agent asked for and what ran.
     const approvedBy = call.decision?.decidedBy === 'policy' ? 'policy' : 'person';
     const approval = {
       approvers: call.decision?.approvers ?? [],
@@ -496,7 +487,7 @@ export class RunLoop {
       ...(edited ? { args: edited, requestedArgs: body.args } : {}),
       ...(call.decision?.rule ? { standingRule: call.decision.rule } : {}),
     };
-    await Promise.all([this.auditExecution(run, body, approvedBy, 'started', approval), auditFirst]);
+    await this.auditExecution(run, body, approvedBy, 'started', approval, carried.splice(0));
     logger.info(
       { runId: run.runId, callId: body.id, tool: body.name, edited: edited !== undefined },
       'executing approved call',
@@ -558,7 +549,8 @@ export class RunLoop {
   /**
    * One audit entry of an execution: `started` before a call a person or a policy approved is handed to its tool, then
    * how it ended (`executed`, or `failed` with the tool's error); a worker that takes over a call whose executor died
-   * writes `tool.interrupted`. The same for every tool source: the pipeline's outcome says all it needs.
+   * writes `tool.interrupted`. The same for every tool source: the pipeline's outcome says all it needs. `before`:
+   * entries that go out in the same script call, ahead of it.
    */
   private auditExecution(
     run: RunRecord,
@@ -566,14 +558,18 @@ export class RunLoop {
     approvedBy: string,
     stage: 'started' | 'executed' | 'failed',
     detail: Record<string, unknown> = {},
+    before: AuditInput[] = [],
   ): Promise<unknown> {
-    return this.deps.audit.append({
-      type: `tool.${stage}`,
-      runId: run.runId,
-      callId: call.id,
-      actor: approvedBy,
-      detail: { toolName: call.name, ...detail },
-    });
+    return this.deps.audit.appendAll([
+      ...before,
+      {
+        type: `tool.${stage}`,
+        runId: run.runId,
+        callId: call.id,
+        actor: approvedBy,
+        detail: { toolName: call.name, ...detail },
+      },
+    ]);
   }
 
   /** Keeps the call's heartbeat fresh while `work` runs, so a worker that takes the run over waits instead of re-asking. */
