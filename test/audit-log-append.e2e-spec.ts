@@ -59,6 +59,35 @@ describe('AuditLog batching (real Redis)', () => {
     }
   });
 
+  it('sends what is queued at flush(), ahead of a command sent right after it', async () => {
+    const { keyPrefix } = uniquePrefixes('audit-append-flush');
+    const sent: string[] = [];
+    const spy = new Redis(TEST_REDIS_URL);
+    const evalsha = spy.evalsha.bind(spy) as (...args: unknown[]) => Promise<unknown>;
+    (spy as unknown as { evalsha: typeof evalsha }).evalsha = (...args) => {
+      sent.push('audit');
+      return evalsha(...args);
+    };
+    try {
+      const sut = new AuditLog(spy, keyPrefix, 'svc', testAuditKeyring());
+      const appended = sut.append({ type: 'decision.received', runId: 'run-f' });
+      sut.flush();
+      sent.push('next command');
+      await appended;
+      expect(sent).toEqual(['audit', 'next command']);
+      // Without flush() the batch goes out at the end of the tick, after the caller's next command.
+      sent.length = 0;
+      const later = sut.append({ type: 'run.resumed', runId: 'run-f' });
+      sent.push('next command');
+      await later;
+      expect(sent).toEqual(['next command', 'audit']);
+      await expect(sut.verify()).resolves.toMatchObject({ intact: true, entries: 2, chains: 1 });
+    } finally {
+      spy.disconnect();
+      await deletePrefixedKeys({ keyPrefix, queuePrefix: `{${keyPrefix}}` });
+    }
+  });
+
   it('sends a batch while the one before it is still in flight, and the chain verifies', async () => {
     const { keyPrefix } = uniquePrefixes('audit-append-pipelined');
     const slow = new Redis(TEST_REDIS_URL);

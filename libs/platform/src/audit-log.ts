@@ -147,8 +147,17 @@ export class AuditLog {
     this.flushScheduled = true;
     queueMicrotask(() => {
       this.flushScheduled = false;
-      while (this.queue.length > 0) this.send(this.queue.splice(0, MAX_BATCH));
+      this.flush();
     });
+  }
+
+  /**
+   * Sends what is queued now rather than at the end of the tick: a command the caller sends right after travels in
+   * the same pipeline of the connection (the connection sends one pipeline at a time, so a batch sent a moment later
+   * could wait a whole round trip behind it).
+   */
+  flush(): void {
+    while (this.queue.length > 0) this.send(this.queue.splice(0, MAX_BATCH));
   }
 
   /** Waits until everything appended so far is written (or has failed). */

@@ -60,9 +60,11 @@ export class Decisions {
       logger.warn(where, 'decision rejected: bad signature');
       throw new ForgedDecisionError(decision.callId);
     }
-    // The receipt is written while the decision is applied (the same trip), and is durable before anything runs on it.
+    // The receipt is written while the decision is applied (sent first, in the same trip), and is durable before
+    // anything runs on it.
     const receipt = receiptAudited ? undefined : audit.append(receiptOf(decision));
     receipt?.catch(() => undefined);
+    audit.flush();
     const running: RunEvent = { type: RunEventName.Status, runId: decision.runId, status: 'running' };
     const result = await store.applyDecision(decision.runId, decision, toStored(decision), lease, [running]);
     await receipt;
