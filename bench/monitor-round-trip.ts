@@ -1,6 +1,7 @@
 // `npm run bench:monitor`: the Redis commands of ONE approval round trip, and of one run of each floor, as Redis's
 // MONITOR sees them on a private redis-server (nobody else's commands), counted as sequential round trips: a
-// client's commands that reach Redis within PIPELINE_GAP_US of each other are one trip (a pipeline or a burst). Counts
+// client's command that starts within PIPELINE_GAP_US of the end of its previous one is in the same trip (a pipeline
+// or a burst). Counts
 // the whole run and the decision path (the decision sent → the tool handler entered). bench/README.md quotes it.
 import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
@@ -29,7 +30,7 @@ import {
 } from './support/processes';
 import type { ProbeEvent } from './support/worker-probe';
 
-/** Commands of one client closer together than this reached Redis in one go (a pipeline, or a burst of replies). */
+/** A client's command that starts this close to the end of its previous one came in the same go (a pipeline, or a burst). */
 const PIPELINE_GAP_US = 30;
 /** Polls that run whether or not a run is in flight: left out of the counts (listed separately). */
 const BACKGROUND = new Set(['bzpopmin', 'ping', 'info', 'client', 'monitor']);
@@ -125,27 +126,27 @@ async function oneBareFloorRun(floorWorker: Child, url: string, prefix: string):
 
 /**
  * Sequential trips: per client, a command that starts within PIPELINE_GAP_US of the end of that client's previous one
- * is in the same trip; Lua's own commands are not trips. MONITOR stamps a command when it has run, after the commands
- * its script ran (Redis runs one command at a time, so the Lua lines since the previous command are this one's): a
- * script starts at its first Lua command, so a pipeline of scripts that each run longer than the gap is still one trip.
+ * is in the same trip; Lua's own commands are not trips. MONITOR stamps a command as it starts, and the commands its
+ * script runs follow it (Redis runs one command at a time), so a script ends at its last Lua command: in a pipeline of
+ * scripts, each starts as the one before it ends, however long that one ran.
  */
 function trips(seen: Seen[]): { trips: number; commands: number; lines: string[] } {
-  const lastAt = new Map<string, number>();
+  const endedAt = new Map<string, number>();
   let count = 0;
   const lines: string[] = [];
   const t0 = seen[0]?.atUs ?? 0;
-  let firstLuaAt: number | undefined;
+  let running: string | undefined;
   for (const s of seen) {
     if (s.client === 'lua') {
-      firstLuaAt ??= s.atUs;
+      if (running !== undefined) endedAt.set(running, s.atUs);
       continue;
     }
-    const startedAt = firstLuaAt ?? s.atUs;
-    firstLuaAt = undefined;
+    running = undefined;
     if (BACKGROUND.has(s.command)) continue;
-    const last = lastAt.get(s.client);
-    const newTrip = last === undefined || startedAt - last > PIPELINE_GAP_US;
-    lastAt.set(s.client, s.atUs);
+    const last = endedAt.get(s.client);
+    const newTrip = last === undefined || s.atUs - last > PIPELINE_GAP_US;
+    endedAt.set(s.client, s.atUs);
+    running = s.client;
     if (newTrip) count++;
     lines.push(
       `${newTrip ? '*' : ' '} +${((s.atUs - t0) / 1000).toFixed(2).padStart(7)} ms ${s.client.padEnd(16)} ${s.command} ${s.args.slice(0, 3).join(' ')}`.slice(
