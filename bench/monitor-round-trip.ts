@@ -193,6 +193,10 @@ async function measure(
     log(`${label}, decision → tool (* = a new trip of that client):`);
     for (const line of decision.lines) console.log(`  ${line}`);
   }
+  if (process.argv.includes('--whole-run')) {
+    log(`${label}, whole run (* = a new trip of that client):`);
+    for (const line of whole.lines) console.log(`  ${line}`);
+  }
 }
 
 async function main(): Promise<void> {
