@@ -447,15 +447,15 @@ describe('RunLoop, resuming on a decision', () => {
     expect(events.filter((e) => e.type === 'status' && e.status === 'running')).toEqual([]);
   });
 
-  it('writes run.resumed before the model turn when no tool starts, and announces a takeover', async () => {
+  it('writes run.resumed with the denial, before the model turn, and announces a takeover', async () => {
     const { sut, agent, audit, auditCalls, model, events } = setup({ turns: [] });
     let auditedBeforeTurn: string[] = [];
     const next = model.next.bind(model);
     model.next = (request) => ((auditedBeforeTurn = audit.map((e) => e.type)), next(request));
     await sut.resume(decided(agent, 'deny'), lease, Date.now());
 
-    expect(auditedBeforeTurn).toEqual(['tool.denied', 'run.resumed']);
-    expect(auditCalls).toEqual([['tool.denied'], ['run.resumed']]);
+    expect(auditedBeforeTurn).toEqual(['run.resumed', 'tool.denied']);
+    expect(auditCalls).toEqual([['run.resumed', 'tool.denied']]);
     expect(events.filter((e) => e.type === 'status' && e.status === 'running')).toHaveLength(1);
   });
 });

@@ -140,8 +140,8 @@ export class RunLoop {
     const agent = this.deps.catalog.get(run.agent);
     metrics.runsResumed.inc();
     metrics.decisionToResume.observe(Math.max(0, Date.now() - decisionEnqueuedAt) / 1000);
-    // Not a decision or an execution: it goes out with the first `tool.started` (one script call), or once the
-    // frontier is settled.
+    // Not a decision or an execution: it goes out in the script call of the first `tool.started` or `tool.denied`,
+    // or once the frontier is settled.
     const carried: AuditInput[] = [
       { type: 'run.resumed', runId, actor: 'agent-worker', detail: { by: lease.jobId } },
     ];
@@ -350,7 +350,7 @@ export class RunLoop {
         case CallState.Pending:
           return call;
         case CallState.Denied:
-          return this.settleDenied(run, lease, call);
+          return this.settleDenied(run, lease, call, carried);
         case CallState.Approved:
           return this.settleApproved(run, agent, lease, call, carried);
         case CallState.Executing:
@@ -385,24 +385,32 @@ export class RunLoop {
       throw new CallsInFlightError(run.runId, inFlight, this.deps.execution.heartbeatMs);
   }
 
-  private async settleDenied(run: RunRecord, lease: Lease, call: FrontierCall): Promise<FrontierCall> {
+  private async settleDenied(
+    run: RunRecord,
+    lease: Lease,
+    call: FrontierCall,
+    carried: AuditInput[],
+  ): Promise<FrontierCall> {
     const content = refusalMessage({ decidedBy: call.decision?.decidedBy, reason: call.decision?.reason });
     const result = { outcome: 'denied', content };
     await this.deps.store.transitionCall(run.runId, lease, call.body.id, CallState.Denied, CallState.Done, {
       result,
     });
     await Promise.all([
-      this.deps.audit.append({
-        type: 'tool.denied',
-        runId: run.runId,
-        callId: call.body.id,
-        actor: call.decision?.decidedBy ?? 'person',
-        detail: {
-          toolName: call.body.name,
-          approvers: call.decision?.approvers ?? [],
-          reason: call.decision?.reason,
+      this.deps.audit.appendAll([
+        ...carried.splice(0),
+        {
+          type: 'tool.denied',
+          runId: run.runId,
+          callId: call.body.id,
+          actor: call.decision?.decidedBy ?? 'person',
+          detail: {
+            toolName: call.body.name,
+            approvers: call.decision?.approvers ?? [],
+            reason: call.decision?.reason,
+          },
         },
-      }),
+      ]),
       this.recordResult(call, result),
     ]);
     this.afterSettle(run, call, result);
