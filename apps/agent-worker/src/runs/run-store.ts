@@ -45,6 +45,8 @@ const SCRIPTS = {
 };
 
 // The encoded argument of each script that takes one (ARGV[1], a JSON object): the names its header lists.
+/** What a script that changes a run needs to add events to its history and publish them (includes/append-events). */
+type HistoryArgs = { eventsChannel: string; runIdJson: string; keepEvents: number; events: string[] };
 type ApplyDecisionArgs = {
   callId: string;
   requestId: string;
@@ -54,11 +56,7 @@ type ApplyDecisionArgs = {
   jobId: string;
   lockToken: string;
   started: number;
-  eventsChannel: string;
-  runIdJson: string;
-  keepEvents: number;
-  events: string[];
-};
+} & HistoryArgs;
 type TransitionCallArgs = {
   owner: string;
   callId: string;
@@ -83,11 +81,7 @@ type FinishRunArgs = ({ owner: string; jobId?: never } | { jobId: string; owner?
   result: string;
   error: string;
   keepForSeconds: number;
-  eventsChannel: string;
-  runIdJson: string;
-  keepEvents: number;
-  events: string[];
-};
+} & HistoryArgs;
 
 /** `claimed` and `republish` carry the run as the claim left it (read in the same script). */
 export type ClaimResult =
@@ -190,10 +184,7 @@ export class RunStore {
           jobId: lease.jobId,
           lockToken: lease.token,
           started: lease.started,
-          eventsChannel: this.eventsChannel,
-          runIdJson: JSON.stringify(runId),
-          keepEvents: RUN_EVENT_HISTORY,
-          events: onResume.map(encodeRunEvent),
+          ...this.historyArgs(runId, onResume),
         }),
       ],
     )) as [number, string, string[]?];
@@ -406,10 +397,7 @@ export class RunStore {
           result: end.result ?? '',
           error: end.error ?? '',
           keepForSeconds: this.finishedRunTtlSeconds,
-          eventsChannel: this.eventsChannel,
-          runIdJson: JSON.stringify(runId),
-          keepEvents: RUN_EVENT_HISTORY,
-          events: events.map(encodeRunEvent),
+          ...this.historyArgs(runId, events),
         }),
       ],
     )) as number;
@@ -436,7 +424,18 @@ export class RunStore {
   /** ARGV of the history include: channel, run ID, bound, encoded events. */
   private eventArgs(runId: string, events: RunEvent[]): (string | number)[] {
     if (events.length === 0) return [];
-    return [this.eventsChannel, JSON.stringify(runId), RUN_EVENT_HISTORY, ...events.map(encodeRunEvent)];
+    const { eventsChannel, runIdJson, keepEvents, events: encoded } = this.historyArgs(runId, events);
+    return [eventsChannel, runIdJson, keepEvents, ...encoded];
+  }
+
+  /** The same, as the fields of a script's JSON argument (apply-decision, finish-run). */
+  private historyArgs(runId: string, events: RunEvent[]): HistoryArgs {
+    return {
+      eventsChannel: this.eventsChannel,
+      runIdJson: JSON.stringify(runId),
+      keepEvents: RUN_EVENT_HISTORY,
+      events: events.map(encodeRunEvent),
+    };
   }
 
   /** The run and its event history in one read, or undefined when the run does not exist. */
