@@ -71,12 +71,7 @@ ${EXIT_CODES_HELP}`,
 async function runAgent(agent: string, input: string, options: RunOptions): Promise<number> {
   const script = options.script ? readScript(options.script) : undefined;
   const worker = new WorkerClient(trimUrl(options.workerUrl), options.token);
-  const approvals =
-    options.prompt && options.approverToken
-      ? new ApprovalClient(trimUrl(options.approvalUrl), options.approverToken)
-      : undefined;
-  // Fail before starting anything when the token is wrong or the approval service is down.
-  if (approvals) await approvals.page({ status: 'pending', limit: 1 });
+  const approvals = await approverClient(options);
 
   const runId = await worker.startRun({
     agent,
@@ -90,6 +85,19 @@ async function runAgent(agent: string, input: string, options: RunOptions): Prom
 }
 
 /** Streams the run's events; asks the person at the terminal about each confirmation routed to them. */
+/**
+ * The approval service as the approver who answers the prompts (`--approver-token`), when there is one; checked
+ * first, so a wrong token or a service that is down fails before anything starts.
+ */
+export async function approverClient(
+  options: Pick<RunOptions, 'approvalUrl' | 'approverToken' | 'prompt'>,
+): Promise<ApprovalClient | undefined> {
+  if (!options.prompt || !options.approverToken) return undefined;
+  const approvals = new ApprovalClient(trimUrl(options.approvalUrl), options.approverToken);
+  await approvals.page({ status: 'pending', limit: 1 });
+  return approvals;
+}
+
 export async function followRun(
   worker: WorkerClient,
   approvals: ApprovalClient | undefined,

@@ -1,11 +1,10 @@
 // `countersign runbook <name> [--input '{"service":"payments"}']`: starts a runbook run and follows it like `run`: each
 // step's transitions, and a confirmation prompt for every call or gate routed to the person at the terminal.
 import { Command } from 'commander';
-import { ApprovalClient } from '../client/approval-client';
 import { WorkerClient } from '../client/worker-client';
 import { CliError, EXIT_CODES_HELP, ExitCode } from '../cli-error';
 import { approvalUrlOption, approverTokenOption, tokenOption, trimUrl, workerUrlOption } from '../options';
-import { followRun, type RunOptions } from './run.command';
+import { approverClient, followRun, type RunOptions } from './run.command';
 
 interface RunbookOptions extends Pick<
   RunOptions,
@@ -43,11 +42,7 @@ ${EXIT_CODES_HELP}`,
 async function runRunbook(name: string, options: RunbookOptions): Promise<number> {
   const input = parseInput(options.input);
   const worker = new WorkerClient(trimUrl(options.workerUrl), options.token);
-  const approvals =
-    options.prompt && options.approverToken
-      ? new ApprovalClient(trimUrl(options.approvalUrl), options.approverToken)
-      : undefined;
-  if (approvals) await approvals.page({ status: 'pending', limit: 1 });
+  const approvals = await approverClient(options);
   const runId = await worker.startRunbook(name, input, options.onBehalfOf);
   process.stdout.write(`▶ runbook ${name}: run ${runId} started\n`);
   return followRun(worker, approvals, runId, options);
