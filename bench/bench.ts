@@ -253,6 +253,13 @@ async function main(): Promise<void> {
       waitReady(contract.approval),
     ]);
 
+    /** How the approver stand-in drives every round trip, the contract floor's and the cluster's alike. */
+    const standIn = {
+      approverToken: APPROVER_TOKEN,
+      requesterToken: REQUESTER_TOKEN,
+      startConcurrency: options.concurrency,
+      decideConcurrency: options.concurrency,
+    };
     /** Round trips over `over` (by default every worker started so far). */
     const roundTrip = (label: string, runs: number, quiet = false, over: Child[] = workers) =>
       roundTrips({
@@ -260,10 +267,7 @@ async function main(): Promise<void> {
         runs,
         workers: over,
         approvalUrl: approval.url!,
-        approverToken: APPROVER_TOKEN,
-        requesterToken: REQUESTER_TOKEN,
-        startConcurrency: options.concurrency,
-        decideConcurrency: options.concurrency,
+        ...standIn,
         quiet,
         redis,
       });
@@ -288,10 +292,7 @@ async function main(): Promise<void> {
         runs,
         workers: [contract.worker],
         approvalUrl: contract.approval.url!,
-        approverToken: APPROVER_TOKEN,
-        requesterToken: REQUESTER_TOKEN,
-        startConcurrency: options.concurrency,
-        decideConcurrency: options.concurrency,
+        ...standIn,
         quiet,
         redis,
         executedTool: FLOOR_TOOL,
@@ -426,12 +427,7 @@ async function main(): Promise<void> {
             await allHealthy([services.approval, services.worker]);
             return services;
           },
-          roundTrip: {
-            approverToken: APPROVER_TOKEN,
-            requesterToken: REQUESTER_TOKEN,
-            startConcurrency: options.concurrency,
-            decideConcurrency: options.concurrency,
-          },
+          roundTrip: standIn,
         })
       : { skipped: '--no-cluster' };
 

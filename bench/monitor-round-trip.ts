@@ -1,8 +1,8 @@
 // `npm run bench:monitor`: the Redis commands of ONE approval round trip, and of one run of each floor, as Redis's
 // MONITOR sees them on a private redis-server (nobody else's commands), counted as sequential round trips: a
 // client's command that starts within PIPELINE_GAP_US of the end of its previous one is in the same trip (a pipeline
-// or a burst). Counts
-// the whole run and the decision path (the decision sent → the tool handler entered). bench/README.md quotes it.
+// or a burst). Counts the whole run and the decision path (the decision sent → the tool handler entered).
+// bench/README.md quotes it.
 import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';

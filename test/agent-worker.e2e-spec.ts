@@ -1,7 +1,6 @@
 // The agent worker against a real Redis: tiers, parking, decisions (approve, deny, wrong fingerprint,
 // forged, duplicated), manual steps, RBAC, SSE and validation. Restart counts on /demo/infra are the
 // proof of what really ran.
-import http from 'node:http';
 import { JobName, jobIds, QueueName } from '@countersign/contracts';
 import type { RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
 import { infraKeys } from '../apps/agent-worker/src/infra/infra-keys';
@@ -9,6 +8,7 @@ import { runKey } from '../apps/agent-worker/src/runs/run-keys';
 import { post, restartScript, WorkerHarness } from './support/agent-worker-harness';
 import { bearer } from './support/principals';
 import { waitFor } from './support/redis';
+import { readSse, type SseEvent } from './support/sse';
 
 jest.setTimeout(30_000);
 
@@ -404,35 +404,3 @@ describe('agent worker', () => {
     expect(text).toMatch(/^countersign_parked_calls_without_request 0$/m);
   });
 });
-
-interface SseEvent {
-  id?: string;
-  event: string;
-  data: Record<string, unknown>;
-}
-
-/** Reads an SSE stream into `events` until the server ends it. */
-/** As alice (who starts the runs here) unless `headers` says otherwise. */
-function readSse(url: string, events: SseEvent[], headers: Record<string, string> = {}): Promise<void> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(url, { headers: { ...bearer('alice'), ...headers } }, (res) => {
-        let buffer = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          buffer += chunk;
-          let end;
-          while ((end = buffer.indexOf('\n\n')) >= 0) {
-            const block = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            const id = /^id: (.*)$/m.exec(block)?.[1];
-            const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
-            const data = /^data: (.*)$/m.exec(block)?.[1];
-            if (data) events.push({ ...(id ? { id } : {}), event, data: JSON.parse(data) });
-          }
-        });
-        res.on('end', () => resolve());
-      })
-      .on('error', reject);
-  });
-}

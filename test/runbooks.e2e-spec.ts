@@ -1,7 +1,6 @@
 // Runbooks on a real worker and a real Redis: an agent step's confirm-tier call parks the runbook before it runs, a
 // fan-out keeps its finished branch after the approval, a sub-runbook's confirmation, denied edges, and definitions
 // refused at start-up or on submission. Restart counts on /demo/infra and audit entries are the proof of what ran.
-import http from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,17 +8,12 @@ import type { RunView } from '@countersign/contracts';
 import type { RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
 import { infraKeys } from '../apps/agent-worker/src/infra/infra-keys';
 import { post, WorkerHarness } from './support/agent-worker-harness';
-import { bearer } from './support/principals';
 import { waitFor } from './support/redis';
+import { readSse, type SseEvent } from './support/sse';
 
 jest.setTimeout(30_000);
 
 const TEST_RUNBOOKS = 'test/support/runbooks';
-
-interface SseEvent {
-  event: string;
-  data: Record<string, unknown>;
-}
 
 describe('runbooks', () => {
   const h = new WorkerHarness('runbooks');
@@ -288,32 +282,11 @@ describe('runbooks', () => {
     );
   });
 
-  function history(runId: string): Promise<SseEvent[]> {
+  async function history(runId: string): Promise<SseEvent[]> {
     // The run's history replayed; the stream is cut after a moment when the run is still parked.
-    return new Promise((resolve, reject) => {
-      const events: SseEvent[] = [];
-      const request = http.get(`${url}/runs/${runId}/events`, { headers: bearer('alice') }, (res) => {
-        let buffer = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          buffer += chunk;
-          let end;
-          while ((end = buffer.indexOf('\n\n')) >= 0) {
-            const block = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
-            const data = /^data: (.*)$/m.exec(block)?.[1];
-            if (data) events.push({ event, data: JSON.parse(data) as Record<string, unknown> });
-          }
-        });
-        res.on('end', () => resolve(events));
-      });
-      request.on('error', (error) => (events.length ? resolve(events) : reject(error)));
-      setTimeout(() => {
-        request.destroy();
-        resolve(events);
-      }, 700);
-    });
+    const events: SseEvent[] = [];
+    await readSse(`${url}/runs/${runId}/events`, events, {}, { cutAfterMs: 700 });
+    return events;
   }
 });
 

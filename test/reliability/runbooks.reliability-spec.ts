@@ -1,8 +1,7 @@
 // Runbooks and a Redis killed (-9) and restarted from its AOF (fsync always): a runbook parked inside a sub-runbook
 // resumes after the replay, and every step runs exactly once (audit entries and restart counts say what ran).
-import { fingerprint, withSignature } from '@countersign/authorization';
 import { JobName, type RunView } from '@countersign/contracts';
-import { TEST_SECRET } from '../support/agent-worker-harness';
+import { signedDecision } from '../support/agent-worker-harness';
 import { bearer } from '../support/principals';
 import { waitFor } from '../support/redis';
 import { Deployment } from './support/deployment';
@@ -44,21 +43,7 @@ describe('runbooks across a Redis restart', () => {
       );
       expect((await view()).status).toBe('awaiting_confirmation');
 
-      const decision = withSignature(
-        {
-          requestId: call.requestId!,
-          callId: call.callId,
-          runId,
-          decision: 'approve' as const,
-          decidedBy: 'person' as const,
-          approvers: ['bob'],
-          fingerprint: fingerprint(call.toolName, call.args),
-          shown: { toolName: call.toolName, args: call.args },
-          attempt: 0,
-          decidedAt: new Date().toISOString(),
-        },
-        TEST_SECRET,
-      );
+      const decision = signedDecision(runId, call, 'approve');
       await deployment.decisions.add(JobName.Decision, decision);
       const done = await waitFor(async () => {
         const v = await view();

@@ -136,10 +136,7 @@ export class WorkerHarness {
     return (await this.infra(url)).services.find((s) => s.name === service)!.restarts;
   }
 
-  /**
-   * What the approval service would publish: the fingerprint of what the approver was shown, signed, for the request
-   * the call waits for (`call.requestId`, as GET /runs/:runId shows it).
-   */
+  /** A signed decision, as the approval service would publish it (see signedDecision). */
   decision(
     runId: string,
     call: Pick<PendingCall, 'callId' | 'requestId' | 'toolName' | 'args'>,
@@ -147,22 +144,7 @@ export class WorkerHarness {
     overrides: Partial<Decision> = {},
     secret = TEST_SECRET,
   ): Decision & { signature: string } {
-    const shown = overrides.shown ?? { toolName: call.toolName, args: call.args };
-    if (!call.requestId && !overrides.requestId) throw new Error(`call ${call.callId} has no request ID`);
-    const decision: Decision = {
-      requestId: call.requestId!,
-      callId: call.callId,
-      runId,
-      decision: value,
-      decidedBy: 'person',
-      approvers: ['bob'],
-      fingerprint: fingerprint(shown.toolName, shown.args),
-      shown,
-      attempt: 0,
-      decidedAt: new Date().toISOString(),
-      ...overrides,
-    };
-    return withSignature({ ...decision }, secret);
+    return signedDecision(runId, call, value, overrides, secret);
   }
 
   async publishDecision(decision: Record<string, unknown>, jobId?: string): Promise<Job> {
@@ -217,4 +199,33 @@ export function restartScript(...services: string[]): StartRunBody['script'] {
     { toolCalls: services.map((service) => ({ name: 'restart_service', args: { service } })) },
     { text: 'restarted' },
   ];
+}
+
+/**
+ * What the approval service would publish: the fingerprint of what the approver was shown, signed, for the request
+ * the call waits for (`call.requestId`, as GET /runs/:runId shows it).
+ */
+export function signedDecision(
+  runId: string,
+  call: Pick<PendingCall, 'callId' | 'requestId' | 'toolName' | 'args'>,
+  value: 'approve' | 'deny',
+  overrides: Partial<Decision> = {},
+  secret = TEST_SECRET,
+): Decision & { signature: string } {
+  const shown = overrides.shown ?? { toolName: call.toolName, args: call.args };
+  if (!call.requestId && !overrides.requestId) throw new Error(`call ${call.callId} has no request ID`);
+  const decision: Decision = {
+    requestId: call.requestId!,
+    callId: call.callId,
+    runId,
+    decision: value,
+    decidedBy: 'person',
+    approvers: ['bob'],
+    fingerprint: fingerprint(shown.toolName, shown.args),
+    shown,
+    attempt: 0,
+    decidedAt: new Date().toISOString(),
+    ...overrides,
+  };
+  return withSignature({ ...decision }, secret);
 }
