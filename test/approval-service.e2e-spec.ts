@@ -10,6 +10,7 @@ import {
   type ApprovalRequest,
 } from '@countersign/contracts';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
+import { approvalKeys } from '../apps/approval-service/src/approvals/approval-keys';
 import { ApprovalStore } from '../apps/approval-service/src/approvals/approval-store';
 import { DueTimers } from '../apps/approval-service/src/timers/due-timers';
 import { slackSignature } from '../apps/approval-service/src/slack/slack-signature';
@@ -466,22 +467,24 @@ describe('approval service', () => {
       (await audit(callId)).filter((e) => e.type === type);
 
     it('trims calls settled longer ago than the retention from the decided and expired sets, and nothing newer', async () => {
-      const sut = new ApprovalStore(redis, `${prefixes.keyPrefix}-trim`, 10_000, 2_000);
-      await redis.zadd(sut.keys.decided, 1_000, 'old-decided', 95_000, 'new-decided');
-      await redis.zadd(sut.keys.expired, 2_000, 'old-expired', 99_000, 'new-expired');
-      await redis.zadd(sut.keys.pending, 1_000, 'old-pending');
+      const sut = new ApprovalStore(redis, approvalKeys(`${prefixes.keyPrefix}-trim`), 10_000, 2_000);
+      const [keys] = sut.keys.shards;
+      await redis.zadd(keys.decided, 1_000, 'old-decided', 95_000, 'new-decided');
+      await redis.zadd(keys.expired, 2_000, 'old-expired', 99_000, 'new-expired');
+      await redis.zadd(keys.pending, 1_000, 'old-pending');
       expect(await sut.trimSettled(100_000)).toBe(2);
-      expect(await redis.zrange(sut.keys.decided, 0, -1)).toEqual(['new-decided']);
-      expect(await redis.zrange(sut.keys.expired, 0, -1)).toEqual(['new-expired']);
-      expect(await redis.zrange(sut.keys.pending, 0, -1)).toEqual(['old-pending']); // pending is never trimmed
+      expect(await redis.zrange(keys.decided, 0, -1)).toEqual(['new-decided']);
+      expect(await redis.zrange(keys.expired, 0, -1)).toEqual(['new-expired']);
+      expect(await redis.zrange(keys.pending, 0, -1)).toEqual(['old-pending']); // pending is never trimmed
     });
 
     it('claims only due timers, each for one sweep at a time, and removes only those still under its claim', async () => {
       // A timer set of its own (another key prefix), so the service's sweep does not take part.
-      const sut = new DueTimers(redis, `${prefixes.keyPrefix}-repository`);
+      const sut = new DueTimers(redis, approvalKeys(`${prefixes.keyPrefix}-repository`));
+      const [{ timers }] = sut.keys.shards;
       const member = (callId: string) => `expire|${callId}|0`;
       await redis.zadd(
-        sut.keys.timers,
+        timers,
         1_000,
         member('a'),
         2_000,
@@ -496,8 +499,8 @@ describe('approval service', () => {
       expect(first).toEqual({
         claimedScore: 3_500,
         timers: [
-          { member: member('a'), timer: { kind: 'expire', requestId: 'a', attempt: 0 } },
-          { member: member('b'), timer: { kind: 'expire', requestId: 'b', attempt: 0 } },
+          { shard: 0, member: member('a'), timer: { kind: 'expire', requestId: 'a', attempt: 0 } },
+          { shard: 0, member: member('b'), timer: { kind: 'expire', requestId: 'b', attempt: 0 } },
         ],
       });
       // Under the lease, another sweep gets only what is left.
@@ -505,9 +508,9 @@ describe('approval service', () => {
       expect((await sut.claim(3_499, 500, 100)).timers).toEqual([]);
 
       // 'b' was moved since the claim (e.g. a decision made it the publish check): it is not the claimer's to remove.
-      await redis.zadd(sut.keys.timers, 7_000, member('b'));
-      expect(await sut.finish(first.claimedScore, [member('a'), member('b')])).toBe(1);
-      expect(await redis.zrange(sut.keys.timers, 0, -1)).toEqual([member('c'), member('b'), member('later')]);
+      await redis.zadd(timers, 7_000, member('b'));
+      expect(await sut.finish(first.claimedScore, first.timers)).toBe(1);
+      expect(await redis.zrange(timers, 0, -1)).toEqual([member('c'), member('b'), member('later')]);
 
       // A claim that was never finished is due again when its lease runs out.
       expect((await sut.claim(3_500, 500, 100)).timers.map((t) => t.member)).toEqual([member('c')]);

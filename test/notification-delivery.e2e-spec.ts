@@ -12,6 +12,7 @@ import {
 } from '@countersign/contracts';
 import type { AuditInput } from '@countersign/platform';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
+import { approvalKeys } from '../apps/approval-service/src/approvals/approval-keys';
 import { ApprovalStore, type DeliveryClaim } from '../apps/approval-service/src/approvals/approval-store';
 import { ApprovalsService } from '../apps/approval-service/src/approvals/approvals.service';
 import { AuditTrail } from '../apps/approval-service/src/core/audit-trail';
@@ -264,7 +265,7 @@ describe('a try that lost the answer', () => {
 describe('ApprovalStore deliveries', () => {
   const redis = new Redis(TEST_REDIS_URL);
   // Keys of its own (still under the file's prefix, so they are cleaned up): the service's sweep never sees them.
-  const sut = new ApprovalStore(redis, `${prefixes.keyPrefix}-store`, 60_000, 60_000);
+  const sut = new ApprovalStore(redis, approvalKeys(`${prefixes.keyPrefix}-store`), 60_000, 60_000);
   afterAll(() => redis.quit());
 
   async function stored(status: 'pending' | 'decided' = 'pending'): Promise<ApprovalRequest> {

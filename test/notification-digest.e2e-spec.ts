@@ -22,7 +22,7 @@ describe('DigestStore', () => {
   const redis = new Redis(TEST_REDIS_URL);
   const WINDOW = 60_000;
   const T0 = 1_700_000_040_000; // a window start (a multiple of WINDOW)
-  const sut = new DigestStore(redis, prefixes.keyPrefix, WINDOW, 2);
+  const sut = new DigestStore(redis, keys, WINDOW, 2);
   const targets: DigestTarget[] = ['slack:#ops', 'email:bob'];
   let n = 0;
 
@@ -110,7 +110,7 @@ describe('DigestStore', () => {
   });
 
   it('holds nothing when the digest is off', async () => {
-    const off = new DigestStore(redis, prefixes.keyPrefix, WINDOW, undefined);
+    const off = new DigestStore(redis, keys, WINDOW, undefined);
     const answers = [];
     for (let i = 0; i < 4; i++)
       answers.push(

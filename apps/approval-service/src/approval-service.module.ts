@@ -18,6 +18,7 @@ import {
   ToolCatalog,
   type Logger,
 } from '@countersign/platform';
+import { approvalKeys } from './approvals/approval-keys';
 import { ApprovalStore } from './approvals/approval-store';
 import { ApprovalsController } from './approvals/approvals.controller';
 import { ApprovalsService } from './approvals/approvals.service';
@@ -61,6 +62,7 @@ import { TimerSweep } from './timers/timer-sweep';
 export class ApprovalServiceModule {
   static register(config: ApprovalServiceConfig, logger: Logger): DynamicModule {
     const rateLimits = rateLimitGuards(approvalRateLimits(config.env, logger));
+    const keys = approvalKeys(config.env.KEY_PREFIX, config.env.APPROVAL_SHARDS);
     return {
       module: ApprovalServiceModule,
       imports: [QueueModule.forRoot(approvalServiceQueues(config, logger))],
@@ -101,12 +103,7 @@ export class ApprovalServiceModule {
           provide: ApprovalStore,
           inject: [RedisConnections],
           useFactory: (redis: RedisConnections) =>
-            new ApprovalStore(
-              redis.commands,
-              config.env.KEY_PREFIX,
-              config.env.APPROVAL_RETENTION,
-              config.env.TIMER_LEASE_MS,
-            ),
+            new ApprovalStore(redis.commands, keys, config.env.APPROVAL_RETENTION, config.env.TIMER_LEASE_MS),
         },
         {
           provide: StandingRuleStore,
@@ -114,7 +111,7 @@ export class ApprovalServiceModule {
           useFactory: (redis: RedisConnections) =>
             new StandingRuleStore(
               redis.commands,
-              config.env.KEY_PREFIX,
+              keys,
               config.env.APPROVAL_RETENTION,
               config.env.TIMER_LEASE_MS,
             ),
@@ -134,8 +131,7 @@ export class ApprovalServiceModule {
         {
           provide: ExternalCallStore,
           inject: [RedisConnections],
-          useFactory: (redis: RedisConnections) =>
-            new ExternalCallStore(redis.commands, config.env.KEY_PREFIX),
+          useFactory: (redis: RedisConnections) => new ExternalCallStore(redis.commands, keys),
         },
         ExternalWebhooks,
         ExternalApprovalsService,
@@ -160,7 +156,7 @@ export class ApprovalServiceModule {
         {
           provide: DueTimers,
           inject: [RedisConnections],
-          useFactory: (redis: RedisConnections) => new DueTimers(redis.commands, config.env.KEY_PREFIX),
+          useFactory: (redis: RedisConnections) => new DueTimers(redis.commands, keys),
         },
         TimerSweep,
         {
@@ -169,7 +165,7 @@ export class ApprovalServiceModule {
           useFactory: (redis: RedisConnections) =>
             new DigestStore(
               redis.commands,
-              config.env.KEY_PREFIX,
+              keys,
               config.env.NOTIFY_DIGEST_WINDOW,
               config.env.NOTIFY_DIGEST_AFTER,
             ),

@@ -1,6 +1,8 @@
 // Approval state in Redis, keyed by request ID. Every transition is one Lua script, so two channels deciding at once
 // cannot both win and a redelivered message cannot create a request twice. The scripts also keep the request's
-// timers (keys.timers) in step, so scheduling and cancelling a timer never costs a round trip of its own.
+// timers (its shard's timers) in step, so scheduling and cancelling a timer never costs a round trip of its own.
+// With APPROVAL_SHARDS > 1 a request lives in the shard of its request ID (approval-keys.ts): everything about one
+// request is one shard's, and the lists (list, newest, recent, count) are read from every shard and merged.
 import { createHash, randomBytes } from 'node:crypto';
 import {
   APPROVAL_LIST_ORDER,
@@ -15,12 +17,12 @@ import {
 } from '@countersign/contracts';
 import { encodeScriptArgs, LuaScript, type RedisClient } from '@countersign/platform';
 import { z } from 'zod';
-import { approvalKeys, trustField, type ApprovalKeys } from './approval-keys';
+import { trustField, type ApprovalKeys, type ApprovalShard } from './approval-keys';
 import { noticeRefusal, voteRefusal } from './approval-errors';
 
 const SCRIPTS = {
-  create: LuaScript.load(__dirname, 'create-request-8.lua'),
-  recordVote: LuaScript.load(__dirname, 'record-vote-6.lua'),
+  create: LuaScript.load(__dirname, 'create-request-7.lua'),
+  recordVote: LuaScript.load(__dirname, 'record-vote-5.lua'),
   expire: LuaScript.load(__dirname, 'expire-request-5.lua'),
   escalate: LuaScript.load(__dirname, 'escalate-request-1.lua'),
   markPublished: LuaScript.load(__dirname, 'mark-published-2.lua'),
@@ -78,7 +80,7 @@ type CreateRequestArgs = {
   now: number;
   expiresAt: number;
   requester: string;
-  trustField: string;
+  trustCount: number;
   refusal?: { reason: string; decidedBy: DecidedBy; at: string };
   escalation?: { at: number; groups: string };
   retentionMs: number;
@@ -258,11 +260,9 @@ export interface ApprovalPage {
 export type EscalateResult = { status: 'escalated' | 'again'; groups: string[] } | { status: 'no' };
 
 export class ApprovalStore {
-  readonly keys: ApprovalKeys;
-
   constructor(
     private readonly redis: RedisClient,
-    keyPrefix: string,
+    readonly keys: ApprovalKeys,
     /** How long a settled call stays readable. */
     private readonly retentionMs: number,
     /**
@@ -270,9 +270,7 @@ export class ApprovalStore {
      * (the settling replica is presumed dead). Also the sweep's lease, so a slow publish is not redone early.
      */
     private readonly publishCheckMs: number,
-  ) {
-    this.keys = approvalKeys(keyPrefix);
-  }
+  ) {}
 
   /**
    * Stores a request; `created: false` means this request was already stored (a redelivery). A stored pending
@@ -280,19 +278,22 @@ export class ApprovalStore {
    */
   async create(input: NewApproval): Promise<{ created: boolean; trustCount: number; status: string }> {
     const { request: r, refusal } = input;
-    const keys = this.keys;
+    const shard = this.keys.shardOf(r.requestId);
     const escalation = input.status === 'pending' ? input.escalation : undefined;
+    // The trust counters are every requester's, not this request's, so they are read here, not by the script.
+    const trustCount = Number(
+      (await this.redis.hget(this.keys.trust, trustField(r.requester, r.toolName))) ?? 0,
+    );
     const reply = (await SCRIPTS.create.run(
       this.redis,
       [
-        keys.request(r.requestId),
-        keys.pending,
-        keys.notices,
-        keys.decided,
-        keys.expired,
-        keys.trust,
-        keys.timers,
-        keys.callRequests(r.callId),
+        shard.request(r.requestId),
+        shard.pending,
+        shard.notices,
+        shard.decided,
+        shard.expired,
+        shard.timers,
+        shard.callRequests(r.callId),
       ],
       [
         encodeScriptArgs<CreateRequestArgs>({
@@ -308,30 +309,30 @@ export class ApprovalStore {
           now: input.now,
           expiresAt: input.expiresAt,
           requester: r.requester,
-          trustField: trustField(r.requester, r.toolName),
+          trustCount,
           refusal: refusal && { reason: refusal.reason, decidedBy: refusal.decidedBy, at: refusal.at },
           escalation: escalation && { at: escalation.at, groups: escalation.groups.join(',') },
           retentionMs: this.retentionMs,
           publishCheckMs: this.publishCheckMs,
-          changesChannel: keys.changes,
+          changesChannel: this.keys.changes,
           rule: input.route?.rule,
           why: input.route?.why,
         }),
       ],
     )) as [number, number | string];
-    if (reply[0] === 1) return { created: true, trustCount: Number(reply[1]), status: input.status };
+    if (reply[0] === 1) return { created: true, trustCount, status: input.status };
     return { created: false, trustCount: 0, status: String(reply[1]) };
   }
 
   /** Records a vote; throws VoteRefusedError when the approver may not vote or the request is settled. */
   async recordVote(vote: VoteInput, now = Date.now()): Promise<VoteResult> {
+    const shard = this.keys.shardOf(vote.requestId);
     const onceKey = vote.singleUseToken
-      ? this.keys.usedToken(createHash('sha256').update(vote.singleUseToken).digest('hex'))
-      : this.keys.usedToken('-');
-    const keys = this.keys;
+      ? shard.usedToken(createHash('sha256').update(vote.singleUseToken).digest('hex'))
+      : shard.usedToken('-');
     const reply = (await SCRIPTS.recordVote.run(
       this.redis,
-      [keys.request(vote.requestId), keys.pending, keys.decided, keys.trust, onceKey, keys.timers],
+      [shard.request(vote.requestId), shard.pending, shard.decided, onceKey, shard.timers],
       [
         encodeScriptArgs<RecordVoteArgs>({
           approver: vote.approver,
@@ -366,6 +367,7 @@ export class ApprovalStore {
       };
       const channels = reply[3] ? String(reply[3]).split(',') : [];
       const request = parseRequest(reply[1]);
+      await this.countTrust(request, outcome);
       return { status: 'decided', callId: request.callId, request, outcome, channels };
     }
     if (reply[0] === 2)
@@ -380,11 +382,22 @@ export class ApprovalStore {
     throw voteRefusal(reply, vote.requestId);
   }
 
+  /**
+   * Trust accumulation: consecutive approvals of this tool for this requester, as asked; a deny or an approve of
+   * edited arguments starts over. Kept under the home tag (every shard's requests count), so written after the vote's
+   * script: a process that dies in between loses one count of an advisory figure, never a decision.
+   */
+  private async countTrust(request: ApprovalRequest, outcome: Outcome): Promise<void> {
+    const field = trustField(request.requester, request.toolName);
+    if (outcome.decision === 'approve' && !outcome.args) await this.redis.hincrby(this.keys.trust, field, 1);
+    else await this.redis.hset(this.keys.trust, field, 0);
+  }
+
   async expire(requestId: string, attempt: number, now = Date.now()): Promise<ExpireResult> {
-    const keys = this.keys;
+    const shard = this.keys.shardOf(requestId);
     const reply = (await SCRIPTS.expire.run(
       this.redis,
-      [keys.request(requestId), keys.pending, keys.expired, keys.notices, keys.timers],
+      [shard.request(requestId), shard.pending, shard.expired, shard.notices, shard.timers],
       [
         encodeScriptArgs<ExpireRequestArgs>({
           attempt,
@@ -428,9 +441,10 @@ export class ApprovalStore {
 
   /** The decision is on the queue: nothing is left to check, so the attempt's timers go too. */
   async markPublished(requestId: string, attempt: number): Promise<void> {
+    const shard = this.keys.shardOf(requestId);
     await SCRIPTS.markPublished.run(
       this.redis,
-      [this.keys.request(requestId), this.keys.timers],
+      [shard.request(requestId), shard.timers],
       [requestId, attempt],
     );
   }
@@ -448,18 +462,29 @@ export class ApprovalStore {
    * call was asked again). Requests that aged out leave the set as they are found missing.
    */
   async requestsOfCall(callId: string): Promise<StoredApproval[]> {
-    const key = this.keys.callRequests(callId);
-    const requestIds = await this.redis.smembers(key);
-    const hashes = await Promise.all(requestIds.map((id) => this.redis.hgetall(this.keys.request(id))));
-    const gone = requestIds.filter((_, i) => Object.keys(hashes[i]).length === 0);
-    if (gone.length > 0) await this.redis.srem(key, ...gone);
-    return hashes.map(parseStored).filter((a): a is StoredApproval => a !== undefined);
+    const perShard = await Promise.all(
+      this.keys.shards.map(async (shard) => {
+        const key = shard.callRequests(callId);
+        const requestIds = await this.redis.smembers(key);
+        const hashes = await Promise.all(requestIds.map((id) => this.redis.hgetall(shard.request(id))));
+        const gone = requestIds.filter((_, i) => Object.keys(hashes[i]).length === 0);
+        if (gone.length > 0) await this.redis.srem(key, ...gone);
+        return hashes;
+      }),
+    );
+    return perShard
+      .flat()
+      .map(parseStored)
+      .filter((a): a is StoredApproval => a !== undefined)
+      .sort((a, b) => a.createdAt - b.createdAt);
   }
 
   /**
    * One page of the lists, reading at most `limit` entries (and peeking one more to know whether a next page
    * exists). An entry that stays in its list during a walk is returned exactly once, whatever else comes and
-   * goes. Entries whose hash aged out are skipped and removed from their list.
+   * goes. Entries whose hash aged out are skipped and removed from their list. With several shards, each list is
+   * read from every shard after the same cursor and merged in (score, request ID) order, so the walk is the same as
+   * over one list holding them all.
    */
   async list({ statuses = APPROVAL_LIST_ORDER, limit, after }: ListOptions): Promise<ApprovalPage> {
     if (!(limit >= 1)) throw new RangeError(`limit must be at least 1, got ${limit}`);
@@ -479,7 +504,9 @@ export class ApprovalStore {
     }
     const hashes = await Promise.all(read.map((e) => this.redis.hgetall(this.keys.request(e.requestId))));
     const missing = read.filter((_, i) => Object.keys(hashes[i]).length === 0);
-    await Promise.all(missing.map((e) => this.redis.zrem(this.setOf(e.status), e.requestId)));
+    await Promise.all(
+      missing.map((e) => this.redis.zrem(listKey(this.keys.shardOf(e.requestId), e.status), e.requestId)),
+    );
     return {
       approvals: hashes.map(parseStored).filter((a): a is StoredApproval => a !== undefined),
       next: more ? read.at(-1) : undefined,
@@ -488,17 +515,25 @@ export class ApprovalStore {
 
   /**
    * The newest `count` entries of a list (by score: pending and notices by creation), oldest of them first. One read
-   * from the end, for the inbox: a flood that fills the list's start never hides the newest requests.
+   * from the end of each shard's list, for the inbox: a flood that fills the list's start never hides the newest
+   * requests.
    */
   async newest(status: ApprovalStatus, count: number): Promise<StoredApproval[]> {
-    const requestIds = await this.redis.zrange(this.setOf(status), -count, -1);
-    const hashes = await Promise.all(requestIds.map((id) => this.redis.hgetall(this.keys.request(id))));
-    return hashes.map(parseStored).filter((a): a is StoredApproval => a !== undefined);
+    const perShard = await Promise.all(
+      this.keys.shards.map(async (shard) =>
+        scored(await this.redis.zrange(listKey(shard, status), -count, -1, 'WITHSCORES')),
+      ),
+    );
+    const entries = perShard.flat().sort(byScoreThenId).slice(-count);
+    return this.readStored(entries.map((e) => e.requestId));
   }
 
   /** How many entries a list holds (including settled calls whose hash aged out and that no page read yet). */
-  count(status: ApprovalStatus): Promise<number> {
-    return this.redis.zcard(this.setOf(status));
+  async count(status: ApprovalStatus): Promise<number> {
+    const counts = await Promise.all(
+      this.keys.shards.map((shard) => this.redis.zcard(listKey(shard, status))),
+    );
+    return counts.reduce((sum, n) => sum + n, 0);
   }
 
   /**
@@ -508,9 +543,11 @@ export class ApprovalStore {
   async trimSettled(now = Date.now()): Promise<number> {
     const before = now - this.retentionMs;
     const removed = await Promise.all(
-      [this.keys.decided, this.keys.expired].map((key) => this.redis.zremrangebyscore(key, '-inf', before)),
+      this.keys.shards.flatMap((shard) =>
+        [shard.decided, shard.expired].map((key) => this.redis.zremrangebyscore(key, '-inf', before)),
+      ),
     );
-    return removed[0] + removed[1];
+    return removed.reduce((sum, n) => sum + n, 0);
   }
 
   /**
@@ -572,11 +609,11 @@ export class ApprovalStore {
     done: { requestId: string; approver: string; approverGroups: string[]; note?: string },
     now = Date.now(),
   ): Promise<{ request: ApprovalRequest; doneAt: string }> {
-    const keys = this.keys;
+    const shard = this.keys.shardOf(done.requestId);
     const nowIso = new Date(now).toISOString();
     const reply = (await SCRIPTS.completeNotice.run(
       this.redis,
-      [keys.request(done.requestId), keys.notices, keys.decided, keys.timers],
+      [shard.request(done.requestId), shard.notices, shard.decided, shard.timers],
       [
         encodeScriptArgs<CompleteNoticeArgs>({
           approver: done.approver,
@@ -586,7 +623,7 @@ export class ApprovalStore {
           nowIso,
           retentionMs: this.retentionMs,
           publishCheckMs: this.publishCheckMs,
-          changesChannel: keys.changes,
+          changesChannel: this.keys.changes,
         }),
       ],
     )) as (string | number)[];
@@ -595,47 +632,72 @@ export class ApprovalStore {
   }
 
   /**
-   * The newest settled requests (decided and expired), newest first, at most `limit` of each list read; those whose
-   * hash aged out are left out. For the history view, which filters them by approver afterwards.
+   * The newest settled requests (decided and expired), newest first, at most `limit` of each list of each shard read;
+   * those whose hash aged out are left out. For the history view, which filters them by approver afterwards.
    */
   async recent(limit: number): Promise<StoredApproval[]> {
-    const [decided, expired] = await Promise.all(
-      [this.keys.decided, this.keys.expired].map((key) =>
-        this.redis.zrevrangebyscore(key, '+inf', '-inf', 'WITHSCORES', 'LIMIT', 0, limit),
+    const lists = await Promise.all(
+      this.keys.shards.flatMap((shard) =>
+        [shard.decided, shard.expired].map((key) =>
+          this.redis.zrevrangebyscore(key, '+inf', '-inf', 'WITHSCORES', 'LIMIT', 0, limit),
+        ),
       ),
     );
-    const entries: { requestId: string; score: number }[] = [];
-    for (const list of [decided, expired])
-      for (let i = 0; i < list.length; i += 2)
-        entries.push({ requestId: list[i], score: Number(list[i + 1]) });
-    entries.sort((a, b) => b.score - a.score);
-    const hashes = await Promise.all(
-      entries.slice(0, limit).map((e) => this.redis.hgetall(this.keys.request(e.requestId))),
-    );
+    const entries = lists.flatMap(scored).sort((a, b) => byScoreThenId(b, a));
+    return this.readStored(entries.slice(0, limit).map((e) => e.requestId));
+  }
+
+  /** The stored requests of these IDs, in this order; those whose hash aged out are left out. */
+  private async readStored(requestIds: string[]): Promise<StoredApproval[]> {
+    const hashes = await Promise.all(requestIds.map((id) => this.redis.hgetall(this.keys.request(id))));
     return hashes.map(parseStored).filter((a): a is StoredApproval => a !== undefined);
   }
 
-  /** Up to `count` entries of one list, strictly after `after`, in (score, request ID) order. */
+  /**
+   * Up to `count` entries of one list, strictly after `after`, in (score, request ID) order: that many from each
+   * shard, merged, so the first `count` of all are among them.
+   */
   private async readList(status: ApprovalStatus, count: number, after?: ApprovalCursor) {
-    const reply = (await SCRIPTS.readPage.run(
-      this.redis,
-      [this.setOf(status)],
-      [after?.score ?? '', after?.requestId ?? '', count],
-    )) as string[];
-    const entries: ApprovalCursor[] = [];
-    for (let i = 0; i < reply.length; i += 2)
-      entries.push({ status, requestId: reply[i], score: reply[i + 1] });
-    return entries;
+    const perShard = await Promise.all(
+      this.keys.shards.map(
+        async (shard) =>
+          (await SCRIPTS.readPage.run(
+            this.redis,
+            [listKey(shard, status)],
+            [after?.score ?? '', after?.requestId ?? '', count],
+          )) as string[],
+      ),
+    );
+    const entries = perShard.flatMap(scored);
+    if (perShard.length > 1) entries.sort(byScoreThenId);
+    return entries
+      .slice(0, count)
+      .map((e): ApprovalCursor => ({ status, requestId: e.requestId, score: e.score }));
   }
+}
 
-  private setOf(status: ApprovalStatus): string {
-    return {
-      pending: this.keys.pending,
-      decided: this.keys.decided,
-      expired: this.keys.expired,
-      notice: this.keys.notices,
-    }[status];
-  }
+/** A status list of one shard. */
+function listKey(shard: ApprovalShard, status: ApprovalStatus): string {
+  return { pending: shard.pending, decided: shard.decided, expired: shard.expired, notice: shard.notices }[
+    status
+  ];
+}
+
+/** A flat reply `[member, score, member, score, …]` as entries (scores as Redis printed them). */
+function scored(reply: string[]): { requestId: string; score: string }[] {
+  const entries: { requestId: string; score: string }[] = [];
+  for (let i = 0; i < reply.length; i += 2) entries.push({ requestId: reply[i], score: reply[i + 1] });
+  return entries;
+}
+
+/** The order of a sorted set: by score, then by member byte by byte (IDs are ASCII, so as JavaScript compares them). */
+function byScoreThenId(
+  a: { requestId: string; score: string },
+  b: { requestId: string; score: string },
+): number {
+  const byScore = Number(a.score) - Number(b.score);
+  if (byScore !== 0) return byScore;
+  return a.requestId < b.requestId ? -1 : a.requestId > b.requestId ? 1 : 0;
 }
 
 const deliveryField = (ref: DeliveryRef) => `delivery:${ref.key}`;

@@ -1,10 +1,14 @@
-// Standing rules in Redis: one hash of rule ID → rule JSON, beside the approval state (same hash tag), so the script
-// that decides a request by a rule checks, in the same step, that the rule is still there as it was matched. Nothing is
-// cached in a process: every request reads the rules, so a revoke stops a rule at once on every replica.
+// Standing rules in Redis: one hash of rule ID → rule JSON under the approval state's home tag (the list people see
+// and change), and a copy of it in every shard of the approval state (one key when there is one shard), so the script
+// that decides a request by a rule checks, in the same step as it stores the request, that the rule is still there as
+// it was matched. Nothing is cached in a process: every request reads the rules, so a revoke stops a rule at once on
+// every replica. Adding writes every copy; revoking deletes from every copy before it answers. A rule decides a
+// request only when both the home hash (read by the caller to match it) and the request's shard copy (checked by the
+// script) hold it as matched, so a copy that missed a write can only send a request to people, never approve one.
 import { randomBytes } from 'node:crypto';
 import { StandingRuleSchema, type ApprovalRequest, type StandingRule } from '@countersign/contracts';
 import { encodeScriptArgs, LuaScript, type RedisClient } from '@countersign/platform';
-import { approvalKeys, type ApprovalKeys } from './approval-keys';
+import type { ApprovalKeys } from './approval-keys';
 
 const DECIDE_BY_RULE = LuaScript.load(__dirname, 'decide-by-rule-5.lua');
 
@@ -45,15 +49,16 @@ export type DecideByRuleResult =
     };
 
 export class StandingRuleStore {
-  private readonly keys: ApprovalKeys;
+  /** Every hash that holds the rules: the home hash first, then each shard's copy (the same key with one shard). */
+  private readonly copies: string[];
 
   constructor(
     private readonly redis: RedisClient,
-    keyPrefix: string,
+    private readonly keys: ApprovalKeys,
     private readonly retentionMs: number,
     private readonly publishCheckMs: number,
   ) {
-    this.keys = approvalKeys(keyPrefix);
+    this.copies = [...new Set([keys.standingRules, ...keys.shards.map((shard) => shard.standingRules)])];
   }
 
   static newId(): string {
@@ -61,14 +66,17 @@ export class StandingRuleStore {
   }
 
   async add(rule: StandingRule): Promise<void> {
-    await this.redis.hset(this.keys.standingRules, rule.id, JSON.stringify(StandingRuleSchema.parse(rule)));
+    const json = JSON.stringify(StandingRuleSchema.parse(rule));
+    await Promise.all(this.copies.map((key) => this.redis.hset(key, rule.id, json)));
   }
 
   /** Removes a rule and gives it back; undefined when there was none with that ID (or another revoke won). */
   async revoke(id: string): Promise<StandingRule | undefined> {
     const json = await this.redis.hget(this.keys.standingRules, id);
     if (!json) return undefined;
-    // HDEL is the revoke: whatever was read before, the decide script finds the rule gone from here on.
+    // HDEL is the revoke: whatever was read before, the decide script finds the rule gone from every shard once this
+    // answers (the home hash last, so a failed revoke leaves the rule listed, to be revoked again).
+    await Promise.all(this.copies.slice(1).map((key) => this.redis.hdel(key, id)));
     const removed = await this.redis.hdel(this.keys.standingRules, id);
     return removed === 1 ? parseRule(json)?.rule : undefined;
   }
@@ -91,8 +99,27 @@ export class StandingRuleStore {
       if (stored && Date.parse(stored.rule.expiresAt) > now) live.push(stored);
       else expired.push(id);
     }
-    if (expired.length > 0) await this.redis.hdel(this.keys.standingRules, ...expired);
+    if (expired.length > 0) await Promise.all(this.copies.map((key) => this.redis.hdel(key, ...expired)));
     return live.sort((a, b) => a.rule.createdAt.localeCompare(b.rule.createdAt));
+  }
+
+  /**
+   * Writes into every shard's copy the rules of the home hash it lacks (rules added before the shard count changed,
+   * or a write that failed part-way); returns how many it wrote. Run at start. It removes nothing: racing an add, a
+   * removal could drop the new rule from a copy. A copy holding a rule the home hash lacks (a revoke that failed
+   * part-way, or raced this) decides nothing, because the caller matches rules from the home hash.
+   */
+  async syncCopies(): Promise<number> {
+    const home = await this.redis.hgetall(this.keys.standingRules);
+    let written = 0;
+    for (const key of this.copies.slice(1)) {
+      const copy = await this.redis.hgetall(key);
+      const missing = Object.entries(home).filter(([id, json]) => copy[id] !== json);
+      if (missing.length === 0) continue;
+      await this.redis.hset(key, Object.fromEntries(missing));
+      written += missing.length;
+    }
+    return written;
   }
 
   /**
@@ -105,15 +132,15 @@ export class StandingRuleStore {
     route: { groups: string[]; quorum: number; channels: string[]; rule: string; why: string },
     now = Date.now(),
   ): Promise<DecideByRuleResult> {
-    const keys = this.keys;
+    const shard = this.keys.shardOf(request.requestId);
     const reply = (await DECIDE_BY_RULE.run(
       this.redis,
       [
-        keys.request(request.requestId),
-        keys.decided,
-        keys.timers,
-        keys.standingRules,
-        keys.callRequests(request.callId),
+        shard.request(request.requestId),
+        shard.decided,
+        shard.timers,
+        shard.standingRules,
+        shard.callRequests(request.callId),
       ],
       [
         encodeScriptArgs<DecideByRuleArgs>({
@@ -135,7 +162,7 @@ export class StandingRuleStore {
           why: route.why,
           retentionMs: this.retentionMs,
           publishCheckMs: this.publishCheckMs,
-          changesChannel: keys.changes,
+          changesChannel: this.keys.changes,
         }),
       ],
     )) as [number, string?];

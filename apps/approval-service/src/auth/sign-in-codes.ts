@@ -19,7 +19,7 @@ export class SignInCodes {
     @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
     private readonly redis: RedisConnections,
   ) {
-    this.keys = approvalKeys(env.KEY_PREFIX);
+    this.keys = approvalKeys(env.KEY_PREFIX, env.APPROVAL_SHARDS);
   }
 
   async issue(principalId: string): Promise<{ code: string; expiresAt: number }> {

@@ -1,5 +1,6 @@
 // The approval service's configuration: environment variables plus the approvals file, validated once at start-up.
 // Nothing else in the service reads process.env.
+import { DEFAULT_APPROVAL_SHARDS, MAX_APPROVAL_SHARDS } from '../approvals/approval-keys';
 import { z } from 'zod';
 import {
   BaseEnvSchema,
@@ -40,6 +41,11 @@ export const ApprovalServiceEnvSchema = BaseEnvSchema.extend({
   APPROVAL_DEFAULT_EXPIRY: DurationSchema.default(30 * 60_000),
   /** How long settled requests stay readable through the API. */
   APPROVAL_RETENTION: DurationSchema.default(7 * 86_400_000),
+  /**
+   * Shards of the approval state, each its own hash tag, so on a Redis Cluster requests spread over the masters
+   * (approval-keys.ts). Change it only with no request open: a request is looked for in the shard of the count now.
+   */
+  APPROVAL_SHARDS: z.coerce.number().int().min(1).max(MAX_APPROVAL_SHARDS).default(DEFAULT_APPROVAL_SHARDS),
   /** How long audit entries stay; the timer sweep trims older ones behind a signed checkpoint. */
   AUDIT_RETENTION: DurationSchema.refine(
     (ms) => ms >= MIN_AUDIT_RETENTION_MS,

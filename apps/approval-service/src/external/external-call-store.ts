@@ -2,7 +2,7 @@
 // ID, and the claim and completion of an approved call, stored in the approval's own hash (so they age out with it).
 import { createHash } from 'node:crypto';
 import { LuaScript, type RedisClient } from '@countersign/platform';
-import { approvalKeys, type ApprovalKeys } from '../approvals/approval-keys';
+import type { ApprovalKeys } from '../approvals/approval-keys';
 import { parseStored, type StoredApproval } from '../approvals/approval-store';
 import { externalRefusal } from './external-errors';
 
@@ -31,14 +31,10 @@ export interface StoredExternalApproval extends StoredApproval {
 }
 
 export class ExternalCallStore {
-  private readonly keys: ApprovalKeys;
-
   constructor(
     private readonly redis: RedisClient,
-    keyPrefix: string,
-  ) {
-    this.keys = approvalKeys(keyPrefix);
-  }
+    private readonly keys: ApprovalKeys,
+  ) {}
 
   /**
    * The approval ID of the call: the one stored for it, or `candidate`, reserved now for `ttlMs` (`reserved`: the

@@ -33,7 +33,7 @@ export class LiveUpdates implements OnModuleInit, OnModuleDestroy {
     private readonly store: ApprovalStore,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.channel = approvalKeys(env.KEY_PREFIX).changes;
+    this.channel = approvalKeys(env.KEY_PREFIX, env.APPROVAL_SHARDS).changes;
   }
 
   async onModuleInit(): Promise<void> {

@@ -1,14 +1,16 @@
 // The notification digest's state in Redis: per requester and window (NOTIFY_DIGEST_WINDOW), how many requests
-// arrived, and how many of them each target (a Slack channel, an approver's email) was not sent one by one. It sits in
-// the approval state's hash tag, so a script reads a call's hash and its requester's window together.
+// arrived, and how many of them each target (a Slack channel, an approver's email) was not sent one by one. A window
+// is every request's of one requester, so it sits under the approval state's home tag; each call's answer is also
+// kept on its own hash (in its shard), so a redelivered request or a retried escalation gets the answer it got first.
 import { randomBytes } from 'node:crypto';
 import { encodeScriptArgs, LuaScript, type RedisClient } from '@countersign/platform';
-import { approvalKeys, type ApprovalKeys } from '../approvals/approval-keys';
+import type { ApprovalKeys } from '../approvals/approval-keys';
 import type { DeliveryRecord } from '../approvals/approval-store';
 import type { DeliveryLedger, LedgerClaim } from './once-only-delivery';
 
 const SCRIPTS = {
-  admit: LuaScript.load(__dirname, 'admit-notification-2.lua'),
+  answer: LuaScript.load(__dirname, 'notification-answer-1.lua'),
+  countInWindow: LuaScript.load(__dirname, 'count-in-window-1.lua'),
   claim: LuaScript.load(__dirname, 'claim-digest-1.lua'),
   record: LuaScript.load(__dirname, 'record-digest-1.lua'),
   release: LuaScript.load(__dirname, 'release-digest-1.lua'),
@@ -23,9 +25,8 @@ export type DigestTarget = `slack:${string}` | `email:${string}`;
 /** `direct`: notify one by one. `digest`: counted in `windowStart`'s digest. `gone`: nothing to notify. */
 export type Admission = { kind: 'direct' } | { kind: 'digest'; windowStart: number } | { kind: 'gone' };
 
-type AdmitArgs = {
-  attempt: number;
-  phase: NotifyPhase;
+type CountInWindowArgs = {
+  call: string;
   window: string;
   after: number;
   targets: string;
@@ -40,20 +41,16 @@ export interface ClaimedDigest {
 }
 
 export class DigestStore {
-  private readonly keys: ApprovalKeys;
-
   constructor(
     private readonly redis: RedisClient,
-    keyPrefix: string,
+    private readonly keys: ApprovalKeys,
     /** NOTIFY_DIGEST_WINDOW. */
     readonly windowMs: number,
     /** NOTIFY_DIGEST_AFTER: requests per requester and window notified one by one; undefined: no digest (off). */
     private readonly after: number | undefined,
     /** How long a window's state is kept after it ends: its digests are retried for a while. */
     private readonly keepMs = 86_400_000,
-  ) {
-    this.keys = approvalKeys(keyPrefix);
-  }
+  ) {}
 
   get enabled(): boolean {
     return this.after !== undefined;
@@ -76,23 +73,32 @@ export class DigestStore {
   ): Promise<Admission> {
     if (this.after === undefined) return { kind: 'direct' };
     const windowStart = this.windowOf(now);
-    const reply = (await SCRIPTS.admit.run(
+    const request = this.keys.request(call.requestId);
+    const field = `notify:${call.attempt}:${call.phase}`;
+    const attempt = String(call.attempt);
+    const asked = (await SCRIPTS.answer.run(this.redis, [request], [attempt, field, ''])) as [
+      number,
+      string?,
+    ];
+    if (asked[0] !== 3) return admission(asked);
+    // Counted once per call attempt and phase within the window. Should this process die before the answer is kept
+    // on the call, a retry in the same window gets the window's answer; one in a later window is counted there too.
+    const answer = (await SCRIPTS.countInWindow.run(
       this.redis,
-      [this.keys.request(call.requestId), this.keys.digestWindow(call.requester, windowStart)],
+      [this.keys.digestWindow(call.requester, windowStart)],
       [
-        encodeScriptArgs<AdmitArgs>({
-          attempt: call.attempt,
-          phase: call.phase,
+        encodeScriptArgs<CountInWindowArgs>({
+          call: `${call.requestId}:${attempt}:${call.phase}`,
           window: String(windowStart),
           after: this.after,
           targets: call.targets.join(','),
           ttlMs: windowStart + this.windowMs - now + this.keepMs,
         }),
       ],
-    )) as [number, string?];
-    if (reply[0] === 1) return { kind: 'direct' };
-    if (reply[0] === 2) return { kind: 'digest', windowStart: Number(reply[1]) };
-    return { kind: 'gone' };
+    )) as string;
+    return admission(
+      (await SCRIPTS.answer.run(this.redis, [request], [attempt, field, answer])) as [number, string?],
+    );
   }
 
   /** The reserve / record / release steps of one target's digest, for OnceOnlyDelivery. */
@@ -126,4 +132,11 @@ export class DigestStore {
     };
     return ledger;
   }
+}
+
+/** What notification-answer-1.lua answered (never {3} when it was given an answer to store). */
+function admission(reply: [number, string?]): Admission {
+  if (reply[0] === 1) return { kind: 'direct' };
+  if (reply[0] === 2) return { kind: 'digest', windowStart: Number(reply[1]) };
+  return { kind: 'gone' };
 }

@@ -1,14 +1,15 @@
 // Standing rules: created (from a trust suggestion, or written) and revoked by rule-writers, audited both ways. The
 // rules decide in ApprovalsService.receive, which reads them from Redis for every request.
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { STANDING_RULE_EXPIRY, type NewStandingRule, type StandingRule } from '@countersign/contracts';
-import { ToolCatalog, type Principal } from '@countersign/platform';
+import { ToolCatalog, type Logger, type Principal } from '@countersign/platform';
 import { AmbiguousCallIdError } from '../approvals/approval-errors';
 import { trustSuggestion } from '../approvals/approval-store';
 import { ApprovalsService } from '../approvals/approvals.service';
 import { StandingRuleStore } from '../approvals/standing-rule-store';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { AuditTrail } from '../core/audit-trail';
+import { LOGGER } from '../core/tokens';
 
 /** Why a rule cannot be made or revoked; `kind` is the HTTP answer's class, `message` names what is wrong. */
 export class StandingRuleRefusedError extends Error {
@@ -22,14 +23,21 @@ export class StandingRuleRefusedError extends Error {
 }
 
 @Injectable()
-export class StandingRulesService {
+export class StandingRulesService implements OnModuleInit {
   constructor(
     private readonly rules: StandingRuleStore,
     private readonly approvals: ApprovalsService,
     private readonly directory: ApproverDirectory,
     private readonly tools: ToolCatalog,
     private readonly audit: AuditTrail,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
+
+  /** Before any request is taken: every shard of the approval state gets the rules it lacks (see syncCopies). */
+  async onModuleInit(): Promise<void> {
+    const written = await this.rules.syncCopies();
+    if (written > 0) this.logger.info({ written }, 'standing rules copied into the shards that lacked them');
+  }
 
   /**
    * A rule-writer accepts a request's trust suggestion (its tool and requester) or writes a rule. Refused when it

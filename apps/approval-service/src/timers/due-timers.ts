@@ -1,11 +1,12 @@
-// The due-timer set of the approval state, as the sweep sees it: claim what is due under a lease, remove what
-// was handled. The request scripts (create, vote, expire, mark published) add, move and remove the members.
+// The due-timer sets of the approval state (one per shard), as the sweep sees them: claim what is due under a lease,
+// remove what was handled. The request scripts (create, vote, expire, mark published) add, move and remove the
+// members, each in its request's shard.
 import { LuaScript, type RedisClient } from '@countersign/platform';
 import {
-  approvalKeys,
   parseTimerMember,
   timerMember,
   type ApprovalKeys,
+  type ApprovalShard,
   type TimerRef,
 } from '../approvals/approval-keys';
 
@@ -14,8 +15,9 @@ const SCRIPTS = {
   finish: LuaScript.load(__dirname, 'finish-timers-1.lua'),
 };
 
-/** A claimed member; `timer` is undefined for a member this service cannot read (it is removed unrun). */
+/** A claimed member of one shard's set; `timer` is undefined for a member this service cannot read (removed unrun). */
 export interface ClaimedTimer {
+  shard: number;
   member: string;
   timer?: TimerRef;
 }
@@ -29,47 +31,60 @@ export interface Claim {
 const ADOPT_BATCH = 500;
 
 export class DueTimers {
-  readonly keys: ApprovalKeys;
-
   constructor(
     private readonly redis: RedisClient,
-    keyPrefix: string,
-  ) {
-    this.keys = approvalKeys(keyPrefix);
-  }
+    readonly keys: ApprovalKeys,
+  ) {}
 
-  /** Takes up to `limit` due timers for `leaseMs`: no other sweep gets them until the lease runs out. */
+  /**
+   * Takes up to `limit` due timers of each shard for `leaseMs`: no other sweep gets them until the lease runs out.
+   * Shards are claimed one after the other, so every claimed member carries the same score.
+   */
   async claim(now: number, leaseMs: number, limit: number): Promise<Claim> {
-    const [score, ...members] = (await SCRIPTS.claim.run(
-      this.redis,
-      [this.keys.timers],
-      [now, leaseMs, limit],
-    )) as [number, ...string[]];
-    return {
-      claimedScore: Number(score),
-      timers: members.map((member) => ({ member, timer: parseTimerMember(member) })),
-    };
+    const timers: ClaimedTimer[] = [];
+    let claimedScore = now + leaseMs;
+    for (const shard of this.keys.shards) {
+      const [score, ...members] = (await SCRIPTS.claim.run(
+        this.redis,
+        [shard.timers],
+        [now, leaseMs, limit],
+      )) as [number, ...string[]];
+      claimedScore = Number(score);
+      for (const member of members)
+        timers.push({ shard: shard.index, member, timer: parseTimerMember(member) });
+    }
+    return { claimedScore, timers };
   }
 
   /** Removes handled members that still carry this claim's score; returns how many went. */
-  async finish(claimedScore: number, members: string[]): Promise<number> {
-    if (members.length === 0) return 0;
-    return Number(await SCRIPTS.finish.run(this.redis, [this.keys.timers], [claimedScore, ...members]));
+  async finish(claimedScore: number, handled: ClaimedTimer[]): Promise<number> {
+    const removed = await Promise.all(
+      this.keys.shards.map((shard) => {
+        const members = handled.filter((t) => t.shard === shard.index).map((t) => t.member);
+        if (members.length === 0) return 0;
+        return SCRIPTS.finish.run(this.redis, [shard.timers], [claimedScore, ...members]);
+      }),
+    );
+    return removed.reduce<number>((sum, n) => sum + Number(n), 0);
   }
 
   /** When a timer is due (ms), or undefined when there is none. */
   async dueAt(timer: TimerRef): Promise<number | undefined> {
-    const score = await this.redis.zscore(this.keys.timers, timerMember(timer));
+    const score = await this.redis.zscore(this.keys.shardOf(timer.requestId).timers, timerMember(timer));
     return score === null ? undefined : Number(score);
   }
 
-  /** Timers in the set, and how many of them are past due (waiting for a sweep, or for a lease to run out). */
+  /** Timers in the sets, and how many of them are past due (waiting for a sweep, or for a lease to run out). */
   async counts(now: number): Promise<{ scheduled: number; due: number }> {
-    const [scheduled, due] = await Promise.all([
-      this.redis.zcard(this.keys.timers),
-      this.redis.zcount(this.keys.timers, '-inf', now),
-    ]);
-    return { scheduled, due };
+    const perShard = await Promise.all(
+      this.keys.shards.map((shard) =>
+        Promise.all([this.redis.zcard(shard.timers), this.redis.zcount(shard.timers, '-inf', now)]),
+      ),
+    );
+    return {
+      scheduled: perShard.reduce((sum, [scheduled]) => sum + scheduled, 0),
+      due: perShard.reduce((sum, [, due]) => sum + due, 0),
+    };
   }
 
   /**
@@ -80,12 +95,18 @@ export class DueTimers {
    */
   async adoptOpenRequests(): Promise<number> {
     let adopted = 0;
-    for (const set of [this.keys.pending, this.keys.notices]) {
+    for (const shard of this.keys.shards) adopted += await this.adoptOpenRequestsOf(shard);
+    return adopted;
+  }
+
+  private async adoptOpenRequestsOf(shard: ApprovalShard): Promise<number> {
+    let adopted = 0;
+    for (const set of [shard.pending, shard.notices]) {
       const requestIds = await this.redis.zrange(set, 0, -1);
       for (let i = 0; i < requestIds.length; i += ADOPT_BATCH) {
         const batch = requestIds.slice(i, i + ADOPT_BATCH);
         const fields = await Promise.all(
-          batch.map((requestId) => this.redis.hmget(this.keys.request(requestId), 'attempt', 'expiresAt')),
+          batch.map((requestId) => this.redis.hmget(shard.request(requestId), 'attempt', 'expiresAt')),
         );
         const entries: (string | number)[] = [];
         batch.forEach((requestId, j) => {
@@ -96,7 +117,7 @@ export class DueTimers {
             timerMember({ kind: 'expire', requestId, attempt: Number(attempt) }),
           );
         });
-        if (entries.length) adopted += await this.redis.zadd(this.keys.timers, 'NX', ...entries);
+        if (entries.length) adopted += await this.redis.zadd(shard.timers, 'NX', ...entries);
       }
     }
     return adopted;

@@ -64,9 +64,9 @@ export class TimerSweep implements OnApplicationBootstrap, OnModuleDestroy {
    */
   async sweep(now = Date.now()): Promise<number> {
     const claim = await this.timers.claim(now, this.leaseMs, BATCH);
-    const finished: string[] = [];
+    const finished: ClaimedTimer[] = [];
     await eachLimited(claim.timers, CONCURRENCY, async (claimed) => {
-      if ((await this.run(claimed)) === 'done') finished.push(claimed.member);
+      if ((await this.run(claimed)) === 'done') finished.push(claimed);
     });
     await this.timers.finish(claim.claimedScore, finished);
     if (now - this.lastTrim >= TRIM_EVERY_MS) {

@@ -12,10 +12,9 @@
   KEYS[1] the request's hash           {tag}:request:<requestId>
   KEYS[2] pending set                  {tag}:pending
   KEYS[3] decided set                  {tag}:decided
-  KEYS[4] trust counters (hash)        {tag}:trust
-  KEYS[5] single-use marker of the link token that carries this vote ({tag}:used:<hash>), or any
+  KEYS[4] single-use marker of the link token that carries this vote ({tag}:used:<hash>), or any
           key of the tag when spendToken is false
-  KEYS[6] due timers (zset)            {tag}:timers
+  KEYS[5] due timers (zset)            {tag}:timers
 
   ARGV[1] JSON object (RecordVoteArgs in approval-store.ts):
     approver         approver ID
@@ -26,7 +25,7 @@
     now              now (ms)
     nowIso           now (ISO 8601)
     attempt          attempt the vote was cast on (number; left out = the request's)
-    spendToken       true when KEYS[5] must be unused and is spent by this vote
+    spendToken       true when KEYS[4] must be unused and is spent by this vote
     retentionMs      retention of a settled call (ms)
     publishCheckMs   publish check delay (ms)
     seenRev          revision the approver was shown (Slack button, email link; left out = any)
@@ -70,7 +69,7 @@ local quorum, requestJson, requestId, channels, callId = f[11], f[12], f[13], f[
 local rev, currentFp, editedArgs = tonumber(f[16] or '0'), f[17], f[18]
 
 if not status then return {-1} end
-if args.spendToken and redis.call('EXISTS', KEYS[5]) == 1 then return {-6} end
+if args.spendToken and redis.call('EXISTS', KEYS[4]) == 1 then return {-6} end
 if args.attempt ~= nil and tostring(args.attempt) ~= attempt then return {-8} end
 if status == 'notice' then return {-9} end
 if status ~= 'pending' then
@@ -117,7 +116,7 @@ local vote = {approver = args.approver, decision = args.decision, channel = args
 if args.reason ~= '' then vote.reason = args.reason end
 if newRevision then vote.edited = true end
 if args.spendToken then
-  redis.call('SET', KEYS[5], args.approver, 'PX', math.max(expiresAt - now, 0) + 60000)
+  redis.call('SET', KEYS[4], args.approver, 'PX', math.max(expiresAt - now, 0) + 60000)
 end
 
 local approvers
@@ -134,20 +133,14 @@ else
   redis.call('HSET', KEYS[1], 'approvals', approvals, 'approvers', approvers)
 end
 
-local request = cjson.decode(requestJson)
 redis.call('HSET', KEYS[1], 'vote:' .. args.approver, cjson.encode(vote), 'status', 'decided',
   'outcomeDecision', args.decision, 'outcomeDecidedBy', 'person', 'outcomeApprovers', approvers,
   'outcomeReason', args.reason, 'outcomeAt', args.nowIso)
-settleCall({request = KEYS[1], pending = KEYS[2], settled = KEYS[3], timers = KEYS[6]}, requestId, attempt, now,
+settleCall({request = KEYS[1], pending = KEYS[2], settled = KEYS[3], timers = KEYS[5]}, requestId, attempt, now,
   args.retentionMs, args.publishCheckMs)
 
--- Trust accumulation: consecutive approvals of this tool for this requester, as asked; a deny or an edit starts over.
-local trustField = request.requester .. '|' .. request.toolName
+-- The caller keeps the trust counter (home tag): an approve of the arguments as asked adds one, anything else
+-- (a deny, an approve of edited arguments) starts it over; settledArgs tells it which.
 local settledArgs = ''
 if args.decision == 'approve' and editedArgs then settledArgs = editedArgs end
-if args.decision == 'approve' and not editedArgs then
-  redis.call('HINCRBY', KEYS[4], trustField, 1)
-else
-  redis.call('HSET', KEYS[4], trustField, 0)
-end
 return {1, requestJson, approvers, channels or '', settledArgs}

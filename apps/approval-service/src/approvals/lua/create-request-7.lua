@@ -9,9 +9,8 @@
   KEYS[3] notices set                         {tag}:notices
   KEYS[4] decided set                         {tag}:decided
   KEYS[5] expired set                         {tag}:expired
-  KEYS[6] trust counters (hash)               {tag}:trust
-  KEYS[7] due timers (zset)                   {tag}:timers
-  KEYS[8] request IDs of the call ID (set)    {tag}:call-requests:<callId>
+  KEYS[6] due timers (zset)                   {tag}:timers
+  KEYS[7] request IDs of the call ID (set)    {tag}:call-requests:<callId>
 
   ARGV[1] JSON object (CreateRequestArgs in approval-store.ts):
     requestId        request ID (the member of the sets and timers)
@@ -26,7 +25,8 @@
     now              now (ms)
     expiresAt        expires at (ms)
     requester        requester
-    trustField       trust counter field (<requester>|<tool>)
+    trustCount       consecutive approvals of this tool for this requester so far (read by the caller from the
+                     trust counters, which are not one request's and so live under the home tag)
     refusal          only for status "decided": {reason, decidedBy, at (ISO 8601)}
     escalation       only for status "pending", left out for no escalation: {at (ms), groups (comma-separated)}
     retentionMs      retention of a settled call (ms)
@@ -37,15 +37,15 @@
     rule             the routing rule that matched, left out when none did
     why              why it matched, in words for approvers (with rule)
 
-  Timers (members of KEYS[7], score = due time in ms; includes/timer-member):
+  Timers (members of KEYS[6], score = due time in ms; includes/timer-member):
     expire|<requestId>|<attempt>     pending/notice: at the expiry; decided: now + publishCheckMs (the publish
                                      check, removed by mark-published)
     escalate|<requestId>|<attempt>   pending with an escalation: at escalation.at
 
-  KEYS[8] gets the request ID and lives until the last of its requests can no longer be read (expiry + retention).
+  KEYS[7] gets the request ID and lives until the last of its requests can no longer be read (expiry + retention).
 
   Returns
-    {1, trustCount}   stored; trustCount = consecutive approvals of this tool for this requester so far
+    {1}               stored
     {0, status}       this request is already stored: a redelivered message
 ]]
 --- @include "includes/timer-member"
@@ -56,37 +56,36 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   return {0, redis.call('HGET', KEYS[1], 'status')}
 end
 
-local trust = tonumber(redis.call('HGET', KEYS[6], args.trustField) or '0')
 redis.call('HSET', KEYS[1],
   'requestId', requestId, 'callId', args.callId, 'runId', args.runId, 'attempt', args.attempt,
   'request', args.requestJson, 'status', args.status, 'groups', args.groups, 'quorum', args.quorum,
   'channels', args.channels, 'createdAt', args.now, 'expiresAt', args.expiresAt, 'requester', args.requester,
-  'trustCount', trust, 'approvals', 0)
+  'trustCount', args.trustCount, 'approvals', 0)
 if args.rule then redis.call('HSET', KEYS[1], 'rule', args.rule, 'why', args.why or '') end
 
-redis.call('SADD', KEYS[8], requestId)
+redis.call('SADD', KEYS[7], requestId)
 local readableFor = math.max(tonumber(args.expiresAt) - tonumber(args.now), 0) + tonumber(args.retentionMs)
-if redis.call('PTTL', KEYS[8]) < readableFor then redis.call('PEXPIRE', KEYS[8], readableFor) end
+if redis.call('PTTL', KEYS[7]) < readableFor then redis.call('PEXPIRE', KEYS[7], readableFor) end
 
 local expireTimer = timerMember('expire', requestId, args.attempt)
 if args.status == 'pending' then
   redis.call('ZADD', KEYS[2], args.now, requestId)
-  redis.call('ZADD', KEYS[7], args.expiresAt, expireTimer)
+  redis.call('ZADD', KEYS[6], args.expiresAt, expireTimer)
   if args.escalation then
     redis.call('HSET', KEYS[1], 'escalationGroups', args.escalation.groups)
-    redis.call('ZADD', KEYS[7], args.escalation.at, timerMember('escalate', requestId, args.attempt))
+    redis.call('ZADD', KEYS[6], args.escalation.at, timerMember('escalate', requestId, args.attempt))
   end
   redis.call('PUBLISH', args.changesChannel, cjson.encode({requestId = requestId, status = args.status}))
 elseif args.status == 'notice' then
   redis.call('ZADD', KEYS[3], args.now, requestId)
-  redis.call('ZADD', KEYS[7], args.expiresAt, expireTimer)
+  redis.call('ZADD', KEYS[6], args.expiresAt, expireTimer)
   redis.call('PUBLISH', args.changesChannel, cjson.encode({requestId = requestId, status = args.status}))
 else
   local refusal = args.refusal
   redis.call('HSET', KEYS[1], 'outcomeDecision', 'deny', 'outcomeReason', refusal.reason,
     'outcomeDecidedBy', refusal.decidedBy, 'outcomeAt', refusal.at, 'outcomeApprovers', '')
   redis.call('ZADD', KEYS[4], args.now, requestId)
-  redis.call('ZADD', KEYS[7], args.now + args.publishCheckMs, expireTimer)
+  redis.call('ZADD', KEYS[6], args.now + args.publishCheckMs, expireTimer)
   redis.call('PEXPIRE', KEYS[1], args.retentionMs)
 end
-return {1, trust}
+return {1}
