@@ -412,6 +412,7 @@ async function main(): Promise<void> {
               REDIS_CLUSTER_NODES: clusterNodes,
               QUEUE_SHARDS: String(shards),
               AUDIT_SHARDS: String(shards),
+              APPROVAL_SHARDS: String(shards),
             };
             const services = {
               approval: spawned(

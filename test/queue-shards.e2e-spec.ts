@@ -16,7 +16,11 @@ describe('queue and audit shards (QUEUE_SHARDS=3, AUDIT_SHARDS=3, one Redis)', (
   let redis: Redis;
   const shardEnv = { QUEUE_SHARDS: String(SHARDS), AUDIT_SHARDS: String(SHARDS) };
   beforeAll(async () => {
-    system = await TestSystem.start('shards', { workerEnv: shardEnv, approvalEnv: shardEnv, workers: 2 });
+    system = await TestSystem.start('shards', {
+      workerEnv: shardEnv,
+      approvalEnv: { ...shardEnv, APPROVAL_SHARDS: String(SHARDS) },
+      workers: 2,
+    });
     redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   });
   afterAll(async () => {

@@ -30,7 +30,7 @@ export async function clusterRoundTrips(o: ClusterOptions): Promise<ClusterRound
   for (const masters of o.masters) {
     o.log(
       `starting a local Redis Cluster of ${masters} master(s), an approval service and a worker on it ` +
-        `(QUEUE_SHARDS=${masters}, AUDIT_SHARDS=${masters})`,
+        `(QUEUE_SHARDS=${masters}, AUDIT_SHARDS=${masters}, APPROVAL_SHARDS=${masters})`,
     );
     const cluster = await OwnRedisCluster.start(masters);
     o.onCluster?.(cluster);

@@ -18,8 +18,11 @@ import { MAX_MASTER_SHARE } from './support/master-shares';
 /** The full 10,000 by default as well (about 50 s on 2 cores). */
 const CLUSTER_RUNS = Number(process.env.RELIABILITY_CLUSTER_RUNS ?? RUNS);
 const ROUND_TRIP_RUNS = 100;
-/** One queue shard and one audit stream per master (QUEUE_SHARDS, AUDIT_SHARDS): their load spreads as the runs' does. */
-const SHARDS = { queueShards: 3, auditShards: 3 };
+/**
+ * One queue shard, one audit stream and one approval-state shard per master (QUEUE_SHARDS, AUDIT_SHARDS,
+ * APPROVAL_SHARDS): their load spreads as the runs' does.
+ */
+const SHARDS = { queueShards: 3, auditShards: 3, approvalShards: 3 };
 
 describe('Redis Cluster (three masters)', () => {
   let cluster: OwnRedisCluster;

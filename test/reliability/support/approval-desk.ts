@@ -30,6 +30,7 @@ export function startApprovalServiceFor(
         defaults: { channels: ['web'], expiresIn: '30m' },
       }),
       LOG_LEVEL: 'warn',
+      ...(deployment.approvalShards > 1 ? { APPROVAL_SHARDS: String(deployment.approvalShards) } : {}),
       ...extraEnv,
     }),
     { port: 0, host: '127.0.0.1' },

@@ -31,6 +31,8 @@ export interface DeploymentOptions {
   queueShards?: number;
   /** AUDIT_SHARDS of the services (default 1: one audit stream). */
   auditShards?: number;
+  /** APPROVAL_SHARDS of the approval service (default 1: one approval-state tag). */
+  approvalShards?: number;
 }
 
 export interface RunState {
@@ -45,6 +47,8 @@ export class Deployment {
   readonly queueConnection: RedisClient;
   readonly queueShards: number;
   readonly auditShards: number;
+  /** APPROVAL_SHARDS of the approval service (default 1: one approval-state tag). */
+  readonly approvalShards: number;
   /** Shard 0 of each queue (the only one unless queueShards > 1); `…Shards` hold every shard, shard 0 first. */
   readonly runs: Queue;
   readonly requests: Queue;
@@ -63,6 +67,7 @@ export class Deployment {
     this.prefixes = uniquePrefixes(label);
     this.queueShards = options.queueShards ?? 1;
     this.auditShards = options.auditShards ?? 1;
+    this.approvalShards = options.approvalShards ?? 1;
     const redisTarget = { url: target.url, clusterNodes: target.clusterNodes };
     this.redis = createRedis(redisTarget, { name: 'reliability' });
     this.queueConnection = createRedis(redisTarget, { blocking: true, name: 'reliability-queues' });

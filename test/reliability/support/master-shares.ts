@@ -1,6 +1,6 @@
 // How the commands of a scenario spread over the masters of a Redis Cluster: INFO commandstats on every master
 // before and after, each master's share of the total. Printed, with a master above half flagged; the cluster spec
-// asserts none is when the queues and the audit are sharded one shard per master (QUEUE_SHARDS, AUDIT_SHARDS).
+// asserts none is when the queues, the audit and the approval state are sharded one shard per master.
 import type { Redis } from 'ioredis';
 import { commandCalls, commandShares } from '../../../bench/support/measure';
 import type { OwnRedisCluster } from './redis-servers';
