@@ -6,7 +6,8 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { ApprovalServiceQueueName, SignedDecisionSchema, type ApprovalRequest } from '@countersign/contracts';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
-import { approvalKeys, type TimerKind } from '../apps/approval-service/src/approvals/approval-keys';
+import type { TimerKind } from '../apps/approval-service/src/approvals/approval-keys';
+import { ApprovalStore } from '../apps/approval-service/src/approvals/approval-store';
 import { ApprovalsService } from '../apps/approval-service/src/approvals/approvals.service';
 import { DueTimers } from '../apps/approval-service/src/timers/due-timers';
 import { slackSignature } from '../apps/approval-service/src/slack/slack-signature';
@@ -298,7 +299,7 @@ describe('escalation', () => {
     try {
       await waitFor(
         async () =>
-          (await redis.hdel(approvalKeys(prefixes.keyPrefix).request(requestId), 'emailed:frank')) === 1,
+          (await redis.hdel(service.app.get(ApprovalStore).keys.request(requestId), 'emailed:frank')) === 1,
         "frank's email recorded",
       );
     } finally {

@@ -481,7 +481,8 @@ describe('approval service', () => {
     it('claims only due timers, each for one sweep at a time, and removes only those still under its claim', async () => {
       // A timer set of its own (another key prefix), so the service's sweep does not take part.
       const sut = new DueTimers(redis, approvalKeys(`${prefixes.keyPrefix}-repository`));
-      const [{ timers }] = sut.keys.shards;
+      const [shard] = sut.keys.shards;
+      const { timers } = shard;
       const member = (callId: string) => `expire|${callId}|0`;
       await redis.zadd(
         timers,
@@ -495,25 +496,26 @@ describe('approval service', () => {
         member('later'),
       );
 
-      const first = await sut.claim(3_000, 500, 2);
+      const first = await sut.claim(shard, 3_000, 500, 2);
       expect(first).toEqual({
+        shard: 0,
         claimedScore: 3_500,
         timers: [
-          { shard: 0, member: member('a'), timer: { kind: 'expire', requestId: 'a', attempt: 0 } },
-          { shard: 0, member: member('b'), timer: { kind: 'expire', requestId: 'b', attempt: 0 } },
+          { member: member('a'), timer: { kind: 'expire', requestId: 'a', attempt: 0 } },
+          { member: member('b'), timer: { kind: 'expire', requestId: 'b', attempt: 0 } },
         ],
       });
       // Under the lease, another sweep gets only what is left.
-      expect((await sut.claim(3_000, 500, 100)).timers.map((t) => t.member)).toEqual([member('c')]);
-      expect((await sut.claim(3_499, 500, 100)).timers).toEqual([]);
+      expect((await sut.claim(shard, 3_000, 500, 100)).timers.map((t) => t.member)).toEqual([member('c')]);
+      expect((await sut.claim(shard, 3_499, 500, 100)).timers).toEqual([]);
 
       // 'b' was moved since the claim (e.g. a decision made it the publish check): it is not the claimer's to remove.
       await redis.zadd(timers, 7_000, member('b'));
-      expect(await sut.finish(first.claimedScore, first.timers)).toBe(1);
+      expect(await sut.finish(first, first.timers)).toBe(1);
       expect(await redis.zrange(timers, 0, -1)).toEqual([member('c'), member('b'), member('later')]);
 
       // A claim that was never finished is due again when its lease runs out.
-      expect((await sut.claim(3_500, 500, 100)).timers.map((t) => t.member)).toEqual([member('c')]);
+      expect((await sut.claim(shard, 3_500, 500, 100)).timers.map((t) => t.member)).toEqual([member('c')]);
     });
 
     it('publishes, from the sweep, a decision that was recorded but never published (its decider died)', async () => {
@@ -575,7 +577,8 @@ describe('approval service', () => {
 
       // Another replica claims the timer when it is due (4 s from now: no sweep of the service can have taken
       // it yet) and dies without finishing it.
-      const claim = await dueTimers().claim(dueAt, 1_000, 100);
+      const shard = dueTimers().keys.shardOf(request.requestId);
+      const claim = await dueTimers().claim(shard, dueAt, 1_000, 100);
       expect(claim.timers.map((t) => t.timer)).toContainEqual(expireTimer(request.requestId));
       expect(claim.claimedScore).toBe(dueAt + 1_000);
       expect(await dueTimers().dueAt(expireTimer(request.requestId))).toBe(claim.claimedScore);

@@ -220,3 +220,69 @@ it('finds the requests of one call ID in every shard', async () => {
   // One open now: the call ID names it.
   expect((await api('GET', `/approvals/${callId}`, 'bob')).json.request.requestId).toBe(first.requestId);
 });
+
+it('refuses to start with another shard count while the old shards hold an open request, and starts once it is settled', async () => {
+  const own = uniquePrefixes('approval-shards-count');
+  const ownQueues = new AgentSideQueues(own);
+  const start = (count: number) =>
+    startApprovalService(approvalServiceEnv(own, APPROVALS, { APPROVAL_SHARDS: String(count) }), {
+      port: 0,
+      host: '127.0.0.1',
+    });
+  try {
+    let one = await start(1);
+    const request = approvalRequest();
+    await ownQueues.submit(request);
+    await waitFor(
+      async () => (await one.app.get(ApprovalStore).get(request.requestId)) !== undefined,
+      'stored',
+    );
+    await one.close();
+
+    await expect(start(3)).rejects.toThrow(
+      'APPROVAL_SHARDS is 3, but the approval state was stored in 1 shard(s) and still holds 2 open request(s) or ' +
+        'timer(s) there: start with APPROVAL_SHARDS=1 until they are settled',
+    );
+
+    one = await start(1);
+    const res = await fetch(`${one.url}/approvals/${request.requestId}/decisions`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token('bob')}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    expect(res.status).toBe(200);
+    // Settled and published: its publish check leaves the timers too.
+    const [oldShard] = one.app.get(ApprovalStore).keys.shards;
+    await waitFor(async () => (await redis.zcard(oldShard.timers)) === 0, 'publish check removed');
+    await one.close();
+
+    const three = await start(3);
+    expect(three.app.get(ApprovalStore).keys.shards).toHaveLength(3);
+    expect(await redis.get(`${oldShard.tag}:shard-count`)).toBe('3');
+    await three.close();
+  } finally {
+    await ownQueues.close();
+    await deletePrefixedKeys(own);
+  }
+});
+
+it('counts trust in the order of the decisions, not of their updates', async () => {
+  const request = approvalRequest({ toolName: 'ordered_tool', requester: 'jay' });
+  const at = (ms: number, decision: 'approve' | 'deny') =>
+    store().countTrust(request, {
+      decision,
+      decidedBy: 'person',
+      approvers: ['bob'],
+      decidedAt: new Date(ms).toISOString(),
+    });
+  const count = async () => Number(await redis.hget(keys().trust, 'jay|ordered_tool'));
+  await at(1_000, 'approve');
+  await at(2_000, 'approve');
+  expect(await count()).toBe(2);
+  // A deny decided at 4 s lands before an approve decided at 3 s: the approve is older, and changes nothing.
+  await at(4_000, 'deny');
+  await at(3_000, 'approve');
+  expect(await count()).toBe(0);
+  await at(5_000, 'approve');
+  expect(await count()).toBe(1);
+});

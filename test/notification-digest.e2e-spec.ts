@@ -4,6 +4,7 @@
 // Slack stand-in and a real SMTP server.
 import { Redis } from 'ioredis';
 import { approvalKeys } from '../apps/approval-service/src/approvals/approval-keys';
+import { ApprovalStore } from '../apps/approval-service/src/approvals/approval-store';
 import { ApprovalsService } from '../apps/approval-service/src/approvals/approvals.service';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
 import { DigestStore, type DigestTarget } from '../apps/approval-service/src/notifications/digest-store';
@@ -267,7 +268,10 @@ describe('the approval service with a digest', () => {
   async function heldWindow(requestId: string): Promise<string | null> {
     const redis = new Redis(TEST_REDIS_URL);
     try {
-      const field = await redis.hget(approvalKeys(prefixes.keyPrefix).request(requestId), 'notify:0:request');
+      const field = await redis.hget(
+        service.app.get(ApprovalStore).keys.request(requestId),
+        'notify:0:request',
+      );
       return field === 'direct' ? null : field;
     } finally {
       redis.disconnect();

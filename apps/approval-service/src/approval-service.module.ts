@@ -23,6 +23,7 @@ import { ApprovalStore } from './approvals/approval-store';
 import { ApprovalsController } from './approvals/approvals.controller';
 import { ApprovalsService } from './approvals/approvals.service';
 import { DecisionPublisher } from './approvals/decision-publisher';
+import { ShardLayout } from './approvals/shard-layout';
 import { StandingRuleStore } from './approvals/standing-rule-store';
 import { AuditController } from './audit/audit.controller';
 import { AuditVisibility } from './audit/audit-visibility';
@@ -80,6 +81,7 @@ export class ApprovalServiceModule {
       ],
       providers: [
         { provide: APPROVAL_SERVICE_CONFIG, useValue: config },
+        ShardLayout,
         { provide: LOGGER, useValue: logger },
         // Every route names its caller (PrincipalGuard), by bearer credential or inbox session (ApproverAuth).
         // Decisions and sign-ins are rate-limited per source address before it, and per principal after it.

@@ -28,6 +28,7 @@ const SCRIPTS = {
   markPublished: LuaScript.load(__dirname, 'mark-published-2.lua'),
   readPage: LuaScript.load(__dirname, 'read-page-1.lua'),
   completeNotice: LuaScript.load(__dirname, 'complete-notice-4.lua'),
+  countTrust: LuaScript.load(__dirname, 'count-trust-1.lua'),
 };
 
 /** Each Slack post and email is reserved before it is made and recorded after (see claim-delivery-1.lua). */
@@ -367,7 +368,6 @@ export class ApprovalStore {
       };
       const channels = reply[3] ? String(reply[3]).split(',') : [];
       const request = parseRequest(reply[1]);
-      await this.countTrust(request, outcome);
       return { status: 'decided', callId: request.callId, request, outcome, channels };
     }
     if (reply[0] === 2)
@@ -383,14 +383,21 @@ export class ApprovalStore {
   }
 
   /**
-   * Trust accumulation: consecutive approvals of this tool for this requester, as asked; a deny or an approve of
-   * edited arguments starts over. Kept under the home tag (every shard's requests count), so written after the vote's
-   * script: a process that dies in between loses one count of an advisory figure, never a decision.
+   * Counts a request people decided into its requester's trust in the tool (see count-trust-1.lua): an approve of
+   * the arguments as asked adds one, a deny or an approve of edited arguments starts over. Under the home tag (every
+   * shard's requests count), so after the vote's script and apart from it: the caller runs it beside publishing the
+   * decision, and a process that dies in between loses one count of an advisory figure, never a decision.
    */
-  private async countTrust(request: ApprovalRequest, outcome: Outcome): Promise<void> {
-    const field = trustField(request.requester, request.toolName);
-    if (outcome.decision === 'approve' && !outcome.args) await this.redis.hincrby(this.keys.trust, field, 1);
-    else await this.redis.hset(this.keys.trust, field, 0);
+  async countTrust(request: ApprovalRequest, outcome: Outcome): Promise<void> {
+    await SCRIPTS.countTrust.run(
+      this.redis,
+      [this.keys.trust],
+      [
+        trustField(request.requester, request.toolName),
+        outcome.decision === 'approve' && !outcome.args ? 'approve' : 'reset',
+        Date.parse(outcome.decidedAt),
+      ],
+    );
   }
 
   async expire(requestId: string, attempt: number, now = Date.now()): Promise<ExpireResult> {

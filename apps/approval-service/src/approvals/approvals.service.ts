@@ -261,6 +261,11 @@ export class ApprovalsService implements BeforeApplicationShutdown {
       this.followUp({ callId: result.callId, requestId }, this.showProgress(input, result));
       return result;
     }
+    // Trust counts what people decided; it never holds up (or fails) the decision itself.
+    this.followUp(
+      { callId: result.callId, requestId },
+      this.store.countTrust(result.request, result.outcome),
+    );
     await this.settle(result.request, result.outcome, result.channels);
     return result;
   }

@@ -67,7 +67,9 @@ export class StandingRuleStore {
 
   async add(rule: StandingRule): Promise<void> {
     const json = JSON.stringify(StandingRuleSchema.parse(rule));
-    await Promise.all(this.copies.map((key) => this.redis.hset(key, rule.id, json)));
+    // The copies first, the home hash last: once a request can match the rule (read from home), every shard has it.
+    await Promise.all(this.copies.slice(1).map((key) => this.redis.hset(key, rule.id, json)));
+    await this.redis.hset(this.keys.standingRules, rule.id, json);
   }
 
   /** Removes a rule and gives it back; undefined when there was none with that ID (or another revoke won). */
@@ -105,21 +107,27 @@ export class StandingRuleStore {
 
   /**
    * Writes into every shard's copy the rules of the home hash it lacks (rules added before the shard count changed,
-   * or a write that failed part-way); returns how many it wrote. Run at start. It removes nothing: racing an add, a
-   * removal could drop the new rule from a copy. A copy holding a rule the home hash lacks (a revoke that failed
-   * part-way, or raced this) decides nothing, because the caller matches rules from the home hash.
+   * or a write that failed part-way), and removes from the copies the expired rules the home hash no longer holds
+   * (a revoke that raced this); returns how many fields it wrote or removed. Run at start. A live rule is never
+   * removed from a copy (racing an add, that would drop the new rule): a copy holding a rule the home hash lacks
+   * decides nothing, because the caller matches rules from the home hash.
    */
-  async syncCopies(): Promise<number> {
+  async syncCopies(now = Date.now()): Promise<number> {
     const home = await this.redis.hgetall(this.keys.standingRules);
-    let written = 0;
+    let changed = 0;
     for (const key of this.copies.slice(1)) {
       const copy = await this.redis.hgetall(key);
       const missing = Object.entries(home).filter(([id, json]) => copy[id] !== json);
-      if (missing.length === 0) continue;
-      await this.redis.hset(key, Object.fromEntries(missing));
-      written += missing.length;
+      const stale = Object.entries(copy)
+        .filter(([id, json]) => !(id in home) && !(Date.parse(parseRule(json)?.rule.expiresAt ?? '') > now))
+        .map(([id]) => id);
+      if (missing.length > 0) {
+        await this.redis.hset(key, Object.fromEntries(missing));
+        changed += missing.length;
+      }
+      if (stale.length > 0) changed += await this.redis.hdel(key, ...stale);
     }
-    return written;
+    return changed;
   }
 
   /**

@@ -15,14 +15,15 @@ const SCRIPTS = {
   finish: LuaScript.load(__dirname, 'finish-timers-1.lua'),
 };
 
-/** A claimed member of one shard's set; `timer` is undefined for a member this service cannot read (removed unrun). */
+/** A claimed member; `timer` is undefined for a member this service cannot read (it is removed unrun). */
 export interface ClaimedTimer {
-  shard: number;
   member: string;
   timer?: TimerRef;
 }
 
 export interface Claim {
+  /** The shard whose timers these are (its index in ApprovalKeys.shards). */
+  shard: number;
   /** The score every claimed member was given (now + lease); finish() removes only members still there. */
   claimedScore: number;
   timers: ClaimedTimer[];
@@ -36,36 +37,26 @@ export class DueTimers {
     readonly keys: ApprovalKeys,
   ) {}
 
-  /**
-   * Takes up to `limit` due timers of each shard for `leaseMs`: no other sweep gets them until the lease runs out.
-   * Shards are claimed one after the other, so every claimed member carries the same score.
-   */
-  async claim(now: number, leaseMs: number, limit: number): Promise<Claim> {
-    const timers: ClaimedTimer[] = [];
-    let claimedScore = now + leaseMs;
-    for (const shard of this.keys.shards) {
-      const [score, ...members] = (await SCRIPTS.claim.run(
-        this.redis,
-        [shard.timers],
-        [now, leaseMs, limit],
-      )) as [number, ...string[]];
-      claimedScore = Number(score);
-      for (const member of members)
-        timers.push({ shard: shard.index, member, timer: parseTimerMember(member) });
-    }
-    return { claimedScore, timers };
+  /** Takes up to `limit` due timers of one shard for `leaseMs`: no other sweep gets them until the lease runs out. */
+  async claim(shard: ApprovalShard, now: number, leaseMs: number, limit: number): Promise<Claim> {
+    const [score, ...members] = (await SCRIPTS.claim.run(
+      this.redis,
+      [shard.timers],
+      [now, leaseMs, limit],
+    )) as [number, ...string[]];
+    return {
+      shard: shard.index,
+      claimedScore: Number(score),
+      timers: members.map((member) => ({ member, timer: parseTimerMember(member) })),
+    };
   }
 
-  /** Removes handled members that still carry this claim's score; returns how many went. */
-  async finish(claimedScore: number, handled: ClaimedTimer[]): Promise<number> {
-    const removed = await Promise.all(
-      this.keys.shards.map((shard) => {
-        const members = handled.filter((t) => t.shard === shard.index).map((t) => t.member);
-        if (members.length === 0) return 0;
-        return SCRIPTS.finish.run(this.redis, [shard.timers], [claimedScore, ...members]);
-      }),
-    );
-    return removed.reduce<number>((sum, n) => sum + Number(n), 0);
+  /** Removes handled members of a claim that still carry its score; returns how many went. */
+  async finish(claim: Claim, handled: ClaimedTimer[]): Promise<number> {
+    if (handled.length === 0) return 0;
+    const members = handled.map((t) => t.member);
+    const shard = this.keys.shards[claim.shard];
+    return Number(await SCRIPTS.finish.run(this.redis, [shard.timers], [claim.claimedScore, ...members]));
   }
 
   /** When a timer is due (ms), or undefined when there is none. */

@@ -12,7 +12,7 @@ import { Metrics } from '../core/metrics';
 import { LOGGER } from '../core/tokens';
 import { DueTimers, type ClaimedTimer } from './due-timers';
 
-/** Timers claimed by one sweep; a full batch is followed by another sweep at once. */
+/** Timers claimed from one shard by one sweep; a full batch is followed by another sweep at once. */
 const BATCH = 100;
 /** Timers of one batch run at once. */
 const CONCURRENCY = 8;
@@ -59,16 +59,25 @@ export class TimerSweep implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * Claims the timers due now and runs them; returns how many it claimed. Each finished timer is removed unless
-   * it was moved meanwhile; a failed one is left to its lease.
+   * Claims the timers due now and runs them, shard by shard (each under its own lease); returns the most it claimed
+   * from one shard. Each finished timer is removed unless it was moved meanwhile; a failed one is left to its lease.
+   * A shard that cannot be read (say, its master is failing over) is logged and skipped: the others are swept.
    */
   async sweep(now = Date.now()): Promise<number> {
-    const claim = await this.timers.claim(now, this.leaseMs, BATCH);
-    const finished: ClaimedTimer[] = [];
-    await eachLimited(claim.timers, CONCURRENCY, async (claimed) => {
-      if ((await this.run(claimed)) === 'done') finished.push(claimed);
-    });
-    await this.timers.finish(claim.claimedScore, finished);
+    let most = 0;
+    for (const shard of this.timers.keys.shards) {
+      try {
+        const claim = await this.timers.claim(shard, now, this.leaseMs, BATCH);
+        most = Math.max(most, claim.timers.length);
+        const finished: ClaimedTimer[] = [];
+        await eachLimited(claim.timers, CONCURRENCY, async (claimed) => {
+          if ((await this.run(claimed)) === 'done') finished.push(claimed);
+        });
+        await this.timers.finish(claim, finished);
+      } catch (error) {
+        this.logger.error({ err: error, shard: shard.index }, 'timer sweep of one approval shard failed');
+      }
+    }
     if (now - this.lastTrim >= TRIM_EVERY_MS) {
       this.lastTrim = now;
       const trimmed = await this.approvals.trimSettled(now);
@@ -76,7 +85,7 @@ export class TimerSweep implements OnApplicationBootstrap, OnModuleDestroy {
         this.logger.info({ trimmed }, 'settled calls past their retention left the status sets');
       await this.trimAudit(now);
     }
-    return claim.timers.length;
+    return most;
   }
 
   /** Audit retention; every replica tries, the trim script lets one at a time through. Never fails the sweep. */
