@@ -7,7 +7,7 @@
   KEYS[1] the request's hash                {tag}:request:<requestId>
   KEYS[2] decided set                       {tag}:decided
   KEYS[3] due timers (zset)                 {tag}:timers
-  KEYS[4] standing rules (hash id → JSON)   {tag}:standing-rules
+  KEYS[4] standing rules (hash id → JSON)   {tag}:standing-rules (the shard's copy, see standing-rule-store.ts)
   KEYS[5] request IDs of the call ID (set)  {tag}:call-requests:<callId>
 
   ARGV[1] JSON object (DecideByRuleArgs in standing-rule-store.ts):

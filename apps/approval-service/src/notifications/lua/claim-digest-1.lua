@@ -1,10 +1,10 @@
 --[[
   Reserves the digest of one target (a Slack channel, an approver's email) of a requester's window before it is sent,
   so a retried job never sends it twice (as claim-delivery does for a call's posts and emails). Closes the window
-  first: a request of the requester that comes later is notified one by one (admit-notification), never counted into
+  first: a request of the requester that comes later is notified one by one (count-in-window), never counted into
   a digest already on its way.
 
-  KEYS[1] the requester's window                    {tag}:digest:<requester>:<window>
+  KEYS[1] the requester's window                    {home tag}:digest:<requester>:<window>
 
   ARGV[1] the target                                slack:<channel> | email:<approver>
   ARGV[2] the reservation to store                  reserved:<ms>:<nonce>

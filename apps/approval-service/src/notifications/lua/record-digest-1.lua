@@ -1,7 +1,7 @@
 --[[
   Records a digest reserved by claim-digest as sent. Only while the field still holds this reservation.
 
-  KEYS[1] the requester's window                    {tag}:digest:<requester>:<window>
+  KEYS[1] the requester's window                    {home tag}:digest:<requester>:<window>
 
   ARGV[1] the target                                slack:<channel> | email:<approver>
   ARGV[2] the reservation it was claimed with
