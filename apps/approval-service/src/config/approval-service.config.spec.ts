@@ -46,6 +46,8 @@ describe('loadApprovalServiceConfig', () => {
     [{ SLACK_BOT_TOKEN: 'xoxb-1' }, 'SLACK_SIGNING_SECRET: is required when SLACK_BOT_TOKEN is set'],
     [{ APPROVAL_DEFAULT_EXPIRY: 'soon' }, 'APPROVAL_DEFAULT_EXPIRY: must be a duration'],
     [{ TIMER_SWEEP_MS: '0' }, 'TIMER_SWEEP_MS'],
+    [{ APPROVAL_SHARDS: '17' }, 'APPROVAL_SHARDS'],
+    [{ APPROVAL_SHARDS: '0' }, 'APPROVAL_SHARDS'],
     [{ TIMER_LEASE_MS: 'long' }, 'TIMER_LEASE_MS'],
     [{ NOTIFY_CONCURRENCY: '0' }, 'NOTIFY_CONCURRENCY'],
     [{ DECISION_ATTEMPTS: 'many' }, 'DECISION_ATTEMPTS'],
