@@ -11,7 +11,7 @@ import { ApprovalStore } from '../apps/approval-service/src/approvals/approval-s
 import { ApprovalsService } from '../apps/approval-service/src/approvals/approvals.service';
 import { DueTimers } from '../apps/approval-service/src/timers/due-timers';
 import { slackSignature } from '../apps/approval-service/src/slack/slack-signature';
-import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
+import { approvalRequest, AgentSideQueues, approvalServiceEnv, callAs } from './support/approval-harness';
 import { FakeSlackApi } from './support/fake-slack-api';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
 import { SmtpCapture } from './support/smtp-capture';
@@ -119,15 +119,8 @@ async function clickInSlack(requestId: string, userId: string, channelId: string
   return { status: res.status, json: (await res.json()) as { ok?: boolean; error?: string } };
 }
 
-async function api(method: string, path: string, as: string, body?: unknown) {
-  const res = await fetch(`${service.url}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${token(as)}`, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined };
-}
+const api = (method: string, path: string, as: string, body?: unknown) =>
+  callAs(service.url, token(as), method, path, body);
 
 async function auditTypes(callId: string): Promise<{ type: string; detail: Record<string, unknown> }[]> {
   return (await api('GET', `/audit?callId=${callId}`, 'bob')).json;

@@ -8,7 +8,7 @@ import type { ApprovalRequest, StandingRule } from '@countersign/contracts';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
 import { ApprovalStore } from '../apps/approval-service/src/approvals/approval-store';
 import { StandingRuleStore } from '../apps/approval-service/src/approvals/standing-rule-store';
-import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
+import { approvalRequest, AgentSideQueues, approvalServiceEnv, callAs } from './support/approval-harness';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
 
 jest.setTimeout(30_000);
@@ -57,15 +57,8 @@ function requestIn(shard: number, over: Partial<ApprovalRequest> = {}): Approval
   }
 }
 
-async function api(method: string, path: string, as: string, body?: unknown) {
-  const res = await fetch(`${service.url}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${token(as)}`, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined };
-}
+const api = (method: string, path: string, as: string, body?: unknown) =>
+  callAs(service.url, token(as), method, path, body);
 
 /** Submits a request and waits until the service has stored it. */
 async function submit(request: ApprovalRequest): Promise<ApprovalRequest> {

@@ -98,3 +98,23 @@ export class AgentSideQueues {
     await this.connection.quit();
   }
 }
+
+/**
+ * A JSON request to a listening approval service as one caller (`Authorization: Bearer <token>`); the body as JSON,
+ * undefined when the answer has none.
+ */
+export async function callAs(
+  baseUrl: string,
+  bearerToken: string,
+  method: string,
+  path: string,
+  body?: unknown,
+) {
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${bearerToken}`, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : undefined };
+}

@@ -36,11 +36,7 @@ if not status then return {-1} end
 if status == 'pending' then return {-11} end
 if status ~= 'notice' then return {-2, doneBy or status} end
 if args.approver == requester then return {-4} end
-local member = false
-for group in string.gmatch(args.approverGroups, '[^,]+') do
-  if inCommaList(groups, group) then member = true end
-end
-if not member then return {-3} end
+if not sharesCommaListItem(groups, args.approverGroups) then return {-3} end
 
 -- outcomeDecidedBy/outcomeApprovers only so that a late vote is told who closed it (record-vote's ALREADY_DECIDED).
 redis.call('HSET', KEYS[1], 'status', 'decided', 'doneBy', args.approver, 'doneAt', args.nowIso,

@@ -80,11 +80,7 @@ local expiresAt = tonumber(expiresAtField)
 if expiresAt <= now then return {-7} end
 if args.approver == requester then return {-4} end
 
-local member = false
-for group in string.gmatch(args.approverGroups, '[^,]+') do
-  if inCommaList(groups, group) then member = true end
-end
-if not member then return {-3} end
+if not sharesCommaListItem(groups, args.approverGroups) then return {-3} end
 if args.seenRev ~= nil and tonumber(args.seenRev) ~= rev then return {-10, rev} end
 if args.seenFingerprint ~= nil or args.edit ~= nil then
   currentFp = currentFp or cjson.decode(requestJson).fingerprint
