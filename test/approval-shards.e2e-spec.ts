@@ -251,7 +251,7 @@ it('refuses to start with another shard count while the old shards hold an open 
 
     const three = await start(3);
     expect(three.app.get(ApprovalStore).keys.shards).toHaveLength(3);
-    expect(await redis.get(`${oldShard.tag}:shard-count`)).toBe('3');
+    expect(await redis.get(three.app.get(ApprovalStore).keys.shardCount)).toBe('3');
     await three.close();
   } finally {
     await ownQueues.close();

@@ -36,7 +36,7 @@ import { approvalRateLimits } from './config/rate-limits';
 import { AuditTrail } from './core/audit-trail';
 import { Metrics } from './core/metrics';
 import { ServiceAddress } from './core/service-address';
-import { LOGGER } from './core/tokens';
+import { APPROVAL_KEYS, LOGGER } from './core/tokens';
 import { EmailLinkController } from './email/email-link.controller';
 import { EmailNotifier } from './email/email-notifier';
 import { ExternalApprovalsController } from './external/external-approvals.controller';
@@ -81,6 +81,7 @@ export class ApprovalServiceModule {
       ],
       providers: [
         { provide: APPROVAL_SERVICE_CONFIG, useValue: config },
+        { provide: APPROVAL_KEYS, useValue: keys },
         ShardLayout,
         { provide: LOGGER, useValue: logger },
         // Every route names its caller (PrincipalGuard), by bearer credential or inbox session (ApproverAuth).

@@ -56,6 +56,8 @@ export interface ApprovalKeys {
   digestWindow(requester: string, windowStart: number): string;
   /** A one-time inbox sign-in code (by hash) → the principal it signs in. */
   signInCode(codeHash: string): string;
+  /** The shard count the state was stored with (see ShardLayout). */
+  readonly shardCount: string;
   /** Standing rules (hash: rule ID → rule JSON), the list people see and change; each shard has a copy. */
   readonly standingRules: string;
   /** Pub/sub channel of changes, so every replica's inbox sees every change. */
@@ -81,6 +83,7 @@ export function approvalKeys(keyPrefix: string, shards = DEFAULT_APPROVAL_SHARDS
     seenSlackSignature: (signature) => `${home}:slack-seen:${signature}`,
     digestWindow: (requester, windowStart) => `${home}:digest:${requester}:${windowStart}`,
     signInCode: (codeHash) => `${home}:sign-in:${codeHash}`,
+    shardCount: `${home}:shard-count`,
     standingRules: `${home}:standing-rules`,
     changes: `${keyPrefix}:approvals:changes`,
   };

@@ -6,8 +6,8 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { RedisConnections, type Logger } from '@countersign/platform';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
-import { LOGGER } from '../core/tokens';
-import { approvalKeys } from './approval-keys';
+import { APPROVAL_KEYS, LOGGER } from '../core/tokens';
+import { approvalKeys, type ApprovalKeys } from './approval-keys';
 
 /** The count a deployment that never recorded one ran with (every version before shards). */
 const UNRECORDED = 1;
@@ -23,6 +23,7 @@ export class ShardCountChangedError extends Error {
 export class ShardLayout implements OnModuleInit {
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) private readonly config: ApprovalServiceConfig,
+    @Inject(APPROVAL_KEYS) private readonly keys: ApprovalKeys,
     private readonly redis: RedisConnections,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -30,7 +31,7 @@ export class ShardLayout implements OnModuleInit {
   async onModuleInit(): Promise<void> {
     const { KEY_PREFIX: prefix, APPROVAL_SHARDS: shards } = this.config.env;
     const redis = this.redis.commands;
-    const key = `${approvalKeys(prefix).shards[0].tag}:shard-count`;
+    const key = this.keys.shardCount;
     const stored = await redis.get(key);
     const previous = stored === null ? UNRECORDED : Number(stored);
     if (previous !== shards) {

@@ -3,8 +3,8 @@
 // and for a few minutes; only its hash is stored.
 import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
-import { approvalKeys, type ApprovalKeys } from '../approvals/approval-keys';
+import type { ApprovalKeys } from '../approvals/approval-keys';
+import { APPROVAL_KEYS } from '../core/tokens';
 import { RedisConnections } from '@countersign/platform';
 
 export const SIGN_IN_CODE_TTL_MS = 5 * 60_000;
@@ -13,14 +13,10 @@ const hash = (code: string) => createHash('sha256').update(code, 'utf8').digest(
 
 @Injectable()
 export class SignInCodes {
-  private readonly keys: ApprovalKeys;
-
   constructor(
-    @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
+    @Inject(APPROVAL_KEYS) private readonly keys: ApprovalKeys,
     private readonly redis: RedisConnections,
-  ) {
-    this.keys = approvalKeys(env.KEY_PREFIX, env.APPROVAL_SHARDS);
-  }
+  ) {}
 
   async issue(principalId: string): Promise<{ code: string; expiresAt: number }> {
     const code = randomBytes(32).toString('base64url');

@@ -2,9 +2,7 @@
 import { EventEmitter } from 'node:events';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { type Logger, RedisConnections } from '@countersign/platform';
-import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import { LOGGER } from '../core/tokens';
-import { approvalKeys } from '../approvals/approval-keys';
 import { ApprovalStore } from '../approvals/approval-store';
 
 export interface ApprovalChange {
@@ -28,12 +26,11 @@ export class LiveUpdates implements OnModuleInit, OnModuleDestroy {
   private readonly closers = new Set<() => void>();
 
   constructor(
-    @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
     private readonly redis: RedisConnections,
     private readonly store: ApprovalStore,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.channel = approvalKeys(env.KEY_PREFIX, env.APPROVAL_SHARDS).changes;
+    this.channel = store.keys.changes;
   }
 
   async onModuleInit(): Promise<void> {
