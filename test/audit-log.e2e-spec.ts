@@ -11,13 +11,14 @@ import {
   MIN_AUDIT_RETENTION_MS,
 } from '@countersign/platform';
 import { TEST_AUDIT_SECRET, testAuditKeyring } from './support/audit';
-import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, type TestPrefixes } from './support/redis';
+import { freshKeyPrefixes, TEST_REDIS_URL } from './support/redis';
 
 const keyring = testAuditKeyring();
 const link = (chain: string, prev: string, json: string) => keyring.current.entryMac(chain, prev, json);
 
 describe('AuditLog (real Redis)', () => {
-  const used: TestPrefixes[] = [];
+  const prefixes = freshKeyPrefixes('audit');
+  const freshPrefix = () => prefixes.fresh();
   let redis: Redis;
 
   beforeAll(() => {
@@ -25,14 +26,8 @@ describe('AuditLog (real Redis)', () => {
   });
   afterAll(async () => {
     redis.disconnect();
-    await Promise.all(used.map((p) => deletePrefixedKeys(p)));
+    await prefixes.deleteAll();
   });
-
-  function freshPrefix(): string {
-    const prefixes = uniquePrefixes('audit');
-    used.push(prefixes);
-    return prefixes.keyPrefix;
-  }
 
   /** Two writers (as two processes would be), `perWriter` entries each, appended at once. */
   async function twoWriters(perWriter = 6) {

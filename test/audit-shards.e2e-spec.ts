@@ -3,27 +3,22 @@
 import { Redis } from 'ioredis';
 import { AuditLog, auditKeys, MIN_AUDIT_RETENTION_MS, queueShardOf } from '@countersign/platform';
 import { testAuditKeyring } from './support/audit';
-import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, type TestPrefixes } from './support/redis';
+import { freshKeyPrefixes, TEST_REDIS_URL } from './support/redis';
 
 const SHARDS = 3;
 const keyring = testAuditKeyring();
 
 describe('AuditLog over three streams (real Redis)', () => {
-  const used: TestPrefixes[] = [];
+  const prefixes = freshKeyPrefixes('audit-shards');
+  const freshPrefix = () => prefixes.fresh();
   let redis: Redis;
   beforeAll(() => {
     redis = new Redis(TEST_REDIS_URL);
   });
   afterAll(async () => {
     redis.disconnect();
-    await Promise.all(used.map((p) => deletePrefixedKeys(p)));
+    await prefixes.deleteAll();
   });
-
-  function freshPrefix(): string {
-    const prefixes = uniquePrefixes('audit-shards');
-    used.push(prefixes);
-    return prefixes.keyPrefix;
-  }
 
   /** `writers` writers (as processes would be) taking turns, `count` entries in all, callId c-0 … in order. */
   async function written(keyPrefix: string, writers: number, count: number): Promise<AuditLog[]> {

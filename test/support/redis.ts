@@ -45,6 +45,24 @@ export async function deletePrefixedKeys(prefixes: TestPrefixes, url = TEST_REDI
   return deleted;
 }
 
+/**
+ * A fresh key prefix for each test that asks (`fresh()`), all of them deleted by `deleteAll()` (in afterAll): for
+ * specs whose tests each want Redis state of their own.
+ */
+export function freshKeyPrefixes(label: string): { fresh(): string; deleteAll(): Promise<void> } {
+  const used: TestPrefixes[] = [];
+  return {
+    fresh() {
+      const prefixes = uniquePrefixes(label);
+      used.push(prefixes);
+      return prefixes.keyPrefix;
+    },
+    async deleteAll() {
+      await Promise.all(used.map((prefixes) => deletePrefixedKeys(prefixes)));
+    },
+  };
+}
+
 /** Polls `probe` until it returns a truthy value (or throws after `timeoutMs`). For state, not for timing. */
 export async function waitFor<T>(
   probe: () => Promise<T> | T,
