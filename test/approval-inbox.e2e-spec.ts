@@ -67,6 +67,22 @@ describe('finding 8c: the inbox signs in only approvers and rule-writers, and sa
     expect(body.message).toContain(NOT_AN_APPROVER);
   });
 
+  it('shows mallory no inbox view with her bearer token either', async () => {
+    const asMallory = { headers: { Authorization: `Bearer ${testToken('mallory')}` } };
+    const page = await fetch(`${service.url}/inbox`, asMallory);
+    expect(page.status).toBe(401);
+    expect(await page.text()).toContain(NOT_AN_APPROVER);
+    for (const path of ['/inbox/items', '/inbox/history/items', '/inbox/rules/items', '/inbox/events']) {
+      const res = await fetch(`${service.url}${path}`, asMallory);
+      const message = ((await res.json()) as { message?: string }).message;
+      expect({ path, status: res.status, message }).toEqual({
+        path,
+        status: 403,
+        message: expect.stringContaining(NOT_AN_APPROVER),
+      });
+    }
+  });
+
   it('refuses a session cookie of a principal who is no approver (one signed before this rule, or since removed)', async () => {
     const cookie = `countersign_inbox=${signToken({ a: 'mallory', exp: Date.now() + 60_000 }, 'link-secret-0123456789', 'inbox-session')}`;
     const page = await fetch(`${service.url}/inbox`, { headers: { Cookie: cookie } });

@@ -56,6 +56,16 @@ export class ApproverAuth implements RequestAuthenticator {
     return refusal ? { ok: false, reason: refusal } : { ok: true, principal, via: 'session' };
   }
 
+  /**
+   * The caller of an inbox page or fragment: by session or bearer credential, and an approver or rule-writer; a
+   * refusal (with why) for anyone else. undefined: the request carries no credential.
+   */
+  async authenticateInbox(req: AuthRequest): Promise<Authentication | undefined> {
+    const found = await this.authenticate(req);
+    const refusal = found?.ok ? this.inboxRefusal(found.principal) : undefined;
+    return refusal ? { ok: false, reason: refusal } : found;
+  }
+
   /** Why the inbox does not sign `principal` in, in words for the sign-in page; undefined when it does. */
   inboxRefusal(principal: Principal): string | undefined {
     if (this.directory.isApproverOrRuleWriter(principal)) return undefined;

@@ -75,7 +75,7 @@ export class InboxController {
         'Tokens in addresses are not accepted (they end up in browser history and server logs). Sign in below, ' +
           'or ask for a one-time sign-in link: npx countersign inbox-link',
       );
-    const session = await this.auth.authenticate(req);
+    const session = await this.auth.authenticateInbox(req);
     if (!session?.ok) return this.showSignIn(res, 401, session ? session.reason : undefined);
     const nonce = randomBytes(16).toString('base64');
     sendPage(res, 200, inboxPage(await this.waitingFor(session.principal), session.principal, nonce), nonce);
@@ -98,6 +98,7 @@ export class InboxController {
 
   @Get('history/items')
   async historyFragment(@CurrentPrincipal() me: Principal, @Res() res: Response): Promise<void> {
+    this.assertInboxUser(me);
     sendPage(res, 200, await this.historyOf(me));
   }
 
@@ -113,6 +114,7 @@ export class InboxController {
 
   @Get('rules/items')
   async rulesFragment(@CurrentPrincipal() me: Principal, @Res() res: Response): Promise<void> {
+    this.assertInboxUser(me);
     sendPage(res, 200, await this.rulesOf(me));
   }
 
@@ -183,12 +185,14 @@ export class InboxController {
 
   @Get('items')
   async items(@CurrentPrincipal() me: Principal, @Res() res: Response): Promise<void> {
+    this.assertInboxUser(me);
     sendPage(res, 200, inboxItems(await this.waitingFor(me), me));
   }
 
   /** Server-sent events: `change` whenever a request routed to the caller's groups arrives or is settled, on any replica. */
   @Get('events')
   events(@CurrentPrincipal() me: Principal, @Req() req: Request, @Res() res: Response): void {
+    this.assertInboxUser(me);
     res.status(200).set({
       'Content-Type': 'text/event-stream',
       'Cache-Control': 'no-store',
@@ -212,9 +216,15 @@ export class InboxController {
     req.on('close', close);
   }
 
+  /** The inbox's fragments and live stream, like its pages, are for approvers and rule-writers only. */
+  private assertInboxUser(me: Principal): void {
+    const refusal = this.auth.inboxRefusal(me);
+    if (refusal) throw new ForbiddenException(refusal);
+  }
+
   /** The signed-in approver, or undefined after redirecting the browser to the sign-in page. */
   private async signedIn(req: Request, res: Response): Promise<Principal | undefined> {
-    const session = await this.auth.authenticate(req);
+    const session = await this.auth.authenticateInbox(req);
     if (session?.ok) return session.principal;
     res.redirect(303, '/inbox');
     return undefined;
