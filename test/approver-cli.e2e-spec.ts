@@ -4,7 +4,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { StandingRule } from '@countersign/contracts';
+import { fingerprint } from '@countersign/authorization';
+import type { ApprovalView, StandingRule } from '@countersign/contracts';
 import { UX_APPROVALS } from './support/approver-ux';
 import { testToken } from './support/principals';
 import { waitFor } from './support/redis';
@@ -110,7 +111,16 @@ it('approves edited arguments with `approve --args`, and refuses them on a deny 
     ['approve', call.callId, '--args', '{"service":"api","replicas":5}'],
     'bob',
   ).finished();
-  expect(approved).toMatchObject({ code: 0, stdout: `${call.callId}: approved by bob (edited arguments)\n` });
+  expect(approved).toMatchObject({
+    code: 0,
+    stdout: [
+      `${call.callId}: approved by bob`,
+      '  tool:        scale_service',
+      '  arguments:   {"service":"api","replicas":5}',
+      `  fingerprint: ${fingerprint('scale_service', { service: 'api', replicas: 5 })} (revision 1, your edit)`,
+      '',
+    ].join('\n'),
+  });
   await system.waitForStatus(runId, 'completed');
   expect((await system.service('api')).replicas).toBe(5);
 });
@@ -163,5 +173,142 @@ it('marks a manual-step notice done with `done --note`', async () => {
   expect(await system.waitForAudit('cli-manual', 'manual_step.done')).toMatchObject({
     actor: 'bob',
     detail: { note: 'archived, then deleted', channel: 'cli' },
+  });
+});
+
+describe('finding 7: the CLI shows the revision an approver decides', () => {
+  /** A run of alice's that scales payments: routed to finance (carol, dave), two approvals needed. */
+  async function paymentsCall(replicas: number) {
+    const runId = await system.startRun([
+      { toolCalls: [{ name: 'scale_service', args: { service: 'payments', replicas } }] },
+      { text: 'scaled' },
+    ]);
+    const call = await system.waitForPendingCall(runId);
+    const view = await system.waitForApproval(call.callId, 'dave');
+    return { runId, callId: call.callId, asked: view.request.fingerprint };
+  }
+
+  /** carol approves payments with other arguments (any channel: the API here), making revision 1. */
+  async function carolEdits(callId: string, args: Record<string, unknown>) {
+    const edit = await system.api('POST', `/approvals/${callId}/decisions`, 'carol', {
+      decision: 'approve',
+      args,
+    });
+    expect(edit.status).toBe(202);
+  }
+
+  it('shows dave the arguments carol edited, and `approve` echoes the tool, arguments and fingerprint it decided', async () => {
+    const { runId, callId } = await paymentsCall(3);
+    const edited = { service: 'payments', replicas: 5 };
+    await carolEdits(callId, edited);
+    const fp = fingerprint('scale_service', edited);
+
+    const list = await countersign(['approvals', 'list', '--status', 'pending'], 'dave').finished();
+    expect(list.code).toBe(0);
+    const line = list.stdout.split('\n').find((l) => l.startsWith(`${callId} `));
+    expect(line).toContain('scale_service {"service":"payments","replicas":5}');
+    expect(line).toMatch(
+      /revision 1, edited by carol at \S+; the agent asked for \{"service":"payments","replicas":3\}/,
+    );
+    expect(line).toContain(`fingerprint ${fp}`);
+
+    const shown = await countersign(['approvals', 'show', callId], 'dave').finished();
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(
+      /revision: {3}1, edited by carol at \S+; the agent asked for \{"service":"payments","replicas":3\}/,
+    );
+    expect(shown.stdout).toContain(`fingerprint: ${fp}`);
+    expect(shown.stdout).toContain('"replicas": 5');
+
+    const approve = await countersign(['approve', callId], 'dave').finished();
+    expect(approve).toEqual({
+      code: 0,
+      stderr: '',
+      stdout: [
+        `${callId}: approved by carol, dave`,
+        '  tool:        scale_service',
+        '  arguments:   {"service":"payments","replicas":5}',
+        `  fingerprint: ${fp} (revision 1, edited by carol)`,
+        '',
+      ].join('\n'),
+    });
+    await system.waitForStatus(runId, 'completed');
+    expect((await system.service('payments')).replicas).toBe(5);
+  });
+
+  it('refuses `approve --fingerprint <old>` after an edit, with exit code 7 and what changed; the current one decides', async () => {
+    const { runId, callId, asked } = await paymentsCall(3);
+    const edited = { service: 'payments', replicas: 6 };
+    await carolEdits(callId, edited);
+    const fp = fingerprint('scale_service', edited);
+
+    for (const decision of ['approve', 'deny']) {
+      const refused = await countersign([decision, callId, '--fingerprint', asked], 'dave').finished();
+      expect({ decision, code: refused.code, stdout: refused.stdout }).toEqual({
+        decision,
+        code: 7,
+        stdout: '',
+      });
+      expect(refused.stderr).toContain(
+        `${callId}: not decided: the arguments changed since the revision you decided on (fingerprint ${asked})`,
+      );
+      expect(refused.stderr).toMatch(
+        /now revision 1, edited by carol at \S+: scale_service \{"service":"payments","replicas":6\}/,
+      );
+      expect(refused.stderr).toContain(`fingerprint ${fp}`);
+      expect(refused.stderr).toContain(`countersign approvals show ${callId}`);
+    }
+    const view = (await system.api<ApprovalView>('GET', `/approvals/${callId}`, 'dave')).json;
+    expect({ status: view.status, votes: view.votes.map((v) => v.approver) }).toEqual({
+      status: 'pending',
+      votes: ['carol'],
+    });
+
+    const bad = await countersign(['approve', callId, '--fingerprint', 'abc'], 'dave').finished();
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--fingerprint');
+
+    const pinned = await countersign(['approve', callId, '--fingerprint', fp], 'dave').finished();
+    expect(pinned).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining(`  fingerprint: ${fp} (revision 1, edited by carol)`),
+    });
+    await system.waitForStatus(runId, 'completed');
+    expect((await system.service('payments')).replicas).toBe(6);
+  });
+
+  it('asks again at the `run` prompt, showing the new revision, when another approver edited the call meanwhile', async () => {
+    const script = join(mkdtempSync(join(tmpdir(), 'cs-ux-')), 'runbook.json');
+    writeFileSync(
+      script,
+      JSON.stringify([
+        { toolCalls: [{ name: 'scale_service', args: { service: 'payments', replicas: 3 } }] },
+        { text: 'scaled' },
+      ]),
+    );
+    const cli = countersign(['run', 'ops', 'scale payments', '--script', script], 'alice', {
+      COUNTERSIGN_APPROVER_TOKEN: token('dave'),
+    });
+    await waitFor(() => cli.stdout().includes('Allow? [y/n]'), 'the prompt', 20_000);
+    expect(cli.stdout()).toContain('revision:   0, as the agent asked');
+    const callId = /\(call (\S+), tier confirm\)/.exec(cli.stdout())![1];
+    await carolEdits(callId, { service: 'payments', replicas: 7 });
+
+    cli.write('y\n');
+    await waitFor(() => cli.stdout().split('Allow? [y/n]').length === 3, 'the prompt again', 20_000);
+    const again = cli.stdout().split('Allow? [y/n]')[1];
+    expect(again).toContain('the arguments changed while you were asked');
+    expect(again).toMatch(
+      /revision: {3}1, edited by carol at \S+; the agent asked for \{"service":"payments","replicas":3\}/,
+    );
+    expect(again).toContain(
+      `fingerprint: ${fingerprint('scale_service', { service: 'payments', replicas: 7 })}`,
+    );
+    expect(again).toContain('"replicas": 7');
+    cli.write('y\n');
+    const { code, stdout } = await cli.finished();
+    expect(code).toBe(0);
+    expect(stdout).toContain('approved scale_service {"service":"payments","replicas":7} (by carol, dave)');
+    expect((await system.service('payments')).replicas).toBe(7);
   });
 });

@@ -71,7 +71,16 @@ it('runs a restart approved with `countersign approve`, after `approvals list` s
   expect(list.stdout).toContain('restart_service {"service":"web"}');
 
   const approve = await finished(countersign(['approve', call.callId], asBob));
-  expect(approve).toMatchObject({ code: 0, stdout: `${call.callId}: approved by bob\n` });
+  expect(approve).toMatchObject({
+    code: 0,
+    stdout: [
+      `${call.callId}: approved by bob`,
+      '  tool:        restart_service',
+      '  arguments:   {"service":"web"}',
+      `  fingerprint: ${call.fingerprint} (revision 0, as the agent asked)`,
+      '',
+    ].join('\n'),
+  });
 
   await system.waitForStatus(runId, 'completed');
   expect((await system.service('web')).restarts).toBe(1);

@@ -23,7 +23,9 @@ describeInChromium('the whole system, decided in the web inbox', () => {
     const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
     const link = await system.api<{ url: string }>('POST', '/inbox/sign-in-links', 'bob');
     await page.goto(link.json.url);
+    expect(await page.textContent('body')).toContain('This link signs this browser in as Bob Builder (bob).');
     await page.getByRole('button', { name: 'Open my inbox' }).click();
+    expect(await page.locator('header.who').textContent()).toContain('Inbox of Bob Builder (bob)');
     const card = page.locator(`section[data-call-id="${call.callId}"]`);
     await card.waitFor();
     expect(await card.textContent()).toContain('restart_service');

@@ -5,6 +5,8 @@ export interface InboxSignIn {
   /** `countersign_inbox=…`, ready for a Cookie header, when the sign-in worked. */
   session?: string;
   setCookie: string;
+  /** The page the sign-in answered with (a refusal says why on it). */
+  page: string;
 }
 
 /** The CSRF cookie and form token of a fresh sign-in page. */
@@ -37,5 +39,5 @@ export async function signInToInbox(
   });
   const setCookie = response.headers.get('set-cookie') ?? '';
   const session = /countersign_inbox=[^;]+/.exec(setCookie)?.[0];
-  return { status: response.status, session, setCookie };
+  return { status: response.status, session, setCookie, page: await response.text() };
 }

@@ -34,7 +34,8 @@ textarea{font:13px ui-monospace,monospace;width:100%;max-width:560px;box-sizing:
 .settled{border-color:#1f883d;box-shadow:0 0 0 2px #1f883d33}.refused{border-color:#cf222e}
 .after-click{font-weight:600;margin:10px 0 0}
 nav.views{margin:-6px 0 14px;font-size:14px}.badge{background:#e7f0fb;color:#0b5cad;border-radius:4px;padding:1px 6px}
-.history.denied h2{color:#a0111f}.result-line{font-size:13px;margin:6px 0 0}`;
+.history.denied h2{color:#a0111f}.result-line{font-size:13px;margin:6px 0 0}
+header.who{display:flex;justify-content:flex-end;align-items:center;gap:8px;font-size:13px;margin:0 0 8px}header.who button{padding:3px 10px;margin:0}`;
 
 export function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">

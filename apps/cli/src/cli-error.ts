@@ -15,6 +15,8 @@ export const ExitCode = {
   NotAuthorized: 5,
   /** The call was already decided, expired, or is a manual-step notice. */
   Conflict: 6,
+  /** The arguments changed since the revision you decided on (another approver edited them): nothing was decided. */
+  Changed: 7,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
@@ -36,4 +38,5 @@ Exit codes:
   3  a service is unreachable
   4  unknown call ID, run or agent
   5  not authorized (missing/rejected approver token, not an approver of this call)
-  6  already decided, expired, or nothing to decide`;
+  6  already decided, expired, or nothing to decide
+  7  the arguments changed since the revision you decided on (someone edited them): nothing decided`;

@@ -37,14 +37,74 @@ export function confirmationText(call: PendingCall): string {
   return `${callText(call)} needs confirmation (call ${call.callId}, tier ${call.tier})`;
 }
 
+/**
+ * The revision of a request's arguments that a vote decides now: what the agent asked for (revision 0), or what an
+ * approver last edited them to. Every line the CLI prints about a request shows this, never `request.args` alone.
+ */
+export interface Revision {
+  toolName: string;
+  args: Record<string, unknown>;
+  fingerprint: string;
+  rev: number;
+  edited?: { by: string; at: string };
+}
+
+export function currentRevision(view: ApprovalView): Revision {
+  const { toolName, args, fingerprint } = view.request;
+  const e = view.edited;
+  return e
+    ? { toolName, args: e.args, fingerprint: e.fingerprint, rev: e.rev, edited: { by: e.by, at: e.at } }
+    : { toolName, args, fingerprint, rev: 0 };
+}
+
+/** "1, edited by carol at …; the agent asked for {…}", or "0, as the agent asked". */
+function revisionText(view: ApprovalView): string {
+  const now = currentRevision(view);
+  return now.edited
+    ? `${now.rev}, edited by ${now.edited.by} at ${now.edited.at}; the agent asked for ${compact(view.request.args)}`
+    : `${now.rev}, as the agent asked`;
+}
+
 export function approvalLine(view: ApprovalView): string {
   const r = view.request;
+  const now = currentRevision(view);
   const votes =
     view.quorum > 1 ? ` ${view.votes.filter((v) => v.decision === 'approve').length}/${view.quorum}` : '';
+  const edited = now.edited ? `  (revision ${revisionText(view)})` : '';
   const outcome = view.outcome
     ? ` → ${view.outcome.decision} by ${view.outcome.approvers.join(', ') || view.outcome.decidedBy}${view.outcome.reason ? ` (${view.outcome.reason})` : ''}`
     : '';
-  return `${r.callId}  ${view.status}${votes}  ${callText(r)}  requested by ${r.requester} (agent ${r.agent})  expires ${view.expiresAt}  request ${r.requestId}${outcome}`;
+  return `${r.callId}  ${view.status}${votes}  ${callText(now)}${edited}  fingerprint ${now.fingerprint}  requested by ${r.requester} (agent ${r.agent})  expires ${view.expiresAt}  request ${r.requestId}${outcome}`;
+}
+
+/**
+ * What `approve`/`deny` decided: the tool, the whole arguments and the fingerprint of the revision the vote was
+ * recorded on. `ownEdit`: the vote made this revision (`approve --args`).
+ */
+export function decidedLines(decided: Revision, ownEdit = false): string[] {
+  const which = ownEdit
+    ? `revision ${decided.rev}, your edit`
+    : decided.edited
+      ? `revision ${decided.rev}, edited by ${decided.edited.by}`
+      : `revision ${decided.rev}, as the agent asked`;
+  return [
+    `  tool:        ${decided.toolName}`,
+    `  arguments:   ${JSON.stringify(decided.args)}`,
+    `  fingerprint: ${decided.fingerprint} (${which})`,
+  ];
+}
+
+/** Why a vote pinned to `seen` was refused, what the request is now (when it could be read) and how to look at it. */
+export function changedText(id: string, seen: string, current?: ApprovalView): string {
+  const now = current && currentRevision(current);
+  const what = now
+    ? `; it is now revision ${now.rev}${now.edited ? `, edited by ${now.edited.by} at ${now.edited.at}` : ''}: ${now.toolName} ${JSON.stringify(now.args)} (fingerprint ${now.fingerprint})`
+    : '';
+  return (
+    `${id}: not decided: the arguments changed since the revision you decided on (fingerprint ${seen})${what}. ` +
+    `Look at it with \`countersign approvals show ${id}\`, then decide again` +
+    (now ? ` (--fingerprint ${now.fingerprint} pins that revision)` : '')
+  );
 }
 
 /** "in 29 min", "expired 3 min ago". */
@@ -61,7 +121,8 @@ export function timeLeft(expiresAt: string, now = Date.now()): string {
 
 /**
  * What an approver is told about a request at the terminal, one line each, in the order the inbox shows it: what the
- * run is for, what the model said, the tool, its preview, the route, who voted, the time left, then the arguments.
+ * run is for, what the model said, the tool, its preview, the route, who voted, the time left, the revision (who edited
+ * the arguments, when) and its fingerprint, then the arguments of that revision: what a vote now decides.
  */
 export function requestLines(view: ApprovalView, now = Date.now()): string[] {
   const r = view.request;
@@ -80,9 +141,11 @@ export function requestLines(view: ApprovalView, now = Date.now()): string[] {
     `  approvals:  ${approvals.length ? approvals.join(', ') : 'none yet'}${view.quorum > 1 ? ` (${approvals.length} of ${view.quorum})` : ''}`,
   );
   lines.push(`  expires:    ${timeLeft(view.expiresAt, now)}`);
-  if (view.edited) lines.push(`  edited by ${view.edited.by}; the agent asked for ${compact(r.args)}`);
+  const revision = currentRevision(view);
+  lines.push(`  revision:   ${revisionText(view)}`);
+  lines.push(`  fingerprint: ${revision.fingerprint}`);
   lines.push(
-    ...JSON.stringify(view.edited?.args ?? r.args, null, 2)
+    ...JSON.stringify(revision.args, null, 2)
       .split('\n')
       .map((l) => `    ${l}`),
   );

@@ -1,7 +1,9 @@
 // How the approval service names a caller. The REST API, the CLI and machine clients send `Authorization: Bearer
 // <token>` (an API token or an OIDC JWT, see PRINCIPALS_CONFIG). The browser inbox signs in once and then uses an
 // HttpOnly, SameSite=Strict session cookie; a state-changing call by cookie must also carry the X-Countersign-Inbox
-// header, which a cross-site form cannot send (defence in depth on top of SameSite=Strict).
+// header, which a cross-site form cannot send (defence in depth on top of SameSite=Strict). The inbox is for approvers
+// and rule-writers only (ApproverDirectory.isApproverOrRuleWriter): nobody else gets a session, and a session of
+// someone who is not one any more is refused.
 import { Inject, Injectable } from '@nestjs/common';
 import {
   Authenticator,
@@ -13,6 +15,7 @@ import {
 import { z } from 'zod';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import type { HttpResponse as Response } from '../http-types';
+import { ApproverDirectory } from './approver-directory';
 import { signToken, verifyToken } from './signed-token';
 
 export const SESSION_COOKIE = 'countersign_inbox';
@@ -28,6 +31,7 @@ export class ApproverAuth implements RequestAuthenticator {
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
     private readonly authenticator: Authenticator,
+    private readonly directory: ApproverDirectory,
   ) {
     this.secret = env.LINK_TOKEN_SECRET;
   }
@@ -47,9 +51,28 @@ export class ApproverAuth implements RequestAuthenticator {
     if (stateChanging && req.headers[INBOX_HEADER] !== '1')
       return { ok: false, reason: `a change by inbox session must carry the ${INBOX_HEADER} header` };
     const principal = this.authenticator.directory.get(check.payload.a);
-    return principal
-      ? { ok: true, principal, via: 'session' }
-      : { ok: false, reason: 'the inbox session names no known principal' };
+    if (!principal) return { ok: false, reason: 'the inbox session names no known principal' };
+    const refusal = this.inboxRefusal(principal);
+    return refusal ? { ok: false, reason: refusal } : { ok: true, principal, via: 'session' };
+  }
+
+  /**
+   * The caller of an inbox page or fragment: by session or bearer credential, and an approver or rule-writer; a
+   * refusal (with why) for anyone else. undefined: the request carries no credential.
+   */
+  async authenticateInbox(req: AuthRequest): Promise<Authentication | undefined> {
+    const found = await this.authenticate(req);
+    const refusal = found?.ok ? this.inboxRefusal(found.principal) : undefined;
+    return refusal ? { ok: false, reason: refusal } : found;
+  }
+
+  /** Why the inbox does not sign `principal` in, in words for the sign-in page; undefined when it does. */
+  inboxRefusal(principal: Principal): string | undefined {
+    if (this.directory.isApproverOrRuleWriter(principal)) return undefined;
+    return (
+      `${principal.name} (${principal.id}) is not an approver: the inbox is for members of an approver group and ` +
+      `for rule-writers. Whoever keeps the approvals config (APPROVALS_CONFIG) can add ${principal.id} to a group.`
+    );
   }
 
   /** Signs the browser in: sets the session cookie (not readable by scripts, never sent cross-site). */
@@ -67,6 +90,11 @@ export class ApproverAuth implements RequestAuthenticator {
       maxAge: SESSION_TTL_MS,
     });
   }
+}
+
+/** Signs the browser out: the session cookie is replaced by an empty one that has expired. */
+export function endSession(res: Response, secure: boolean): void {
+  res.cookie(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'strict', secure, path: '/', maxAge: 0 });
 }
 
 export function readCookie(req: AuthRequest, name: string): string | undefined {

@@ -1,7 +1,7 @@
 // Which approver groups exist and who is in them. Who the approvers are (name, email, Slack user, credentials) is the
 // shared principal directory's; a principal is an approver of the groups that list it.
 import { Inject, Injectable } from '@nestjs/common';
-import { Authenticator, type PrincipalDirectory } from '@countersign/platform';
+import { Authenticator, type Principal, type PrincipalDirectory } from '@countersign/platform';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import type { Approver, Group } from '../config/approvals-config.schema';
 
@@ -32,6 +32,14 @@ export class ApproverDirectory {
 
   groupsOf(approverId: string): string[] {
     return this.groups.filter((g) => g.members.includes(approverId)).map((g) => g.id);
+  }
+
+  /**
+   * Members of an approver group, and rule-writers (the inbox's Rules view is theirs): whom the web inbox signs in,
+   * and who may read the standing rules. Anyone else has nothing to do there.
+   */
+  isApproverOrRuleWriter(principal: Principal): boolean {
+    return principal.roles.includes('rule-writer') || this.groupsOf(principal.id).length > 0;
   }
 
   /** Members of the groups, each once, in the principal directory's order. */

@@ -9,6 +9,8 @@ import { RedisConnections } from '@countersign/platform';
 
 export const SIGN_IN_CODE_TTL_MS = 5 * 60_000;
 
+/** 32 random bytes, base64url. */
+const CODE = /^[A-Za-z0-9_-]{43}$/;
 const hash = (code: string) => createHash('sha256').update(code, 'utf8').digest('hex');
 
 @Injectable()
@@ -24,9 +26,15 @@ export class SignInCodes {
     return { code, expiresAt: Date.now() + SIGN_IN_CODE_TTL_MS };
   }
 
+  /** Whose the code is, without spending it (the link's landing page names them); undefined when it does not work. */
+  async whose(code: string): Promise<string | undefined> {
+    if (!CODE.test(code)) return undefined;
+    return (await this.redis.commands.get(this.keys.signInCode(hash(code)))) ?? undefined;
+  }
+
   /** The principal the code signs in, once; undefined for an unknown, used or expired code. */
   async redeem(code: string): Promise<string | undefined> {
-    if (!/^[A-Za-z0-9_-]{43}$/.test(code)) return undefined;
+    if (!CODE.test(code)) return undefined;
     return (await this.redis.commands.getdel(this.keys.signInCode(hash(code)))) ?? undefined;
   }
 }

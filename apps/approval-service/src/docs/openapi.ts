@@ -23,6 +23,7 @@ import {
   WebhookSecretSchema,
   NewStandingRuleSchema,
   NoticeDoneBodySchema,
+  SignInLinkSchema,
   StandingRuleSchema,
 } from '@countersign/contracts';
 
@@ -333,8 +334,20 @@ export function openApiDocument(): OpenAPIObject {
       },
       '/inbox': {
         get: {
-          summary: 'Web inbox (sign in with ?token= or the form; sets an HttpOnly SameSite=Strict cookie)',
+          summary:
+            'Web inbox of the signed-in approver or rule-writer (an HttpOnly SameSite=Strict session cookie); without a session, the sign-in form (a token in the address is refused)',
           responses: { '200': { description: 'HTML page' } },
+        },
+      },
+      '/inbox/sign-in-links': {
+        post: {
+          summary:
+            'A one-time link (5 minutes, once) that signs your browser in to your inbox; for approvers and rule-writers',
+          security: bearer,
+          responses: {
+            '201': json(SignInLinkSchema),
+            '403': error('neither approver nor rule-writer'),
+          },
         },
       },
       '/inbox/events': {

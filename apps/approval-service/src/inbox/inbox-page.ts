@@ -79,11 +79,17 @@ export function inboxView(
     to === view ? `<b>${text}</b>` : `<a href="${href}">${text}</a>`;
   return page(
     `Countersign inbox${view === 'waiting' ? '' : ` · ${view}`}`,
-    `<h1>${escapeHtml(titles[view])} <span class="muted" id="live" style="font-size:13px">○ connecting</span></h1>
+    `${whoseInbox(me)}
+<h1>${escapeHtml(titles[view])} <span class="muted" id="live" style="font-size:13px">○ connecting</span></h1>
 <nav class="views">${link('waiting', '/inbox', 'Waiting')} · ${link('history', '/inbox/history', 'History')} · ${link('rules', '/inbox/rules', 'Rules')}</nav>
 <div id="items" data-refresh="${escapeHtml(refreshUrl)}">${content}</div>
 <script nonce="${escapeHtml(nonce)}">${INBOX_SCRIPT}</script>`,
   );
+}
+
+/** Every view says whose inbox it is (a browser may be shared, or signed in by someone else's link), with a sign-out. */
+function whoseInbox(me: Approver): string {
+  return `<header class="who muted">Inbox of ${escapeHtml(me.name)} (${escapeHtml(me.id)}) <button id="sign-out" class="secondary" type="button">Sign out</button></header>`;
 }
 
 export function signInPage(csrf: string, problem?: string): string {
@@ -95,11 +101,12 @@ export function signInPage(csrf: string, problem?: string): string {
   );
 }
 
-/** Where a one-time sign-in link lands: the code is spent only when the button posts it. */
-export function linkSignInPage(code: string, csrf: string): string {
+/** Where a one-time sign-in link lands: whose it is; the code is spent only when the button posts it. */
+export function linkSignInPage(code: string, csrf: string, whose: Approver): string {
   return page(
     'Sign in · Countersign inbox',
-    `<h1>Countersign inbox</h1><div class="card"><p>This one-time link signs this browser in to your inbox.</p>
+    `<h1>Countersign inbox</h1><div class="card"><p class="outcome">This link signs this browser in as ${escapeHtml(whose.name)} (${escapeHtml(whose.id)}).</p>
+<p class="muted">Not you? Close this page: whoever uses this browser after the button would decide in ${escapeHtml(whose.id)}’s name.</p>
 <form method="post" action="/inbox/session"><input type="hidden" name="csrf" value="${escapeHtml(csrf)}"><input type="hidden" name="code" value="${escapeHtml(code)}"><button class="approve" type="submit">Open my inbox</button></form></div>`,
   );
 }

@@ -7,6 +7,13 @@ export const HOLD_MS = 6_000;
 
 export const INBOX_SCRIPT = `
 (function () {
+  // Sign out: a change like any other (session cookie and the X-Countersign-Inbox header); then the sign-in page.
+  var signOut = document.getElementById('sign-out');
+  if (signOut) signOut.addEventListener('click', function () {
+    signOut.disabled = true;
+    fetch('/inbox/sign-out', { method: 'POST', credentials: 'same-origin', headers: { 'X-Countersign-Inbox': '1' } })
+      .then(function () { location.href = '/inbox'; }, function () { signOut.disabled = false; });
+  });
   var items = document.getElementById('items');
   var live = document.getElementById('live');
   if (!items) return;

@@ -4,6 +4,8 @@
 // sign-in link (POST /inbox/sign-in-links, `npx countersign inbox-link`) carries a code that works once, for minutes,
 // and only through a POST. The session endpoint refuses cross-site posts (Origin, Sec-Fetch-Site) and wants the CSRF
 // token of its own sign-in page, so another site cannot swap a signed-in approver's session for someone else's.
+// Only approvers and rule-writers are signed in (ApproverAuth.inboxRefusal), by token or by link; a link's page says
+// whose it is before its button signs in, and every view names whose inbox it is, with a sign-out.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { Body, Controller, ForbiddenException, Get, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
 import { InboxSignInFormSchema, type InboxSignInForm, type SignInLink } from '@countersign/contracts';
@@ -17,7 +19,7 @@ import {
 } from '@countersign/platform';
 import type { StoredApproval } from '../approvals/approval-store';
 import { ApprovalsService } from '../approvals/approvals.service';
-import { ApproverAuth, readCookie } from '../auth/approver-auth';
+import { ApproverAuth, endSession, readCookie } from '../auth/approver-auth';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { SignInCodes } from '../auth/sign-in-codes';
 import { ApprovalRoute } from '../config/rate-limits';
@@ -43,6 +45,7 @@ import { rulesItems } from './rules-page';
 const HEARTBEAT_MS = 25_000;
 const CSRF_COOKIE = 'countersign_csrf';
 const CSRF_TTL_MS = 3_600_000;
+const SPENT_LINK = 'That sign-in link was used already or has expired; ask for a new one.';
 
 @Controller('inbox')
 export class InboxController {
@@ -72,7 +75,7 @@ export class InboxController {
         'Tokens in addresses are not accepted (they end up in browser history and server logs). Sign in below, ' +
           'or ask for a one-time sign-in link: npx countersign inbox-link',
       );
-    const session = await this.auth.authenticate(req);
+    const session = await this.auth.authenticateInbox(req);
     if (!session?.ok) return this.showSignIn(res, 401, session ? session.reason : undefined);
     const nonce = randomBytes(16).toString('base64');
     sendPage(res, 200, inboxPage(await this.waitingFor(session.principal), session.principal, nonce), nonce);
@@ -95,6 +98,7 @@ export class InboxController {
 
   @Get('history/items')
   async historyFragment(@CurrentPrincipal() me: Principal, @Res() res: Response): Promise<void> {
+    this.assertInboxUser(me);
     sendPage(res, 200, await this.historyOf(me));
   }
 
@@ -110,6 +114,7 @@ export class InboxController {
 
   @Get('rules/items')
   async rulesFragment(@CurrentPrincipal() me: Principal, @Res() res: Response): Promise<void> {
+    this.assertInboxUser(me);
     sendPage(res, 200, await this.rulesOf(me));
   }
 
@@ -118,6 +123,8 @@ export class InboxController {
   @HttpCode(201)
   @RateLimited(ApprovalRoute.SignIn)
   async signInLink(@CurrentPrincipal() caller: Principal): Promise<SignInLink> {
+    const refusal = this.auth.inboxRefusal(caller);
+    if (refusal) throw new ForbiddenException(refusal);
     const { code, expiresAt } = await this.codes.issue(caller.id);
     return {
       url: `${this.address.publicUrl}/inbox/sign-in?code=${code}`,
@@ -125,16 +132,20 @@ export class InboxController {
     };
   }
 
-  /** Where a sign-in link lands: a button that posts the code (a link scanner's GET spends nothing). */
+  /**
+   * Where a sign-in link lands: whose inbox it opens, and a button that posts the code (a link scanner's GET spends
+   * nothing). A link that no longer works says so here.
+   */
   @Get('sign-in')
-  @PublicRoute('shows a form; the one-time code is checked when the form is posted')
-  signInWithLink(@Query('code') code: string | undefined, @Res() res: Response): void {
-    const csrf = this.newCsrf(res);
-    sendPage(
-      res,
-      code ? 200 : 400,
-      code ? linkSignInPage(code, csrf) : signInPage(csrf, 'This link has no code.'),
-    );
+  @PublicRoute('shows whose the one-time code is and a form; the code is spent only when the form is posted')
+  async signInWithLink(@Query('code') code: string | undefined, @Res() res: Response): Promise<void> {
+    if (!code) return this.showSignIn(res, 400, 'This link has no code.');
+    const id = await this.codes.whose(code);
+    const principal = id ? this.directory.byId(id) : undefined;
+    if (!principal) return this.showSignIn(res, 410, SPENT_LINK);
+    const refusal = this.auth.inboxRefusal(principal);
+    if (refusal) return this.showSignIn(res, 403, refusal);
+    sendPage(res, 200, linkSignInPage(code, this.newCsrf(res), principal));
   }
 
   @Post('session')
@@ -149,7 +160,7 @@ export class InboxController {
   ): Promise<void> {
     this.assertSameSite(req, form.csrf);
     let principal: Principal | undefined;
-    let problem = 'That sign-in link was used already or has expired; ask for a new one.';
+    let problem = SPENT_LINK;
     if (form.code !== undefined) {
       const id = await this.codes.redeem(form.code);
       principal = id ? this.directory.byId(id) : undefined;
@@ -159,18 +170,29 @@ export class InboxController {
       else problem = `That token was refused: ${check.reason}.`;
     }
     if (!principal) return this.showSignIn(res, 401, problem);
+    const refusal = this.auth.inboxRefusal(principal);
+    if (refusal) return this.showSignIn(res, 403, refusal);
     this.auth.startSession(res, principal, req.secure);
     res.redirect(303, '/inbox');
   }
 
+  /** The inbox's Sign out button (a session cookie with the X-Countersign-Inbox header, like every change). */
+  @Post('sign-out')
+  @HttpCode(204)
+  signOut(@Req() req: Request, @Res({ passthrough: true }) res: Response): void {
+    endSession(res, req.secure);
+  }
+
   @Get('items')
   async items(@CurrentPrincipal() me: Principal, @Res() res: Response): Promise<void> {
+    this.assertInboxUser(me);
     sendPage(res, 200, inboxItems(await this.waitingFor(me), me));
   }
 
   /** Server-sent events: `change` whenever a request routed to the caller's groups arrives or is settled, on any replica. */
   @Get('events')
   events(@CurrentPrincipal() me: Principal, @Req() req: Request, @Res() res: Response): void {
+    this.assertInboxUser(me);
     res.status(200).set({
       'Content-Type': 'text/event-stream',
       'Cache-Control': 'no-store',
@@ -194,9 +216,15 @@ export class InboxController {
     req.on('close', close);
   }
 
+  /** The inbox's fragments and live stream, like its pages, are for approvers and rule-writers only. */
+  private assertInboxUser(me: Principal): void {
+    const refusal = this.auth.inboxRefusal(me);
+    if (refusal) throw new ForbiddenException(refusal);
+  }
+
   /** The signed-in approver, or undefined after redirecting the browser to the sign-in page. */
   private async signedIn(req: Request, res: Response): Promise<Principal | undefined> {
-    const session = await this.auth.authenticate(req);
+    const session = await this.auth.authenticateInbox(req);
     if (session?.ok) return session.principal;
     res.redirect(303, '/inbox');
     return undefined;

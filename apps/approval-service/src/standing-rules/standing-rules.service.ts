@@ -101,7 +101,7 @@ export class StandingRulesService implements OnModuleInit {
 
   /** Whether a principal may see the rules: approvers (who see what they decide) and rule-writers. */
   maySee(principal: Principal): boolean {
-    return principal.roles.includes('rule-writer') || this.directory.groupsOf(principal.id).length > 0;
+    return this.directory.isApproverOrRuleWriter(principal);
   }
 
   /** `id`: a request ID, or a call ID that names one request (as in /approvals/:id). */

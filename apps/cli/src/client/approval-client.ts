@@ -8,6 +8,7 @@ import {
   type StandingRule,
 } from '@countersign/contracts';
 import { CliError, ExitCode } from '../cli-error';
+import { changedText } from '../render';
 import { errorMessage, requestJson, type HttpAnswer } from './http';
 
 const SERVICE = 'approval service';
@@ -16,6 +17,20 @@ export type ApprovalStatusFilter = 'pending' | 'decided' | 'expired';
 
 /** `approvals list` stops after this many requests unless told otherwise (`--limit`). */
 export const DEFAULT_LIST_MAX = 10_000;
+
+/**
+ * A vote pinned to a revision (its fingerprint) that the service refused because the arguments changed since: nothing
+ * was decided. `current` is the request as it is now, when it could be read.
+ */
+export class RevisionChangedError extends CliError {
+  constructor(
+    readonly id: string,
+    readonly seen: string,
+    readonly current: ApprovalView | undefined,
+  ) {
+    super(changedText(id, seen, current), ExitCode.Changed);
+  }
+}
 
 export interface ApprovalPage {
   views: ApprovalView[];
@@ -71,7 +86,8 @@ export class ApprovalClient {
 
   /**
    * `edit.args`: approve these arguments instead (checked against the tool's schema; under a quorum the others are
-   * asked about them); `edit.fingerprint`: what you were shown (refused when someone edited it since).
+   * asked about them); `edit.fingerprint`: the revision you were shown, which the service records the vote on or
+   * refuses (RevisionChangedError) when someone edited the arguments since.
    */
   async decide(
     callId: string,
@@ -89,6 +105,8 @@ export class ApprovalClient {
         ...(edit.fingerprint ? { fingerprint: edit.fingerprint } : {}),
       },
     );
+    if (edit.fingerprint && answer.status === 409 && errorCode(answer.body) === 'arguments_edited')
+      throw new RevisionChangedError(callId, edit.fingerprint, await this.get(callId).catch(() => undefined));
     return this.expectOk(answer, callId);
   }
 
@@ -197,4 +215,11 @@ export class ApprovalClient {
         throw new CliError(`the approval service answered ${status}: ${message}`, ExitCode.Failure);
     }
   }
+}
+
+/** The machine-readable `error` of a refusal (e.g. `arguments_edited`), when the body has one. */
+function errorCode(body: unknown): string | undefined {
+  return body && typeof body === 'object' && 'error' in body
+    ? String((body as { error: unknown }).error)
+    : undefined;
 }

@@ -1,9 +1,10 @@
-// `countersign approvals list [--status] [--limit]`: the requests routed to you, one line each (or JSON).
+// `countersign approvals list [--status] [--limit]`: the requests routed to you, one line each (or JSON);
+// `countersign approvals show <id>`: one request, as the `run` prompt shows it. Both show the current revision.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ApprovalClient, DEFAULT_LIST_MAX } from '../client/approval-client';
-import { EXIT_CODES_HELP } from '../cli-error';
+import { CliError, EXIT_CODES_HELP, ExitCode } from '../cli-error';
 import { approvalUrlOption, legacyApproverTokenOption, tokenOf, tokenOption, trimUrl } from '../options';
-import { approvalLine } from '../render';
+import { approvalLine, requestLines } from '../render';
 
 export function approvalsCommand(): Command {
   const approvals = new Command('approvals').description('Approval requests routed to you');
@@ -49,6 +50,30 @@ export function approvalsCommand(): Command {
           process.stderr.write(
             `countersign: stopped after ${views.length} approval requests; more follow (raise --limit to see them)\n`,
           );
+      },
+    );
+  approvals
+    .command('show')
+    .description(
+      'Show one request routed to you: its context, votes, the current revision of its arguments (who edited them, ' +
+        'when) and its fingerprint, which `approve --fingerprint` pins a decision to',
+    )
+    .argument('<callId>', 'the call ID, or the request ID (see `countersign approvals list`)')
+    .option('--json', 'print the raw JSON')
+    .addOption(approvalUrlOption())
+    .addOption(tokenOption())
+    .addOption(legacyApproverTokenOption())
+    .addHelpText('after', `\nExample:\n  $ countersign approvals show call-1234\n${EXIT_CODES_HELP}`)
+    .action(
+      async (
+        id: string,
+        options: { json?: boolean; approvalUrl: string; token?: string; approverToken?: string },
+      ) => {
+        const view = await new ApprovalClient(trimUrl(options.approvalUrl), tokenOf(options)).get(id);
+        if (!view)
+          throw new CliError(`unknown call ID ${id} (or it is not routed to you)`, ExitCode.NotFound);
+        if (options.json) return void process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
+        process.stdout.write(`${approvalLine(view)}\n${requestLines(view).join('\n')}\n`);
       },
     );
   return approvals;

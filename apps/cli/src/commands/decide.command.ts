@@ -1,8 +1,21 @@
-// `countersign approve <callId>` and `countersign deny <callId> [--reason]`: decide as an approver.
+// `countersign approve <callId>` and `countersign deny <callId> [--reason]`: decide as an approver. A decision is pinned
+// to a revision of the arguments: the one `--fingerprint` names, else the one this command reads just before voting.
+// The service records the vote on exactly that revision or refuses it (exit 7), and the command prints what it decided.
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { fingerprint } from '@countersign/authorization';
 import { ApprovalClient } from '../client/approval-client';
-import { EXIT_CODES_HELP } from '../cli-error';
+import { CliError, EXIT_CODES_HELP, ExitCode } from '../cli-error';
 import { approvalUrlOption, legacyApproverTokenOption, tokenOf, tokenOption, trimUrl } from '../options';
+import { currentRevision, decidedLines, type Revision } from '../render';
+
+interface DecideOptions {
+  reason?: string;
+  args?: Record<string, unknown>;
+  fingerprint?: string;
+  approvalUrl: string;
+  token?: string;
+  approverToken?: string;
+}
 
 export const approveCommand = () => decideCommand('approve');
 export const denyCommand = () => decideCommand('deny');
@@ -30,6 +43,13 @@ function decideCommand(decision: 'approve' | 'deny'): Command {
             throw new InvalidArgumentError('only `approve` takes edited arguments');
           }),
     )
+    .addOption(
+      new Option(
+        '--fingerprint <hex>',
+        'decide only this revision of the arguments (the fingerprint `approvals list`/`approvals show` print): ' +
+          'refused, exit 7, when someone edited them since. Default: the revision read just before deciding',
+      ).argParser(fingerprintHex),
+    )
     .addOption(approvalUrlOption())
     .addOption(tokenOption())
     .addOption(legacyApproverTokenOption())
@@ -37,30 +57,50 @@ function decideCommand(decision: 'approve' | 'deny'): Command {
       'after',
       `\nExample:\n  $ countersign ${decision} call-1234${decision === 'deny' ? ' --reason "not during business hours"' : ''}${decision === 'approve' ? `\n  $ countersign approve call-1234 --args '{"service":"payments","replicas":4}'` : ''}\n${EXIT_CODES_HELP}`,
     )
-    .action(
-      async (
-        callId: string,
-        options: {
-          reason?: string;
-          args?: Record<string, unknown>;
-          approvalUrl: string;
-          token?: string;
-          approverToken?: string;
-        },
-      ) => {
-        const result = await new ApprovalClient(trimUrl(options.approvalUrl), tokenOf(options)).decide(
-          callId,
-          decision,
-          options.reason,
-          { args: options.args },
-        );
-        process.stdout.write(
-          result.status === 'decided'
-            ? `${callId}: ${result.decision === 'approve' ? 'approved' : 'denied'} by ${result.approvers?.join(', ')}${options.args ? ' (edited arguments)' : ''}\n`
-            : `${callId}: vote recorded (${result.approvals}/${result.quorum} approvals); waiting for another approver\n`,
-        );
-      },
-    );
+    .action(async (callId: string, options: DecideOptions) => {
+      const client = new ApprovalClient(trimUrl(options.approvalUrl), tokenOf(options));
+      const shown = await client.get(callId);
+      if (!shown)
+        throw new CliError(`unknown call ID ${callId} (or it is not routed to you)`, ExitCode.NotFound);
+      const read = currentRevision(shown);
+      const pinned = options.fingerprint ?? read.fingerprint;
+      const result = await client.decide(callId, decision, options.reason, {
+        args: options.args,
+        fingerprint: pinned,
+      });
+      const decided = await decidedRevision(client, callId, read, pinned, options.args);
+      const headline =
+        result.status === 'decided'
+          ? `${callId}: ${result.decision === 'approve' ? 'approved' : 'denied'} by ${result.approvers?.join(', ')}`
+          : `${callId}: vote recorded (${result.approvals}/${result.quorum} approvals); waiting for another approver`;
+      const lines = decided
+        ? decidedLines(decided.revision, decided.ownEdit)
+        : [`  fingerprint: ${options.args ? fingerprint(read.toolName, options.args) : pinned}`];
+      process.stdout.write([headline, ...lines, ''].join('\n'));
+    });
+}
+
+/**
+ * The revision the service recorded the vote on. The vote was pinned to `pinned`: the revision read (when that is the
+ * one pinned) or the approver's own edit of it. A `--fingerprint` of another revision that the service still accepted
+ * (the arguments were edited back to it meanwhile) is read again; undefined when even that does not say.
+ */
+async function decidedRevision(
+  client: ApprovalClient,
+  callId: string,
+  read: Revision,
+  pinned: string,
+  editedArgs: Record<string, unknown> | undefined,
+): Promise<{ revision: Revision; ownEdit: boolean } | undefined> {
+  const expected = editedArgs ? fingerprint(read.toolName, editedArgs) : pinned;
+  if (pinned === read.fingerprint) {
+    if (expected === read.fingerprint) return { revision: read, ownEdit: false }; // no edit, or the same arguments
+    const edit = { toolName: read.toolName, args: editedArgs!, fingerprint: expected, rev: read.rev + 1 };
+    return { revision: edit, ownEdit: true };
+  }
+  const now = await client.get(callId);
+  const revision = now && currentRevision(now);
+  return revision?.fingerprint === expected ? { revision, ownEdit: false } : undefined;
 }
 
 function jsonObject(text: string): Record<string, unknown> {
@@ -73,4 +113,10 @@ function jsonObject(text: string): Record<string, unknown> {
   if (!value || typeof value !== 'object' || Array.isArray(value))
     throw new InvalidArgumentError('must be a JSON object of the tool’s arguments');
   return value as Record<string, unknown>;
+}
+
+function fingerprintHex(text: string): string {
+  if (!/^[0-9a-f]{64}$/.test(text))
+    throw new InvalidArgumentError('must be a fingerprint: 64 lowercase hex digits (see `approvals list`)');
+  return text;
 }

@@ -4,13 +4,18 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { z } from 'zod';
-import { ScriptTurnSchema, type PendingCall, type ScriptTurn } from '@countersign/contracts';
-import { ApprovalClient } from '../client/approval-client';
+import {
+  ScriptTurnSchema,
+  type ApprovalView,
+  type PendingCall,
+  type ScriptTurn,
+} from '@countersign/contracts';
+import { ApprovalClient, RevisionChangedError } from '../client/approval-client';
 import { WorkerClient } from '../client/worker-client';
 import { CliError, EXIT_CODES_HELP, ExitCode } from '../cli-error';
 import { approvalUrlOption, approverTokenOption, tokenOption, trimUrl, workerUrlOption } from '../options';
 import { LinePrompt } from '../prompt';
-import { callText, eventLine, requestLines } from '../render';
+import { callText, currentRevision, eventLine, requestLines } from '../render';
 
 export interface RunOptions {
   token?: string;
@@ -84,7 +89,6 @@ async function runAgent(agent: string, input: string, options: RunOptions): Prom
   return followRun(worker, approvals, runId, options);
 }
 
-/** Streams the run's events; asks the person at the terminal about each confirmation routed to them. */
 /**
  * The approval service as the approver who answers the prompts (`--approver-token`), when there is one; checked
  * first, so a wrong token or a service that is down fails before anything starts.
@@ -98,6 +102,7 @@ export async function approverClient(
   return approvals;
 }
 
+/** Streams the run's events; asks the person at the terminal about each confirmation routed to them. */
 export async function followRun(
   worker: WorkerClient,
   approvals: ApprovalClient | undefined,
@@ -139,18 +144,29 @@ async function requestIdOf(
   return view.pending.find((p) => p.callId === call.callId)?.requestId;
 }
 
-/** Asks the person at the terminal about one request (by request ID or call ID), if routed to them and open. */
+/**
+ * Asks the person at the terminal about one request (by request ID or call ID), if routed to them and open. The answer
+ * is pinned to the revision shown; when another approver edited the arguments meanwhile, it shows the request as it
+ * is now and asks again.
+ */
 async function confirm(approvals: ApprovalClient, id: string, prompt: LinePrompt): Promise<void> {
-  const view = await waitForRequest(approvals, id);
+  let view = await waitForRequest(approvals, id);
   if (!view) {
     say('  not routed to you: waiting for an approver (inbox, Slack, email)');
     return;
   }
-  if (view.status !== 'pending') return;
+  while (view?.status === 'pending') view = await ask(approvals, view, prompt);
+}
+
+/** One question about the revision `view` shows; the request as it is now when that revision was edited meanwhile. */
+async function ask(
+  approvals: ApprovalClient,
+  view: ApprovalView,
+  prompt: LinePrompt,
+): Promise<ApprovalView | undefined> {
   const r = view.request;
-  const shownFingerprint = view.edited?.fingerprint ?? r.fingerprint;
+  const shown = currentRevision(view);
   for (const line of requestLines(view)) say(`  ${line}`);
-  say(`  fingerprint ${shownFingerprint}${view.quorum > 1 ? `; needs ${view.quorum} approvers` : ''}`);
   const answer = await prompt.choose('Allow? [y/n] (e: edit the arguments, then approve)', [
     'yes',
     'no',
@@ -158,27 +174,32 @@ async function confirm(approvals: ApprovalClient, id: string, prompt: LinePrompt
   ] as const);
   if (answer === undefined) {
     say('  no answer (stdin closed): waiting for an approver (inbox, Slack, email)');
-    return;
+    return undefined;
   }
   const args = answer === 'edit' ? await editedArgs(prompt) : undefined;
-  if (answer === 'edit' && !args) return;
+  if (answer === 'edit' && !args) return undefined;
   const allow = answer !== 'no';
   const reason = allow ? undefined : (await prompt.line('Reason (optional):')) || undefined;
   try {
     const result = await approvals.decide(r.requestId, allow ? 'approve' : 'deny', reason, {
       args,
-      fingerprint: shownFingerprint,
+      fingerprint: shown.fingerprint,
     });
     say(
       result.status === 'decided'
-        ? `  ${result.decision === 'approve' ? 'approved' : 'denied'} ${callText({ toolName: r.toolName, args: args ?? view.edited?.args ?? r.args })} (by ${result.approvers?.join(', ')})`
+        ? `  ${result.decision === 'approve' ? 'approved' : 'denied'} ${callText({ toolName: r.toolName, args: args ?? shown.args })} (by ${result.approvers?.join(', ')})`
         : `  vote recorded (${result.approvals}/${result.quorum}); waiting for another approver`,
     );
     if (result.next) say(`  ${result.next}`);
   } catch (error) {
+    if (error instanceof RevisionChangedError) {
+      say('  not decided: the arguments changed while you were asked; the request as it is now:');
+      return error.current;
+    }
     if (!(error instanceof CliError) || error.exitCode === ExitCode.Unreachable) throw error;
     say(`  not decided: ${error.message}`); // e.g. decided elsewhere first, or your own request
   }
+  return undefined;
 }
 
 /** The edited arguments as one line of JSON; undefined (and said why) when stdin closed or it is not an object. */
