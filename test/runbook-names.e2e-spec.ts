@@ -33,7 +33,7 @@ const BUILT_IN_NAMES = [
 const PLACES: [place: string, json: string, names: string][] = [
   [
     'an edge (next)',
-    '{"a": {"kind": "tool", "tool": "list_services", "next": "NAME"}, "b": {"kind": "tool", "tool": "list_services"}}',
+    '{"a": {"kind": "tool", "tool": "list_services", "next": "NAME"}}',
     'node "a": field "next"',
   ],
   [
