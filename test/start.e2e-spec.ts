@@ -68,6 +68,11 @@ it('runs both services until Ctrl-C, and the README example runs the shipped run
     `export COUNTERSIGN_WORKER_URL=${workerUrl} COUNTERSIGN_APPROVAL_URL=${approvalUrl}`,
   );
   for (const url of [workerUrl, approvalUrl]) expect((await fetch(`${url}/health`)).status).toBe(200);
+  // The banner's GET /demo/infra: `npm start` turns the simulated infrastructure on (a deployment's default is off).
+  const infra = await fetch(`${workerUrl}/demo/infra`, {
+    headers: { Authorization: `Bearer ${TOKENS.alice}` },
+  });
+  expect(infra.status).toBe(200);
 
   const cliEnv = { COUNTERSIGN_WORKER_URL: workerUrl, COUNTERSIGN_APPROVAL_URL: approvalUrl };
   const countersign = (...args: string[]) => started([join(root, 'bin', 'countersign.js'), ...args], cliEnv);

@@ -142,6 +142,8 @@ export async function startWorker(
       HOST: '127.0.0.1',
       // By default the worker's built-in ops tools (in-process); config/agents.json takes them from the ops MCP server.
       AGENTS_CONFIG: options.agentsConfig ?? 'test/support/agents.json',
+      // The scenarios' tools act on the simulated infrastructure.
+      SEED_DEMO_INFRA: 'true',
       WORKER_CONCURRENCY: String(options.concurrency),
       ...options.extraEnv,
     },

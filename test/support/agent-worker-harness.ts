@@ -42,6 +42,8 @@ export function workerEnv(
     AUDIT_SIGNING_SECRET: TEST_AUDIT_SECRET,
     // The worker's built-in ops tools, in-process (config/agents.json reaches them through the ops MCP server).
     AGENTS_CONFIG: 'test/support/agents.json',
+    // The ops tools act on the simulated infrastructure, and the tests count its restarts on /demo/infra.
+    SEED_DEMO_INFRA: 'true',
     PRINCIPALS_CONFIG: principalsConfig(),
     STALLED_INTERVAL_MS: '500',
     LOCK_DURATION_MS: '1000',

@@ -127,6 +127,7 @@ export class TestSystem {
           {
             ...shared,
             AGENTS_CONFIG: 'test/support/agents.json',
+            SEED_DEMO_INFRA: 'true',
             STALLED_INTERVAL_MS: '500',
             LOCK_DURATION_MS: '2000',
             JOB_BACKOFF_MS: '50',

@@ -3,12 +3,36 @@
 import { z } from 'zod';
 import { IdSchema, ToolNameSchema } from './common.schema';
 
+/**
+ * Names every JavaScript object has (`constructor`, `toString`, `__proto__`, …): a runbook may not use one as a node
+ * ID, channel, runbook name or path segment, so no lookup of a name from a file can ever reach Object.prototype.
+ */
+export const BUILT_IN_NAMES: ReadonlySet<string> = new Set(Object.getOwnPropertyNames(Object.prototype));
+
+/** Why `name` cannot be a name in a runbook, or undefined when it can. */
+export function builtInNameProblem(name: string): string | undefined {
+  return BUILT_IN_NAMES.has(name)
+    ? `"${name}" is a built-in property name of every JavaScript object; choose another name`
+    : undefined;
+}
+
+/** Refuses a built-in name (see BUILT_IN_NAMES); `split` checks each segment of a dotted path. */
+const notBuiltIn =
+  (split = false) =>
+  (value: string, ctx: z.RefinementCtx) => {
+    for (const name of split ? value.split('.') : [value]) {
+      const problem = builtInNameProblem(name);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }
+  };
+
 /** Node IDs are path segments (`parent/sub/node`) and parts of call IDs (`rb.parent.sub.node@1`): plain words only. */
 export const RunbookNodeIdSchema = z
   .string()
   .min(1)
   .max(40)
-  .regex(/^[a-zA-Z][a-zA-Z0-9_-]*$/, 'must start with a letter and contain only letters, digits, _ and -');
+  .regex(/^[a-zA-Z][a-zA-Z0-9_-]*$/, 'must start with a letter and contain only letters, digits, _ and -')
+  .superRefine(notBuiltIn());
 
 export const RunbookNameSchema = RunbookNodeIdSchema;
 
@@ -29,7 +53,9 @@ export type Channel = z.infer<typeof ChannelSchema>;
  */
 const WriteSchema = z.union([
   RunbookNodeIdSchema,
-  z.object({ channel: RunbookNodeIdSchema, from: z.string().min(1).max(200) }).strict(),
+  z
+    .object({ channel: RunbookNodeIdSchema, from: z.string().min(1).max(200).superRefine(notBuiltIn(true)) })
+    .strict(),
 ]);
 export type RunbookWrite = z.infer<typeof WriteSchema>;
 
@@ -39,7 +65,8 @@ const StatePathSchema = z
   .regex(
     /^state\.[a-zA-Z0-9_-]+(\.[a-zA-Z0-9_-]+)*$/,
     'must be a dotted path starting with state., e.g. state.service',
-  );
+  )
+  .superRefine(notBuiltIn(true));
 
 /** A branch's condition: one small declarative comparison on the state. */
 const ConditionSchema = z.union([

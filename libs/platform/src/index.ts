@@ -15,6 +15,7 @@ export * from './stream-id';
 export * from './zod-validation.pipe';
 export * from './pino-nest-logger';
 export * from './config-file';
+export * from './duration';
 export * from './identity';
 export * from './run-readers';
 export * from './metrics-endpoint';

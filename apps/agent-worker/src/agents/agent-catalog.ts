@@ -25,6 +25,7 @@ import type { ChatModel } from '../models/chat-model';
 import { OpenAiModel } from '../models/openai-model';
 import { ScriptedModel } from '../models/scripted-model';
 import { gateTool } from '../runbooks/gate-tool';
+import { own } from '../runbooks/own';
 import type { AgentStepRunner } from '../runbooks/runbook-interpreter';
 import type { RunbookLibrary } from '../runbooks/runbook-library';
 import { RunbookModel } from '../runbooks/runbook-model';
@@ -93,8 +94,8 @@ export class AgentCatalog {
   ): void {
     // Agents and tool steps were checked against AGENTS_CONFIG before start-up (checkRunbookAgents).
     const used = [definition.agent, ...stepAgents(definition, this.runbooks!)];
-    const base = config.agents[definition.agent];
-    const others = used.slice(1).map((agent) => config.agents[agent]);
+    const base = own(config.agents, definition.agent)!;
+    const others = used.slice(1).map((agent) => own(config.agents, agent)!);
     const joined: AgentConfig = {
       ...base,
       description: definition.description,
@@ -235,13 +236,13 @@ export function checkRunbookAgents(config: AgentsConfig, library: RunbookLibrary
     const definition = library.get(name)!;
     const where = `runbook ${name}`;
     const used = [definition.agent, ...stepAgents(definition, library)];
-    const missing = used.find((agent) => !config.agents[agent]);
+    const missing = used.find((agent) => !own(config.agents, agent));
     if (missing)
       throw new ConfigError(
         `${where}: agent "${missing}" is not in AGENTS_CONFIG (known: ${Object.keys(config.agents).join(', ')})`,
       );
     // The runbook's registry joins the tools of every agent it uses (see addRunbook).
-    const entries = used.flatMap((agent) => config.agents[agent].tools);
+    const entries = used.flatMap((agent) => own(config.agents, agent)!.tools);
     if (entries.some((entry) => typeof entry !== 'string' && 'server' in entry)) continue;
     const tools = new Set(
       entries.map((entry) => (typeof entry === 'string' ? entry : (entry as { name: string }).name)),

@@ -47,7 +47,7 @@ describe('worker config', () => {
       PORT: 3000,
       AGENTS_CONFIG: 'config/agents.json',
       WORKER_CONCURRENCY: 16,
-      SEED_DEMO_INFRA: true,
+      SEED_DEMO_INFRA: false,
       MAX_STALLED_COUNT: 3,
       EXECUTION_HEARTBEAT_MS: 1_000,
       EXECUTION_STALE_MS: 10_000,

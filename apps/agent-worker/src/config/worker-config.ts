@@ -71,8 +71,11 @@ export const AgentWorkerEnvSchema = BaseEnvSchema.extend({
         .filter(Boolean),
     )
     .pipe(z.array(z.enum(TEST_FAULTS))),
-  /** Seeds the simulated infrastructure of the `ops` agent (and serves GET /demo/infra) when set. */
-  SEED_DEMO_INFRA: z.stringbool().default(true),
+  /**
+   * Seeds the simulated infrastructure of the `ops` agent and serves GET /demo/infra. Off unless asked: a deployment
+   * has no simulated infrastructure; the demo, `npm start` and the compose file set it to true.
+   */
+  SEED_DEMO_INFRA: z.stringbool().default(false),
   /** Defaults for agents whose model provider is `openai` (the agents config may override them). */
   OPENAI_BASE_URL: z.url().optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),

@@ -8,6 +8,7 @@ import {
   type WalkResult,
 } from './runbook-interpreter';
 import { parseRunbook } from './runbook-library';
+import { RunbookModel } from './runbook-model';
 
 const parse = (d: unknown) => parseRunbook(JSON.stringify(d), 'spec');
 
@@ -216,5 +217,107 @@ describe('the runbook interpreter', () => {
     ['{"ok":true}', 'executed'],
   ])('reads "%s" as %s', (content, expected) => {
     expect(classifyResult(content)).toBe(expected);
+  });
+
+  // Validation refuses these names (runbook-library.spec.ts); the interpreter must not depend on it: built here without
+  // validation, each definition fails its run with what is wrong, and never reaches a property of Object.prototype.
+  describe('a definition that skipped validation', () => {
+    const unchecked = (nodes: Record<string, unknown>, entry = 'a') =>
+      ({
+        name: 'unchecked',
+        description: '',
+        agent: 'ops',
+        entry,
+        state: { service: { type: 'string', default: 'web' } },
+        nodes,
+      }) as unknown as RunbookDefinition;
+    const walk = (
+      definition: RunbookDefinition,
+      input: Record<string, unknown> = {},
+      messages?: ChatMessage[],
+    ) =>
+      new RunbookWalk(() => undefined, messages ?? [{ role: 'user', content: '{}' }], noAgents).walk(
+        definition,
+        input,
+      );
+
+    it.each([
+      ['an entry named constructor', unchecked({}, 'constructor'), 'no node "constructor"'],
+      [
+        'a branch to toString',
+        unchecked({
+          a: { kind: 'branch', when: { path: 'state.service', exists: true }, then: 'toString', else: 'a' },
+        }),
+        'no node "toString"',
+      ],
+    ])('fails %s with a clear reason', async (_what, definition, reason) => {
+      const { end } = await walk(definition);
+      expect(end).toEqual({ kind: 'failed', reason: expect.stringContaining(reason) });
+    });
+
+    it('refuses a starting state that names a built-in property: no such channel', async () => {
+      const { end } = await walk(unchecked({ a: { kind: 'tool', tool: 'list_services', args: {} } }), {
+        constructor: 'x',
+      });
+      expect(end).toEqual({
+        kind: 'failed',
+        reason: expect.stringContaining('has no state channel "constructor"'),
+      });
+    });
+
+    it('fails a write into a built-in property, naming the node and field', async () => {
+      const definition = unchecked({
+        a: { kind: 'tool', tool: 'list_services', args: {}, write: 'toString' },
+      });
+      const asked: ChatMessage[] = [
+        { role: 'user', content: '{}' },
+        { role: 'assistant', content: null, toolCalls: [{ id: 'rb.a@1', name: 'list_services', args: {} }] },
+        { role: 'tool', toolCallId: 'rb.a@1', name: 'list_services', content: '[]' },
+      ];
+      const { end } = await walk(definition, {}, asked);
+      expect(end).toEqual({
+        kind: 'failed',
+        reason: 'runbook unchecked: node "a": field "write": state channel "toString" is not declared',
+      });
+    });
+
+    it('makes the model answer a failed run at once (no retry), as the attacker’s next: constructor did not', async () => {
+      const definition = unchecked({
+        a: { kind: 'tool', tool: 'list_services', args: {}, next: 'constructor' },
+      });
+      const model = new RunbookModel(definition, () => undefined, noAgents);
+      const reply = await model.next({
+        systemPrompt: '',
+        messages: [
+          { role: 'user', content: '{}' },
+          {
+            role: 'assistant',
+            content: null,
+            toolCalls: [{ id: 'rb.a@1', name: 'list_services', args: {} }],
+          },
+          { role: 'tool', toolCallId: 'rb.a@1', name: 'list_services', content: '[]' },
+        ],
+        tools: [],
+      });
+      expect(reply).toMatchObject({
+        kind: 'text',
+        failed: true,
+        text: 'Runbook unchecked failed: runbook unchecked: no node "constructor"',
+      });
+    });
+  });
+
+  it("hands an agent step's model error on (the job is retried), never failing the run for it", async () => {
+    const agentic = parse({
+      name: 'agentic',
+      agent: 'ops',
+      entry: 'triage',
+      nodes: { triage: { kind: 'agent', agent: 'ops', prompt: 'look' } },
+    });
+    const down: AgentStepRunner = {
+      tools: () => [],
+      next: () => Promise.reject(new Error('provider unavailable')),
+    };
+    await expect(new Play(agentic, () => '[]', down).turn()).rejects.toThrow('provider unavailable');
   });
 });

@@ -12,6 +12,7 @@ import {
   RUNBOOK_GATE_TOOL,
 } from '@countersign/contracts';
 import type { ModelReply, ModelTool, ModelToolCall } from '../models/chat-model';
+import { own } from './own';
 import { lookup, render, TemplateError } from './runbook-template';
 
 export const CALL_PREFIX = 'rb.';
@@ -23,6 +24,18 @@ const MAX_CALL_ID = 128;
 export interface AgentStepRunner {
   tools(agent: string): ModelTool[] | undefined;
   next(agent: string, messages: ChatMessage[], tools: ModelTool[]): Promise<ModelReply>;
+}
+
+/**
+ * An agent step's model failed (a provider down, a timeout): not the interpreter's doing, so the walk hands the cause
+ * on and the job is retried. Every other error in a walk is a fault of the walk, the same at every attempt: it fails
+ * the run at once, naming the node.
+ */
+class AgentStepError extends Error {
+  constructor(readonly reason: unknown) {
+    super(reason instanceof Error ? reason.message : String(reason));
+    this.name = this.constructor.name;
+  }
 }
 
 export interface NodeEvent {
@@ -81,7 +94,7 @@ function readHistory(messages: ChatMessage[]): History {
       history.now += 1;
       history.assistant.push(message);
       for (const call of message.toolCalls ?? []) history.asked.set(call.id, history.now);
-      if (message.content?.startsWith(OUTPUTS_MARKER)) {
+      if (typeof message.content === 'string' && message.content.startsWith(OUTPUTS_MARKER)) {
         const outputs = safeJson(message.content.slice(OUTPUTS_MARKER.length)) as
           Record<string, string> | undefined;
         // Written when the turn before this one was decided.
@@ -125,7 +138,7 @@ export function initialState(definition: RunbookDefinition, input: Record<string
   for (const [name, channel] of Object.entries(definition.state))
     if (channel.default !== undefined) state[name] = channel.default;
   for (const [name, value] of Object.entries(input)) {
-    const channel = definition.state[name];
+    const channel = own(definition.state, name);
     if (!channel)
       throw new TemplateError(
         `${where}.${name}`,
@@ -168,6 +181,7 @@ export class RunbookWalk {
       const chain = await this.chain(root, root.entry, [], state, 0);
       end = this.toEnd(chain, state);
     } catch (error) {
+      if (error instanceof AgentStepError) throw error.reason;
       if (!(error instanceof TemplateError)) throw error;
       end = { kind: 'failed', reason: `runbook ${root.name}: ${error.message}` };
     }
@@ -197,9 +211,10 @@ export class RunbookWalk {
     let id: string | undefined = start;
     let at = reachedAt;
     while (id) {
-      const node: RunbookNode = definition.nodes[id];
       const path = [...prefix, id];
-      const end = await this.node(definition, node, path, state, at);
+      const node = own(definition.nodes, id);
+      if (!node) return this.fail(path, 'unknown', at, `runbook ${definition.name}: no node "${id}"`);
+      const end = await this.guardedNode(definition, node, path, state, at);
       if (end.kind === 'blocked') return end;
       at = end.at;
       if (end.kind === 'done') {
@@ -214,6 +229,24 @@ export class RunbookWalk {
       return end;
     }
     return { kind: 'done', at };
+  }
+
+  /** One node; an error of the walk itself fails the node with what went wrong (an agent's model error goes on). */
+  private async guardedNode(
+    definition: RunbookDefinition,
+    node: RunbookNode,
+    path: string[],
+    state: Record<string, unknown>,
+    at: number,
+  ): ReturnType<RunbookWalk['node']> {
+    try {
+      return await this.node(definition, node, path, state, at);
+    } catch (error) {
+      if (error instanceof AgentStepError || error instanceof TemplateError) throw error;
+      const what = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      const where = `runbook ${definition.name}: node "${path.at(-1)}"`;
+      return this.fail(path, node.kind, at, `${where}: internal error, the run cannot go on (${what})`);
+    }
   }
 
   private async node(
@@ -271,6 +304,8 @@ export class RunbookWalk {
       }
       case 'agent':
         return this.agentStep(definition, node, path, state, at, where);
+      default:
+        return this.fail(path, 'unknown', at, `${where}: field "kind": not a kind of node`);
     }
   }
 
@@ -388,7 +423,9 @@ export class RunbookWalk {
     const tools = this.agents.tools(node.agent);
     if (!tools)
       return this.fail(path, node.kind, at, `${where}: field "agent": agent "${node.agent}" cannot run`);
-    const reply = await this.agents.next(node.agent, conversation, tools);
+    const reply = await this.agents.next(node.agent, conversation, tools).catch((error: unknown) => {
+      throw new AgentStepError(error);
+    });
     if (reply.kind === 'text') {
       this.outputs[key] = reply.text;
       this.note(path, node.kind, 'done', this.history.now, { callIds, output: reply.text });
@@ -450,7 +487,9 @@ export class RunbookWalk {
     const [channel, value] =
       typeof write === 'string' ? [write, parsed] : [write.channel, lookup(parsed, write.from)];
     if (value === undefined) return `the result has no field "${(write as { from: string }).from}"`;
-    const problem = typeProblem(definition.state[channel], value);
+    const declared = own(definition.state, channel);
+    if (!declared) return `state channel "${channel}" is not declared`;
+    const problem = typeProblem(declared, value);
     if (problem) return `state channel "${channel}": ${problem}`;
     state[channel] = value;
     return undefined;

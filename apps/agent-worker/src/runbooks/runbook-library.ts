@@ -4,7 +4,13 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
-import { type RunbookDefinition, RunbookDefinitionSchema, type RunbookNode } from '@countersign/contracts';
+import {
+  builtInNameProblem,
+  type RunbookDefinition,
+  RunbookDefinitionSchema,
+  type RunbookNode,
+} from '@countersign/contracts';
+import { own } from './own';
 import { templateRoots } from './runbook-template';
 
 /** One or more problems of one definition, each line naming node and field. */
@@ -114,25 +120,52 @@ export function parseRunbook(text: string, source: string): RunbookDefinition {
 }
 
 function parseDefinition(raw: unknown, source: string): RunbookDefinition {
-  const parsed = RunbookDefinitionSchema.safeParse(raw);
   const name =
     typeof (raw as { name?: unknown } | null)?.name === 'string' ? (raw as { name: string }).name : source;
+  // zod leaves `__proto__` keys out of what it returns without a word: they are refused here, before it runs.
+  const protoKeys = protoKeyPaths(raw).map((path) =>
+    describeAt(name, path, builtInNameProblem('__proto__')!, { key: true }),
+  );
+  if (protoKeys.length > 0) throw new InvalidRunbookError(protoKeys);
+  const parsed = RunbookDefinitionSchema.safeParse(raw);
   if (!parsed.success) throw new InvalidRunbookError(parsed.error.issues.map((i) => describeIssue(name, i)));
   const issues = graphIssues(parsed.data);
   if (issues.length > 0) throw new InvalidRunbookError(issues);
   return parsed.data;
 }
 
-/** `runbook payments-failover: node "restart": field "args.service": ...`. */
+/** Where a JSON or YAML value has an own `__proto__` key (both parsers make it one), as paths. */
+function protoKeyPaths(value: unknown, path: string[] = []): string[][] {
+  if (value === null || typeof value !== 'object') return [];
+  return Object.keys(value).flatMap((key) => [
+    ...(key === '__proto__' ? [[...path, key]] : []),
+    ...protoKeyPaths((value as Record<string, unknown>)[key], [...path, key]),
+  ]);
+}
+
 function describeIssue(name: string, issue: z.core.$ZodIssue): string {
-  const path = issue.path.map(String);
+  // A bad node ID or channel name (a record's key): what is wrong with the name, not "Invalid key in record".
+  if (issue.code === 'invalid_key')
+    return describeAt(name, issue.path.map(String), issue.issues.map((i) => i.message).join('; '), {
+      key: true,
+    });
+  return describeAt(name, issue.path.map(String), issue.message);
+}
+
+/**
+ * `runbook payments-failover: node "restart": field "args.service": ...`; `key`: the problem is the last key of the
+ * path itself (a node ID, a channel name), so a node's or channel's own name is not called a field.
+ */
+function describeAt(name: string, path: string[], message: string, { key = false } = {}): string {
   if (path[0] === 'nodes' && path.length >= 2) {
     const field = path.slice(2).join('.');
-    return `runbook ${name}: node "${path[1]}": ${field ? `field "${field}": ` : ''}${issue.message}`;
+    return `runbook ${name}: node "${path[1]}": ${field ? `field "${field}": ` : ''}${message}`;
   }
+  if (path[0] === 'state' && path.length === 2 && key)
+    return `runbook ${name}: state channel "${path[1]}": ${message}`;
   if (path[0] === 'state' && path.length >= 2)
-    return `runbook ${name}: state channel "${path[1]}": field "${path.slice(2).join('.') || 'type'}": ${issue.message}`;
-  return `runbook ${name}: field "${path.join('.') || '(root)'}": ${issue.message}`;
+    return `runbook ${name}: state channel "${path[1]}": field "${path.slice(2).join('.') || 'type'}": ${message}`;
+  return `runbook ${name}: field "${path.join('.') || '(root)'}": ${message}`;
 }
 
 /** The node's outgoing edges, by field name (`branches.0` for a parallel node's first branch). */
@@ -158,20 +191,20 @@ function graphIssues(definition: RunbookDefinition): string[] {
   const at = (id: string, field: string, message: string) =>
     `runbook ${name}: node "${id}": field "${field}": ${message}`;
   const issues: string[] = [];
-  if (!nodes[entry]) issues.push(`runbook ${name}: field "entry": no node "${entry}"`);
+  if (!own(nodes, entry)) issues.push(`runbook ${name}: field "entry": no node "${entry}"`);
   for (const [id, node] of Object.entries(nodes)) {
     for (const [field, target] of edgesOf(node))
-      if (!nodes[target]) issues.push(at(id, field, `no node "${target}"`));
+      if (!own(nodes, target)) issues.push(at(id, field, `no node "${target}"`));
     for (const [field, value] of templatedFields(node))
       for (const root of templateRoots(value, field)) {
         if ('error' in root) issues.push(at(id, root.field, root.error));
-        else if (!state[root.channel])
+        else if (!own(state, root.channel))
           issues.push(
             at(id, root.field, `template names state channel "${root.channel}", which is not declared`),
           );
       }
     const channel = writtenChannel(node);
-    if (channel && !state[channel])
+    if (channel && !own(state, channel))
       issues.push(at(id, 'write', `state channel "${channel}" is not declared`));
   }
   if (issues.length > 0) return issues; // the walks below need every edge to resolve
@@ -224,9 +257,10 @@ function reach(nodes: RunbookDefinition['nodes'], from: string): Set<string> {
   const stack = [from];
   while (stack.length > 0) {
     const id = stack.pop()!;
-    if (seen.has(id) || !nodes[id]) continue;
+    const node = own(nodes, id);
+    if (seen.has(id) || !node) continue;
     seen.add(id);
-    for (const [, target] of edgesOf(nodes[id])) stack.push(target);
+    for (const [, target] of edgesOf(node)) stack.push(target);
   }
   return seen;
 }
@@ -236,8 +270,9 @@ function findCycle(nodes: RunbookDefinition['nodes'], entry: string): string[] |
   const done = new Set<string>();
   const visit = (id: string, path: string[]): string[] | undefined => {
     if (path.includes(id)) return [...path.slice(path.indexOf(id)), id];
-    if (done.has(id)) return undefined;
-    for (const [, target] of edgesOf(nodes[id])) {
+    const node = own(nodes, id);
+    if (done.has(id) || !node) return undefined;
+    for (const [, target] of edgesOf(node)) {
       const cycle = visit(target, [...path, id]);
       if (cycle) return cycle;
     }

@@ -1,5 +1,7 @@
 // The runbook's templates: `{{state.a.b}}` is a dotted-path lookup into the state and nothing else (no expressions,
 // no eval), so a definition can never run code. A value that is one template keeps its type; inside text it is text.
+import { builtInNameProblem } from '@countersign/contracts';
+
 const TEMPLATE = /\{\{\s*([^}]*?)\s*\}\}/g;
 const WHOLE = /^\{\{\s*([^}]*?)\s*\}\}$/;
 const STATE_PATH = /^state\.([a-zA-Z0-9_-]+)(\.[a-zA-Z0-9_-]+)*$/;
@@ -32,9 +34,13 @@ export function templateRoots(
   if (typeof value === 'string')
     return [...value.matchAll(TEMPLATE)].map((m) => {
       const path = STATE_PATH.exec(m[1]);
-      return path
-        ? { field, channel: path[1] }
-        : { field, error: `template "${m[0]}" must be a dotted path into the state, e.g. {{state.service}}` };
+      if (!path)
+        return {
+          field,
+          error: `template "${m[0]}" must be a dotted path into the state, e.g. {{state.service}}`,
+        };
+      const builtIn = m[1].split('.').map(builtInNameProblem).find(Boolean);
+      return builtIn ? { field, error: `template "${m[0]}": ${builtIn}` } : { field, channel: path[1] };
     });
   if (Array.isArray(value)) return value.flatMap((v, i) => templateRoots(v, `${field}.${i}`));
   if (value && typeof value === 'object')

@@ -28,10 +28,15 @@ export class Authenticator {
     if (this.oidc && looksLikeJwt(token)) {
       const check = await this.oidc.verify(token);
       if (!check.ok) return { ok: false, reason: check.reason };
-      const principal = this.directory.byOidcSubject(check.subject);
-      return principal
-        ? { ok: true, principal, via: 'oidc' }
-        : { ok: false, reason: 'the token names no known principal' };
+      const found = this.directory.byOidcSubject(check.subject);
+      if (found.ok) return { ok: true, principal: found.principal, via: 'oidc' };
+      return {
+        ok: false,
+        reason:
+          found.reason === 'machine'
+            ? `the token names machine principal "${check.subject}", which signs in through OIDC only with an oidcSubject of its own in PRINCIPALS_CONFIG`
+            : 'the token names no known principal',
+      };
     }
     const found = this.directory.byToken(token);
     if (found.ok) return { ok: true, principal: found.principal, via: 'token' };

@@ -1,6 +1,7 @@
-// Validates OIDC/JWT bearer tokens against the issuer's JWKS (jose): signature, issuer, audience, expiry. The claim
-// named in the config must name a principal of the directory; an unknown subject is refused, never created.
-import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+// Validates OIDC/JWT bearer tokens against the issuer's JWKS (jose): signature, issuer, audience, expiry, and a lifetime
+// no longer than the config's maximum (a token must expire). The claim named in the config must name a principal of the
+// directory; an unknown subject is refused, never created.
+import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { OidcConfig } from './principals.schema';
 
 export type OidcCheck = { ok: true; subject: string } | { ok: false; reason: string };
@@ -29,6 +30,8 @@ export class OidcVerifier {
         audience: this.config.audience,
         algorithms: this.config.algorithms,
       });
+      const lifetime = this.lifetimeProblem(payload);
+      if (lifetime) return { ok: false, reason: lifetime };
       const subject = payload[this.config.claim];
       if (typeof subject !== 'string' || subject === '')
         return { ok: false, reason: `the token has no "${this.config.claim}" claim` };
@@ -36,6 +39,21 @@ export class OidcVerifier {
     } catch (error) {
       return { ok: false, reason: describe(error) };
     }
+  }
+
+  /**
+   * A token must expire, and within the maximum: `exp` − `iat`, or `exp` − now when `iat` is absent or later than now
+   * (an `iat` in the future must not make a long-lived token look short). jwtVerify already refused an expired one.
+   */
+  private lifetimeProblem(payload: JWTPayload, now = Date.now() / 1000): string | undefined {
+    if (payload.exp === undefined)
+      return 'the token has no "exp" claim: a token that never expires is not accepted';
+    const from = Math.min(payload.iat ?? now, now);
+    const seconds = Math.ceil(payload.exp - from);
+    const max = Math.floor(this.config.maxTokenLifetime / 1000);
+    return seconds > max
+      ? `the token is valid for ${seconds} s, longer than oidc.maxTokenLifetime allows (${max} s)`
+      : undefined;
   }
 }
 

@@ -1,8 +1,10 @@
 // Who the principals are and which credential names which: bearer tokens by their SHA-256, Slack users, OIDC subjects.
 import { tokenSha256 } from '@countersign/contracts';
-import type { Principal, PrincipalsConfig, ServiceRole } from './principals.schema';
+import { oidcSubjectOf, type Principal, type PrincipalsConfig, type ServiceRole } from './principals.schema';
 
 export type TokenLookup = { ok: true; principal: Principal } | { ok: false; reason: 'unknown' | 'expired' };
+/** `machine`: the subject is the ID of a machine principal whose config does not let OIDC reach it. */
+export type SubjectLookup = { ok: true; principal: Principal } | { ok: false; reason: 'unknown' | 'machine' };
 
 export class PrincipalDirectory {
   private readonly byId = new Map<string, Principal>();
@@ -14,7 +16,8 @@ export class PrincipalDirectory {
     for (const principal of config.principals) {
       this.byId.set(principal.id, principal);
       if (principal.slackUserId) this.bySlack.set(principal.slackUserId, principal);
-      this.bySubject.set(principal.oidcSubject ?? principal.id, principal);
+      const subject = oidcSubjectOf(principal);
+      if (subject !== undefined) this.bySubject.set(subject, principal);
       for (const token of principal.tokens)
         this.byTokenHash.set(token.sha256, {
           principal,
@@ -42,8 +45,12 @@ export class PrincipalDirectory {
     return this.bySlack.get(slackUserId);
   }
 
-  byOidcSubject(subject: string): Principal | undefined {
-    return this.bySubject.get(subject);
+  /** The principal an OIDC subject signs in as (see oidcSubjectOf: machines only through their own oidcSubject). */
+  byOidcSubject(subject: string): SubjectLookup {
+    const principal = this.bySubject.get(subject);
+    if (principal) return { ok: true, principal };
+    if (this.byId.get(subject)?.kind === 'machine') return { ok: false, reason: 'machine' };
+    return { ok: false, reason: 'unknown' };
   }
 
   all(): readonly Principal[] {

@@ -3,6 +3,7 @@
 // same principal the approval service refuses to let decide it.
 import { z } from 'zod';
 import { IdSchema, IsoDateSchema, Sha256HexSchema } from '@countersign/contracts';
+import { DurationSchema } from '../duration';
 
 /**
  * What a principal may do beyond its own runs and the requests routed to its groups.
@@ -45,7 +46,10 @@ export const PrincipalSchema = z
     slackUserId: z.string().min(1).max(40).optional(),
     /** Hashes of this principal's bearer tokens; never the tokens. */
     tokens: z.array(StoredTokenSchema).max(20).default([]),
-    /** The OIDC claim value (see `oidc.claim`) that signs in as this principal; defaults to the ID. */
+    /**
+     * The OIDC claim value (see `oidc.claim`) that signs in as this principal. A person defaults to the ID; a machine
+     * principal is reached through OIDC only when this is set (see oidcSubjectOf).
+     */
     oidcSubject: z.string().min(1).max(256).optional(),
     roles: z.array(ServiceRoleSchema).default([]),
     /**
@@ -69,9 +73,25 @@ export const OidcConfigSchema = z
     claim: z.string().min(1).default('sub'),
     /** Accepted signing algorithms. */
     algorithms: z.array(z.string().min(1)).min(1).default(['RS256', 'ES256', 'EdDSA']),
+    /**
+     * The longest a token may be valid (`exp` − `iat`, counted from now when `iat` is absent or in the future); a token
+     * without `exp` is refused. Issuers' defaults range from minutes to a day (e.g. Auth0's access tokens): lower it
+     * to what your issuer gives.
+     * @defaultValue 24h
+     */
+    maxTokenLifetime: DurationSchema.default(24 * 3_600_000),
   })
   .strict();
 export type OidcConfig = z.infer<typeof OidcConfigSchema>;
+
+/**
+ * The OIDC subject that signs in as `principal`, or undefined when none does. A machine principal (a gateway, CI, an
+ * agent framework, often with `actAs`) is reached only through a subject its config names: an issuer that happens to
+ * issue a token whose subject is its ID must not sign in as it.
+ */
+export function oidcSubjectOf(principal: Pick<Principal, 'id' | 'kind' | 'oidcSubject'>): string | undefined {
+  return principal.oidcSubject ?? (principal.kind === 'person' ? principal.id : undefined);
+}
 
 export const PrincipalsConfigSchema = z
   .object({
@@ -99,7 +119,7 @@ export const PrincipalsConfigSchema = z
       'slackUserId',
     );
     unique(
-      config.principals.map((p, i) => [p.oidcSubject ?? p.id, ['principals', i, 'oidcSubject']]),
+      config.principals.map((p, i) => [oidcSubjectOf(p), ['principals', i, 'oidcSubject']]),
       'oidcSubject (or the ID it defaults to)',
     );
     unique(
