@@ -34,6 +34,7 @@ export const EXTERNAL_APPROVALS = {
     },
     { name: 'two approvers', match: { tool: 'pair_*' }, groups: ['pair'], quorum: 2, channels: ['web'] },
     { name: 'agent-bot', match: { agent: 'agent-bot' }, groups: ['ops'], channels: ['web'] },
+    { name: 'team-bot', match: { agent: 'team-bot' }, groups: ['ops'], channels: ['web'] },
     // Calls through the MCP gateway (test/mcp-gateway*.e2e-spec.ts); its `short_*` tools expire as above.
     { name: 'mcp-gateway', match: { agent: 'mcp-gateway' }, groups: ['ops'], channels: ['web'] },
   ],
