@@ -82,7 +82,7 @@ async function read(approvalId: string, as = 'agent-bot', options: { waitMs?: nu
   const query = new URLSearchParams();
   if (options.waitMs !== undefined) query.set('waitMs', String(options.waitMs));
   if (options.onBehalfOf !== undefined) query.set('onBehalfOf', options.onBehalfOf);
-  const search = query.size > 0 ? `?${query.toString()}` : '';
+  const search = query.toString() ? `?${query.toString()}` : '';
   return harness.api<ExternalApprovalView & { error?: string; message?: string }>(
     'GET',
     `/external-approvals/${approvalId}${search}`,
