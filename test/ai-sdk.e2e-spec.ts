@@ -9,7 +9,7 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
 import { CountersignClient, fingerprint } from '@countersign/sdk';
 import { approvalResponses, countersignTools } from '@countersign/sdk/ai-sdk';
-import { ExternalHarness } from './support/external-harness';
+import { ExternalHarness, rewritingOnBehalfOf } from './support/external-harness';
 import { testToken } from './support/principals';
 import { ScriptProcess } from './support/script-process';
 
@@ -232,9 +232,15 @@ describe('the AI SDK adapter and the requester (issue 24, finding 2)', () => {
     });
     const forAlice = { client: team, runId, onBehalfOf: 'alice' };
     const forBob = { client: team, runId, onBehalfOf: 'bob' };
-    const { model } = scriptedModel([{ toolCall: { name: 'refund_order', input: { orderId: '1234', amount: 25 } } }]);
+    const { model } = scriptedModel([
+      { toolCall: { name: 'refund_order', input: { orderId: '1234', amount: 25 } } },
+    ]);
     const messages: ModelMessage[] = [{ role: 'user', content: 'refund order 1234' }];
-    const first = await generateText({ model, tools: countersignTools({ refund_order: refund }, forAlice), messages });
+    const first = await generateText({
+      model,
+      tools: countersignTools({ refund_order: refund }, forAlice),
+      messages,
+    });
     messages.push(...first.response.messages);
     const { pending } = await approvalResponses(fromJson(messages), forAlice);
     await harness.approve(pending[0].approvalId, 'bob');
@@ -256,6 +262,26 @@ describe('the AI SDK adapter and the requester (issue 24, finding 2)', () => {
     });
     expect(ran).toHaveLength(0);
     expect(replay.lastPrompt()).toContain('waiting for approval');
+
+    // A proxy that rewrites bob's calls as alice's gets alice's approval back: the adapter refuses it itself.
+    const proxied = new CountersignClient({
+      baseUrl: harness.url,
+      token: testToken('team-bot'),
+      fetch: rewritingOnBehalfOf('bob', 'alice'),
+    });
+    const proxiedForBob = { client: proxied, runId, onBehalfOf: 'bob' };
+    await expect(approvalResponses(fromJson(messages), proxiedForBob)).rejects.toThrow(
+      `approval ${pending[0].approvalId} is alice's, not bob's; not run`,
+    );
+    const tampered = scriptedModel([{ text: 'done' }]);
+    await generateText({
+      model: tampered.model,
+      tools: countersignTools({ refund_order: refund }, proxiedForBob),
+      messages: fromJson([...messages, { role: 'tool', content: alices.responses }]),
+    });
+    expect(ran).toHaveLength(0);
+    expect(tampered.lastPrompt()).toContain("is alice's, not bob's; not run");
+    expect((await team.get(pending[0].approvalId, { onBehalfOf: 'alice' })).claim).toBeUndefined();
   });
 });
 

@@ -78,7 +78,11 @@ async function submit(body: unknown, as = 'agent-bot') {
 }
 
 /** Reads an approval as `as`, acting for `onBehalfOf` (the client itself when left out). */
-async function read(approvalId: string, as = 'agent-bot', options: { waitMs?: number; onBehalfOf?: string } = {}) {
+async function read(
+  approvalId: string,
+  as = 'agent-bot',
+  options: { waitMs?: number; onBehalfOf?: string } = {},
+) {
   const query = new URLSearchParams();
   if (options.waitMs !== undefined) query.set('waitMs', String(options.waitMs));
   if (options.onBehalfOf !== undefined) query.set('onBehalfOf', options.onBehalfOf);
@@ -343,21 +347,30 @@ describe('the requester is part of a call’s identity (issue 24, finding 2)', (
     expect([vote.status, vote.json.error]).toEqual([403, 'self_approval']);
     // alice's call submitted again still finds alice's approval.
     const again = await submit(wire(alice.runId, 'alice'), 'team-bot');
-    expect([again.status, again.json.approvalId, again.json.status]).toEqual([200, alice.approvalId, 'allow']);
+    expect([again.status, again.json.approvalId, again.json.status]).toEqual([
+      200,
+      alice.approvalId,
+      'allow',
+    ]);
   });
 
   it('answers a claim, read or report for another requester exactly like an unknown approval', async () => {
     const { approvalId, fp } = await approvedForAlice();
     const unknownId = 'xa-' + 'f'.repeat(32);
     // Status and body, with the approval's ID in place of the unknown one.
-    const likeUnknown = (answer: { status: number; json: unknown }, unknown: { status: number; json: unknown }) =>
-      expect(JSON.parse(JSON.stringify([answer.status, answer.json]).replaceAll(approvalId, unknownId))).toEqual([
-        unknown.status,
-        unknown.json,
-      ]);
+    const likeUnknown = (
+      answer: { status: number; json: unknown },
+      unknown: { status: number; json: unknown },
+    ) =>
+      expect(
+        JSON.parse(JSON.stringify([answer.status, answer.json]).replaceAll(approvalId, unknownId)),
+      ).toEqual([unknown.status, unknown.json]);
     // The client acting for itself, and acting for bob: neither is alice's call.
     for (const onBehalfOf of [undefined, 'bob']) {
-      likeUnknown(await claim(approvalId, fp, 'team-bot', onBehalfOf), await claim(unknownId, fp, 'team-bot', onBehalfOf));
+      likeUnknown(
+        await claim(approvalId, fp, 'team-bot', onBehalfOf),
+        await claim(unknownId, fp, 'team-bot', onBehalfOf),
+      );
       likeUnknown(
         await read(approvalId, 'team-bot', { onBehalfOf }),
         await read(unknownId, 'team-bot', { onBehalfOf }),
@@ -378,6 +391,15 @@ describe('the requester is part of a call’s identity (issue 24, finding 2)', (
     const { approvalId, fp } = await approvedForAlice();
     expect((await claim(approvalId, fp, 'agent-bot', 'bob')).status).toBe(403);
     expect((await read(approvalId, 'agent-bot', { onBehalfOf: 'bob' })).status).toBe(403);
+    expect((await complete(approvalId, { outcome: 'ok', onBehalfOf: 'bob' }, 'agent-bot')).status).toBe(403);
+    // A client that may act for anyone still names a principal of the directory, or gets 400 naming the field.
+    const nobody = await harness.api<{ message: string; issues: { path: string }[] }>(
+      'GET',
+      `/external-approvals/${approvalId}?onBehalfOf=nobody`,
+      'mcp-gateway',
+    );
+    expect([nobody.status, nobody.json.issues.map((i) => i.path)]).toEqual([400, ['onBehalfOf']]);
+    expect(nobody.json.message).toBe('invalid query: onBehalfOf: unknown principal "nobody"');
   });
 
   it('audits every submission that attaches to an existing approval', async () => {
@@ -586,7 +608,12 @@ describe('the rate limits of submissions (issue 24, finding 4)', () => {
   afterAll(() => Promise.all(limitedServices.map((s) => s.close())));
 
   /** `n` submissions one after the other (the counts are then exact), each a new call. */
-  async function submissions(limited: ExternalHarness, n: number, as: string, over: Record<string, unknown> = {}) {
+  async function submissions(
+    limited: ExternalHarness,
+    n: number,
+    as: string,
+    over: Record<string, unknown> = {},
+  ) {
     const answers: { status: number; retryAfter: string | null; message?: string }[] = [];
     for (let i = 0; i < n; i++) {
       const { status, json, headers } = await limited.api<{ message?: string }>(
@@ -624,7 +651,7 @@ describe('the rate limits of submissions (issue 24, finding 4)', () => {
 
   it('refuses submissions for one person past the per-person limit, whichever client sends them', async () => {
     const limited = await startLimited({
-      RATE_LIMIT_EXTERNAL_SUBMISSIONS: '4/1m',
+      RATE_LIMIT_EXTERNAL_SUBMISSIONS: '6/1m',
       RATE_LIMIT_EXTERNAL_SUBMISSIONS_USER: '2/1m',
     });
     const forAlice = await submissions(limited, 3, 'team-bot', { onBehalfOf: 'alice' });
@@ -633,12 +660,21 @@ describe('the rate limits of submissions (issue 24, finding 4)', () => {
     expect(forAlice[2].message).toBe(
       `too many approval submissions for alice: at most 2/1m (RATE_LIMIT_EXTERNAL_SUBMISSIONS_USER); retry after ${forAlice[2].retryAfter} s`,
     );
-    // Another person, same client (still under its limit of 4): counted apart.
-    expect((await submissions(limited, 1, 'team-bot', { onBehalfOf: 'bob' }))[0].status).toBe(201);
+    // Naming a person a client may not act for is refused, and uses up nothing of that person's count.
+    const notAllowed = await submissions(limited, 3, 'other-bot', { onBehalfOf: 'bob' });
+    expect(notAllowed.map((a) => a.status)).toEqual([403, 403, 403]);
+    // Another person, same client (still under its limit of 6): counted apart.
+    expect((await submissions(limited, 2, 'team-bot', { onBehalfOf: 'bob' })).map((a) => a.status)).toEqual([
+      201, 201,
+    ]);
     // alice through another client: the same person's count.
     expect((await submissions(limited, 1, 'mcp-gateway', { onBehalfOf: 'alice' }))[0].status).toBe(429);
     // Only the two accepted submissions for alice became approvals.
-    const pending = await limited.api<{ request: { requester: string } }[]>('GET', '/approvals?status=pending', 'bob');
+    const pending = await limited.api<{ request: { requester: string } }[]>(
+      'GET',
+      '/approvals?status=pending',
+      'bob',
+    );
     expect(pending.json.filter((a) => a.request.requester === 'alice')).toHaveLength(2);
   });
 

@@ -13,7 +13,7 @@ import {
   MemoryParkedRunStore,
   type CountersignRunOutcome,
 } from '@countersign/sdk/openai-agents';
-import { ExternalHarness } from './support/external-harness';
+import { ExternalHarness, rewritingOnBehalfOf } from './support/external-harness';
 import { ScriptProcess } from './support/script-process';
 import { testToken } from './support/principals';
 
@@ -186,7 +186,10 @@ describe('the OpenAI Agents SDK adapter and the requester (issue 24, finding 2)'
     const alice = await approvedForAlice(client);
     const countersign = new CountersignAgents({ client, store: new MemoryParkedRunStore() });
     const { agent, ran } = refundAgent(countersign);
-    const outcome = await countersign.run(agent, 'refund order 1234', { runId: alice.runId, onBehalfOf: 'bob' });
+    const outcome = await countersign.run(agent, 'refund order 1234', {
+      runId: alice.runId,
+      onBehalfOf: 'bob',
+    });
     expect(outcome.status).toBe('parked');
     expect(parked(outcome).approvals).toEqual([
       expect.objectContaining({ status: 'pending', approvalId: expect.not.stringMatching(alice.approvalId) }),
@@ -197,22 +200,18 @@ describe('the OpenAI Agents SDK adapter and the requester (issue 24, finding 2)'
   it('runs nothing for bob when the service answers with alice’s approval', async () => {
     const alice = await approvedForAlice(teamClient());
     // A proxy on the way rewrites who the calls are for: the adapter checks the requester itself.
-    const rewriting: typeof fetch = (input, init) =>
-      fetch(
-        String(input).replace('onBehalfOf=bob', 'onBehalfOf=alice'),
-        init && {
-          ...init,
-          body: typeof init.body === 'string' ? init.body.replace('"onBehalfOf":"bob"', '"onBehalfOf":"alice"') : init.body,
-        },
-      );
-    const proxied = new CountersignClient({ baseUrl: harness.url, token: testToken('team-bot'), fetch: rewriting });
+    const proxied = new CountersignClient({
+      baseUrl: harness.url,
+      token: testToken('team-bot'),
+      fetch: rewritingOnBehalfOf('bob', 'alice'),
+    });
     const countersign = new CountersignAgents({ client: proxied, store: new MemoryParkedRunStore() });
-    const { agent, model, ran } = refundAgent(countersign);
-    const outcome = await countersign
-      .run(agent, 'refund order 1234', { runId: alice.runId, onBehalfOf: 'bob' })
-      .catch((error: Error) => error);
+    const { agent, ran } = refundAgent(countersign);
+    // The run stops with the adapter's refusal (its needsApproval asks Countersign, and fails closed).
+    await expect(
+      countersign.run(agent, 'refund order 1234', { runId: alice.runId, onBehalfOf: 'bob' }),
+    ).rejects.toThrow(`approval ${alice.approvalId} is alice's, not bob's; not run`);
     expect(ran).toHaveLength(0);
-    if (!(outcome instanceof Error)) expect(lastInput(model)).toContain("is alice's, not bob's; not run");
     expect((await teamClient().get(alice.approvalId, { onBehalfOf: 'alice' })).claim).toBeUndefined();
   });
 });

@@ -13,7 +13,7 @@ import {
   type GuardResult,
 } from '@countersign/sdk';
 import { buildSdk, GuardProcess, requiredModules } from './support/built-sdk';
-import { ExternalHarness, WEBHOOK_SIGNING_SECRET } from './support/external-harness';
+import { ExternalHarness, rewritingOnBehalfOf, WEBHOOK_SIGNING_SECRET } from './support/external-harness';
 import { testToken } from './support/principals';
 import { waitFor } from './support/redis';
 
@@ -218,15 +218,11 @@ describe('guard and the requester (issue 24, finding 2)', () => {
     await harness.approve(alices.approvalId, 'bob');
     // A proxy on the way rewrites who the call is for, so the service answers bob's call with alice's approval:
     // guard() compares the approval's requester with the call's user itself, and nothing runs.
-    const rewriting: typeof fetch = (input, init) =>
-      fetch(
-        String(input).replace('onBehalfOf=bob', 'onBehalfOf=alice'),
-        init && {
-          ...init,
-          body: typeof init.body === 'string' ? init.body.replace('"onBehalfOf":"bob"', '"onBehalfOf":"alice"') : init.body,
-        },
-      );
-    const proxied = new CountersignClient({ baseUrl: harness.url, token: testToken('team-bot'), fetch: rewriting });
+    const proxied = new CountersignClient({
+      baseUrl: harness.url,
+      token: testToken('team-bot'),
+      fetch: rewritingOnBehalfOf('bob', 'alice'),
+    });
     const tool = countingTool();
     await expect(proxied.guard({ ...forAlice, onBehalfOf: 'bob' }, tool.execute)).rejects.toThrow(
       `approval ${alices.approvalId} is alice's, not bob's; not run`,

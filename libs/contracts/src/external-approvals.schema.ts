@@ -134,7 +134,9 @@ export type ExternalWaitQuery = z.infer<typeof ExternalWaitQuerySchema>;
  * `POST /external-approvals/:approvalId/claim`: the fingerprint of the call the client is about to run, and whom it
  * runs it for (as the submission named them).
  */
-export const ClaimBodySchema = z.object({ fingerprint: Sha256HexSchema, onBehalfOf: OnBehalfOfSchema }).strict();
+export const ClaimBodySchema = z
+  .object({ fingerprint: Sha256HexSchema, onBehalfOf: OnBehalfOfSchema })
+  .strict();
 export type ClaimBody = z.infer<typeof ClaimBodySchema>;
 
 /** The claimed call: run exactly this (the arguments as approved). */

@@ -157,7 +157,11 @@ export class CountersignClient {
    * Claims the approved call, once: only a `claimed` outcome allows running it, with exactly the returned
    * arguments. `fingerprint` is that of the call about to run (a mismatch is refused); `onBehalfOf` whom it runs for.
    */
-  async claim(approvalId: string, fingerprint: string, options: RequesterOptions = {}): Promise<ClaimOutcome> {
+  async claim(
+    approvalId: string,
+    fingerprint: string,
+    options: RequesterOptions = {},
+  ): Promise<ClaimOutcome> {
     try {
       const claim = await this.request(
         'POST',

@@ -1,17 +1,7 @@
 // The approvals API for agents Countersign does not run: submit a call, wait for its decision, claim it once, report.
 // Only machine clients with the `approvals-client` role call it, each seeing only its own submissions, for the requester
 // they were submitted for. Submissions are rate limited per source address, per client and per person acted for.
-import {
-  Body,
-  Controller,
-  Get,
-  HttpCode,
-  Param,
-  Post,
-  Query,
-  Res,
-  UseFilters,
-} from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
 import {
   ClaimBodySchema,
   CompletionBodySchema,

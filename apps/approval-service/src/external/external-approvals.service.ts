@@ -93,7 +93,13 @@ export class ExternalApprovalsService {
     const { env } = this.config;
     const route = routeRequest(request, this.config.approvals, { expiresInMs: env.APPROVAL_DEFAULT_EXPIRY });
     const lifeMs = (route?.expiresInMs ?? 0) + env.APPROVAL_RETENTION + env.TIMER_LEASE_MS + INDEX_MARGIN_MS;
-    const ref = { principal: caller.id, requester, runId: body.runId, callId: body.callId, fingerprint: shown };
+    const ref = {
+      principal: caller.id,
+      requester,
+      runId: body.runId,
+      callId: body.callId,
+      fingerprint: shown,
+    };
     const { approvalId, reserved: created } = await this.store.reserveId(ref, request.callId, lifeMs);
 
     // Also stored here when the submission that reserved the ID died before storing it (or is storing it now:
@@ -237,7 +243,8 @@ export class ExternalApprovalsService {
    */
   private requesterOf(caller: Principal, onBehalfOf: string | undefined, where?: string): string {
     if (onBehalfOf === undefined || onBehalfOf === caller.id) return caller.id;
-    if (!mayActFor(caller, onBehalfOf)) throw new ForbiddenException(`${caller.id} may not act for ${onBehalfOf}`);
+    if (!mayActFor(caller, onBehalfOf))
+      throw new ForbiddenException(`${caller.id} may not act for ${onBehalfOf}`);
     if (!this.directory.byId(onBehalfOf))
       throw new FieldRefusedError('onBehalfOf', `unknown principal "${onBehalfOf}"`, where);
     return onBehalfOf;
@@ -247,12 +254,22 @@ export class ExternalApprovalsService {
    * The approval, if the caller submitted it for `requester`; anything else is "not found", with the answer an unknown
    * ID gets (its existence is not the caller's, nor whom it is for).
    */
-  private async owned(caller: Principal, requester: string, approvalId: string): Promise<StoredExternalApproval> {
+  private async owned(
+    caller: Principal,
+    requester: string,
+    approvalId: string,
+  ): Promise<StoredExternalApproval> {
     const stored = await this.store.get(approvalId);
     if (!stored || !belongsTo(stored, caller.id, requester)) {
       if (stored?.request.external?.principal === caller.id)
         this.logger.warn(
-          { callId: approvalId, runId: stored.request.runId, client: caller.id, requester, of: stored.request.requester },
+          {
+            callId: approvalId,
+            runId: stored.request.runId,
+            client: caller.id,
+            requester,
+            of: stored.request.requester,
+          },
           'external approval asked for by another requester: answered as unknown',
         );
       throw new ExternalCallRefusedError(ExternalErrorCode.NotFound, `no approval ${approvalId}`);

@@ -144,7 +144,9 @@ export class OnBehalfOfRateLimitGuard extends RateLimitGuard {
  */
 export function rateLimitGuards(policy: RateLimitPolicy): { before: Provider[]; after: Provider[] } {
   const guard =
-    (Guard: typeof AddressRateLimitGuard | typeof PrincipalRateLimitGuard | typeof OnBehalfOfRateLimitGuard) =>
+    (
+      Guard: typeof AddressRateLimitGuard | typeof PrincipalRateLimitGuard | typeof OnBehalfOfRateLimitGuard,
+    ) =>
     async (storage: ThrottlerStorage, reflector: Reflector) => {
       const instance = new Guard(policy, storage, reflector);
       await instance.onModuleInit();
