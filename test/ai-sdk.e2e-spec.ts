@@ -9,7 +9,7 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
 import { CountersignClient, fingerprint } from '@countersign/sdk';
 import { approvalResponses, countersignTools } from '@countersign/sdk/ai-sdk';
-import { ExternalHarness } from './support/external-harness';
+import { ExternalHarness, rewritingOnBehalfOf } from './support/external-harness';
 import { testToken } from './support/principals';
 import { ScriptProcess } from './support/script-process';
 
@@ -207,12 +207,81 @@ describe('the AI SDK adapter', () => {
     expect(ran).toHaveLength(0);
     expect(lastPrompt()).toContain('waiting for approval');
     // The approved call itself is still unclaimed: only its exact arguments may run.
-    const approved = await client.get(pending[0].approvalId);
+    const approved = await client.get(pending[0].approvalId, { onBehalfOf: 'alice' });
     expect(approved).toMatchObject({
       status: 'allow',
       fingerprint: fingerprint('refund_order', { orderId: '1234', amount: 25 }),
     });
     expect(approved.claim).toBeUndefined();
+  });
+});
+
+describe('the AI SDK adapter and the requester (issue 24, finding 2)', () => {
+  it('asks about bob’s same call on its own, and runs nothing for bob on alice’s approval', async () => {
+    // team-bot may act for alice and for bob; one conversation's history, replayed for each of them.
+    const team = new CountersignClient({ baseUrl: harness.url, token: testToken('team-bot') });
+    const runId = `chat-${++runs}`;
+    const ran: unknown[] = [];
+    const refund = tool({
+      description: 'Refund an order',
+      inputSchema: z.object({ orderId: z.string(), amount: z.number() }),
+      execute: async (input) => {
+        ran.push(input);
+        return `refunded ${input.amount}`;
+      },
+    });
+    const forAlice = { client: team, runId, onBehalfOf: 'alice' };
+    const forBob = { client: team, runId, onBehalfOf: 'bob' };
+    const { model } = scriptedModel([
+      { toolCall: { name: 'refund_order', input: { orderId: '1234', amount: 25 } } },
+    ]);
+    const messages: ModelMessage[] = [{ role: 'user', content: 'refund order 1234' }];
+    const first = await generateText({
+      model,
+      tools: countersignTools({ refund_order: refund }, forAlice),
+      messages,
+    });
+    messages.push(...first.response.messages);
+    const { pending } = await approvalResponses(fromJson(messages), forAlice);
+    await harness.approve(pending[0].approvalId, 'bob');
+    const alices = await approvalResponses(fromJson(messages), forAlice);
+    expect(alices.responses).toEqual([expect.objectContaining({ approved: true })]);
+
+    // The same call for bob: a new approval, pending.
+    const bobs = await approvalResponses(fromJson(messages), forBob);
+    expect(bobs.responses).toEqual([]);
+    expect(bobs.pending).toEqual([
+      expect.objectContaining({ approvalId: expect.not.stringMatching(pending[0].approvalId) }),
+    ]);
+    // alice's approval in bob's history runs nothing for bob.
+    const replay = scriptedModel([{ text: 'done' }]);
+    await generateText({
+      model: replay.model,
+      tools: countersignTools({ refund_order: refund }, forBob),
+      messages: fromJson([...messages, { role: 'tool', content: alices.responses }]),
+    });
+    expect(ran).toHaveLength(0);
+    expect(replay.lastPrompt()).toContain('waiting for approval');
+
+    // A proxy that rewrites bob's calls as alice's gets alice's approval back: the adapter refuses it itself.
+    const proxied = new CountersignClient({
+      baseUrl: harness.url,
+      token: testToken('team-bot'),
+      fetch: rewritingOnBehalfOf('bob', 'alice'),
+    });
+    const proxiedForBob = { client: proxied, runId, onBehalfOf: 'bob' };
+    await expect(approvalResponses(fromJson(messages), proxiedForBob)).rejects.toThrow(
+      `approval ${pending[0].approvalId} is alice's, not bob's; not run`,
+    );
+    const tampered = scriptedModel([{ text: 'done' }]);
+    await generateText({
+      model: tampered.model,
+      tools: countersignTools({ refund_order: refund }, proxiedForBob),
+      messages: fromJson([...messages, { role: 'tool', content: alices.responses }]),
+    });
+    expect(ran).toHaveLength(0);
+    expect(tampered.lastPrompt()).toContain("is alice's, not bob's; not run");
+    expect((await team.get(pending[0].approvalId, { onBehalfOf: 'alice' })).claim).toBeUndefined();
   });
 });
 

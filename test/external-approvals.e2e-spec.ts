@@ -77,22 +77,34 @@ async function submit(body: unknown, as = 'agent-bot') {
   return harness.api<ExternalApprovalView>('POST', '/external-approvals', as, body);
 }
 
-async function read(approvalId: string, as = 'agent-bot', waitMs?: number) {
-  const query = waitMs === undefined ? '' : `?waitMs=${waitMs}`;
-  return harness.api<ExternalApprovalView>('GET', `/external-approvals/${approvalId}${query}`, as);
+/** Reads an approval as `as`, acting for `onBehalfOf` (the client itself when left out). */
+async function read(
+  approvalId: string,
+  as = 'agent-bot',
+  options: { waitMs?: number; onBehalfOf?: string } = {},
+) {
+  const query = new URLSearchParams();
+  if (options.waitMs !== undefined) query.set('waitMs', String(options.waitMs));
+  if (options.onBehalfOf !== undefined) query.set('onBehalfOf', options.onBehalfOf);
+  const search = query.toString() ? `?${query.toString()}` : '';
+  return harness.api<ExternalApprovalView & { error?: string; message?: string }>(
+    'GET',
+    `/external-approvals/${approvalId}${search}`,
+    as,
+  );
 }
 
-async function claim(approvalId: string, fp: string, as = 'agent-bot') {
-  return harness.api<ClaimResult & { error?: string }>(
+async function claim(approvalId: string, fp: string, as = 'agent-bot', onBehalfOf?: string) {
+  return harness.api<ClaimResult & { error?: string; message?: string }>(
     'POST',
     `/external-approvals/${approvalId}/claim`,
     as,
-    { fingerprint: fp },
+    { fingerprint: fp, ...(onBehalfOf === undefined ? {} : { onBehalfOf }) },
   );
 }
 
 async function complete(approvalId: string, body: unknown, as = 'agent-bot') {
-  return harness.api<ExternalApprovalView & { error?: string }>(
+  return harness.api<ExternalApprovalView & { error?: string; message?: string }>(
     'POST',
     `/external-approvals/${approvalId}/completion`,
     as,
@@ -229,7 +241,7 @@ describe('deciding', () => {
     );
     expect(vote.status).toBe(403);
     expect(vote.json.error).toBe('self_approval');
-    expect((await read(json.approvalId)).json.status).toBe('pending');
+    expect((await read(json.approvalId, 'agent-bot', { onBehalfOf: 'alice' })).json.status).toBe('pending');
   });
 
   it('counts a quorum like any other request', async () => {
@@ -263,7 +275,7 @@ describe('deciding', () => {
 describe('waiting', () => {
   it('answers a bounded wait with the decision as soon as it is made', async () => {
     const { json } = await submit(call());
-    const waiting = read(json.approvalId, 'agent-bot', 20_000);
+    const waiting = read(json.approvalId, 'agent-bot', { waitMs: 20_000 });
     // The wait is in place before the decision: nothing but the decision can end it this early.
     await new Promise((r) => setTimeout(r, 200));
     await harness.deny(json.approvalId, 'not during the freeze');
@@ -275,7 +287,7 @@ describe('waiting', () => {
 
   it('answers pending once the wait is over', async () => {
     const { json } = await submit(call());
-    const { status, json: view } = await read(json.approvalId, 'agent-bot', 300);
+    const { status, json: view } = await read(json.approvalId, 'agent-bot', { waitMs: 300 });
     expect(status).toBe(200);
     expect(view.status).toBe('pending');
   });
@@ -296,6 +308,121 @@ describe('waiting', () => {
     expect((await read(json.approvalId, 'other-bot')).status).toBe(404);
     expect((await read('xa-' + '0'.repeat(32))).status).toBe(404);
     expect((await read('call-1')).status).toBe(400);
+  });
+});
+
+describe('the requester is part of a call’s identity (issue 24, finding 2)', () => {
+  // team-bot may act for alice and for bob; its calls are routed to ops (bob, carol, alice).
+  const wire = (runId: string, onBehalfOf: string) => ({
+    runId,
+    callId: 'call-9',
+    toolName: 'wire_money',
+    args: { to: 'acct-9', amount: 900 },
+    onBehalfOf,
+  });
+
+  /** alice's wire, approved by bob: what a submission for bob of the same run, call and arguments used to get. */
+  async function approvedForAlice() {
+    const runId = nextRun();
+    const forAlice = await submit(wire(runId, 'alice'), 'team-bot');
+    expect([forAlice.status, forAlice.json.requester]).toEqual([201, 'alice']);
+    await harness.approve(forAlice.json.approvalId, 'bob');
+    return { runId, approvalId: forAlice.json.approvalId, fp: forAlice.json.fingerprint };
+  }
+
+  it('gives the same call submitted for another person a new approval, routed and asked about on its own', async () => {
+    const alice = await approvedForAlice();
+    const forBob = await submit(wire(alice.runId, 'bob'), 'team-bot');
+    expect(forBob.status).toBe(201);
+    expect(forBob.json).toMatchObject({ status: 'pending', requester: 'bob', client: 'team-bot' });
+    expect(forBob.json.approvalId).not.toBe(alice.approvalId);
+    // Asked about on its own: pending for ops; bob, its requester, may not decide it.
+    expect(await harness.pendingFor('carol')).toContain(forBob.json.approvalId);
+    const vote = await harness.api<{ error: string }>(
+      'POST',
+      `/approvals/${forBob.json.approvalId}/decisions`,
+      'bob',
+      { decision: 'approve' },
+    );
+    expect([vote.status, vote.json.error]).toEqual([403, 'self_approval']);
+    // alice's call submitted again still finds alice's approval.
+    const again = await submit(wire(alice.runId, 'alice'), 'team-bot');
+    expect([again.status, again.json.approvalId, again.json.status]).toEqual([
+      200,
+      alice.approvalId,
+      'allow',
+    ]);
+  });
+
+  it('answers a claim, read or report for another requester exactly like an unknown approval', async () => {
+    const { approvalId, fp } = await approvedForAlice();
+    const unknownId = 'xa-' + 'f'.repeat(32);
+    // Status and body, with the approval's ID in place of the unknown one.
+    const likeUnknown = (
+      answer: { status: number; json: unknown },
+      unknown: { status: number; json: unknown },
+    ) =>
+      expect(
+        JSON.parse(JSON.stringify([answer.status, answer.json]).replaceAll(approvalId, unknownId)),
+      ).toEqual([unknown.status, unknown.json]);
+    // The client acting for itself, and acting for bob: neither is alice's call.
+    for (const onBehalfOf of [undefined, 'bob']) {
+      likeUnknown(
+        await claim(approvalId, fp, 'team-bot', onBehalfOf),
+        await claim(unknownId, fp, 'team-bot', onBehalfOf),
+      );
+      likeUnknown(
+        await read(approvalId, 'team-bot', { onBehalfOf }),
+        await read(unknownId, 'team-bot', { onBehalfOf }),
+      );
+      likeUnknown(
+        await complete(approvalId, { outcome: 'ok', onBehalfOf }, 'team-bot'),
+        await complete(unknownId, { outcome: 'ok', onBehalfOf }, 'team-bot'),
+      );
+    }
+    expect((await claim(approvalId, fp, 'team-bot', 'bob')).status).toBe(404);
+    // The refusals used nothing up: alice's call is claimed for alice, once.
+    const claimed = await claim(approvalId, fp, 'team-bot', 'alice');
+    expect([claimed.status, claimed.json.requester]).toEqual([200, 'alice']);
+    expect((await read(approvalId, 'team-bot', { onBehalfOf: 'alice' })).json.claim).toBeDefined();
+  });
+
+  it('refuses to read, claim or report for a person the client may not act for', async () => {
+    const { approvalId, fp } = await approvedForAlice();
+    expect((await claim(approvalId, fp, 'agent-bot', 'bob')).status).toBe(403);
+    expect((await read(approvalId, 'agent-bot', { onBehalfOf: 'bob' })).status).toBe(403);
+    expect((await complete(approvalId, { outcome: 'ok', onBehalfOf: 'bob' }, 'agent-bot')).status).toBe(403);
+    // A client that may act for anyone still names a principal of the directory, or gets 400 naming the field.
+    const nobody = await harness.api<{ message: string; issues: { path: string }[] }>(
+      'GET',
+      `/external-approvals/${approvalId}?onBehalfOf=nobody`,
+      'mcp-gateway',
+    );
+    expect([nobody.status, nobody.json.issues.map((i) => i.path)]).toEqual([400, ['onBehalfOf']]);
+    expect(nobody.json.message).toBe('invalid query: onBehalfOf: unknown principal "nobody"');
+  });
+
+  it('audits every submission that attaches to an existing approval', async () => {
+    const body = { ...call(), onBehalfOf: 'alice' };
+    const first = await submit(body);
+    const again = await submit(body);
+    expect(again.status).toBe(200);
+    const audit = await waitFor(async () => {
+      const entries = await harness.audit(first.json.approvalId);
+      return entries.some((e) => e.type === 'request.resubmitted') ? entries : undefined;
+    }, 'the audit of the second submission');
+    expect(audit.filter((e) => e.type === 'request.resubmitted')).toEqual([
+      expect.objectContaining({
+        runId: body.runId,
+        actor: 'agent-bot',
+        detail: expect.objectContaining({
+          client: 'agent-bot',
+          requester: 'alice',
+          approvalId: first.json.approvalId,
+          clientCallId: 'call-1',
+        }),
+      }),
+    ]);
   });
 });
 
@@ -348,7 +475,7 @@ describe('claiming and completing', () => {
   it('answers 410 for an approval that expired', async () => {
     const { json } = await submit(call({ toolName: 'short_task' }));
     const expired = await waitFor(async () => {
-      const view = (await read(json.approvalId, 'agent-bot', 5_000)).json;
+      const view = (await read(json.approvalId, 'agent-bot', { waitMs: 5_000 })).json;
       return view.status === 'deny' ? view : undefined;
     }, 'expiry');
     expect(expired).toMatchObject({ decidedBy: 'expired', reason: 'expired' });
@@ -467,5 +594,98 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(doc.paths['/external-approvals/{approvalId}/claim'])).toEqual(['post']);
     expect(Object.keys(doc.paths['/external-approvals/{approvalId}/completion'])).toEqual(['post']);
     expect(Object.keys(doc.paths['/external-approvals/webhook-secret'])).toEqual(['get']);
+  });
+});
+
+describe('the rate limits of submissions (issue 24, finding 4)', () => {
+  // Services of their own, with low limits: their counts never reach the other tests.
+  const limitedServices: ExternalHarness[] = [];
+  const startLimited = async (env: Record<string, string>) => {
+    const limited = await ExternalHarness.start('external-limits', env);
+    limitedServices.push(limited);
+    return limited;
+  };
+  afterAll(() => Promise.all(limitedServices.map((s) => s.close())));
+
+  /** `n` submissions one after the other (the counts are then exact), each a new call. */
+  async function submissions(
+    limited: ExternalHarness,
+    n: number,
+    as: string,
+    over: Record<string, unknown> = {},
+  ) {
+    const answers: { status: number; retryAfter: string | null; message?: string }[] = [];
+    for (let i = 0; i < n; i++) {
+      const { status, json, headers } = await limited.api<{ message?: string }>(
+        'POST',
+        '/external-approvals',
+        as,
+        call(over),
+      );
+      answers.push({ status, retryAfter: headers.get('retry-after'), message: json.message });
+    }
+    return answers;
+  }
+
+  function expectRetryAfter(answer: { status: number; retryAfter: string | null }): void {
+    expect(answer.status).toBe(429);
+    const seconds = Number(answer.retryAfter);
+    expect(Number.isInteger(seconds) && seconds >= 1 && seconds <= 60).toBe(true);
+  }
+
+  it('refuses a client past its limit with 429 and Retry-After; another client still submits', async () => {
+    const limited = await startLimited({
+      RATE_LIMIT_EXTERNAL_SUBMISSIONS: '4/1m',
+      RATE_LIMIT_EXTERNAL_SUBMISSIONS_USER: '2/1m',
+    });
+    // Acting for itself: only the client's own limit counts.
+    const bot = await submissions(limited, 5, 'agent-bot');
+    expect(bot.map((a) => a.status)).toEqual([201, 201, 201, 201, 429]);
+    expectRetryAfter(bot[4]);
+    expect(bot[4].message).toBe(
+      `too many approval submissions by agent-bot: at most 4/1m (RATE_LIMIT_EXTERNAL_SUBMISSIONS); retry after ${bot[4].retryAfter} s`,
+    );
+    expect(bot[0].retryAfter).toBeNull();
+    expect((await submissions(limited, 1, 'other-bot'))[0].status).toBe(201);
+  });
+
+  it('refuses submissions for one person past the per-person limit, whichever client sends them', async () => {
+    const limited = await startLimited({
+      RATE_LIMIT_EXTERNAL_SUBMISSIONS: '6/1m',
+      RATE_LIMIT_EXTERNAL_SUBMISSIONS_USER: '2/1m',
+    });
+    const forAlice = await submissions(limited, 3, 'team-bot', { onBehalfOf: 'alice' });
+    expect(forAlice.map((a) => a.status)).toEqual([201, 201, 429]);
+    expectRetryAfter(forAlice[2]);
+    expect(forAlice[2].message).toBe(
+      `too many approval submissions for alice: at most 2/1m (RATE_LIMIT_EXTERNAL_SUBMISSIONS_USER); retry after ${forAlice[2].retryAfter} s`,
+    );
+    // Naming a person a client may not act for is refused, and uses up nothing of that person's count.
+    const notAllowed = await submissions(limited, 3, 'other-bot', { onBehalfOf: 'bob' });
+    expect(notAllowed.map((a) => a.status)).toEqual([403, 403, 403]);
+    // Another person, same client (still under its limit of 6): counted apart.
+    expect((await submissions(limited, 2, 'team-bot', { onBehalfOf: 'bob' })).map((a) => a.status)).toEqual([
+      201, 201,
+    ]);
+    // alice through another client: the same person's count.
+    expect((await submissions(limited, 1, 'mcp-gateway', { onBehalfOf: 'alice' }))[0].status).toBe(429);
+    // Only the two accepted submissions for alice became approvals.
+    const pending = await limited.api<{ request: { requester: string } }[]>(
+      'GET',
+      '/approvals?status=pending',
+      'bob',
+    );
+    expect(pending.json.filter((a) => a.request.requester === 'alice')).toHaveLength(2);
+  });
+
+  it('counts submissions by source address before the credential is checked', async () => {
+    const limited = await startLimited({ RATE_LIMIT_EXTERNAL_SUBMISSIONS_ADDRESS: '3/1m' });
+    const guesses = await submissions(limited, 3, 'guessed');
+    expect(guesses.map((a) => a.status)).toEqual([401, 401, 401]);
+    const refused = (await submissions(limited, 1, 'agent-bot'))[0];
+    expectRetryAfter(refused);
+    expect(refused.message).toContain(
+      'too many approval submissions from 127.0.0.1: at most 3/1m (RATE_LIMIT_EXTERNAL_SUBMISSIONS_ADDRESS)',
+    );
   });
 });

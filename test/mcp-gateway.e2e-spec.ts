@@ -286,11 +286,12 @@ describe('MCP gateway', () => {
       // What a gateway that died between its claim and its record leaves behind: a claimed approval, no outcome.
       const view = await h.approvals.api<{ fingerprint: string }>(
         'GET',
-        `/external-approvals/${id}`,
+        `/external-approvals/${id}?onBehalfOf=alice`,
         'mcp-gateway',
       );
       const claimed = await h.approvals.api('POST', `/external-approvals/${id}/claim`, 'mcp-gateway', {
         fingerprint: view.json.fingerprint,
+        onBehalfOf: 'alice',
       });
       expect(claimed.status).toBe(200);
       for (let i = 0; i < 2; i++) {
@@ -351,7 +352,7 @@ describe('MCP gateway', () => {
       expect(h.notes.calls.filter((c) => c.args.text === 'gone')).toHaveLength(0);
       const view = await h.approvals.api<{ status: string; claim?: unknown }>(
         'GET',
-        `/external-approvals/${pending}`,
+        `/external-approvals/${pending}?onBehalfOf=alice`,
         'mcp-gateway',
       );
       expect(view.json).toMatchObject({ status: 'allow' });

@@ -10,9 +10,10 @@ import { CountersignClient } from '@countersign/sdk';
 import {
   CountersignAgents,
   FileParkedRunStore,
+  MemoryParkedRunStore,
   type CountersignRunOutcome,
 } from '@countersign/sdk/openai-agents';
-import { ExternalHarness } from './support/external-harness';
+import { ExternalHarness, rewritingOnBehalfOf } from './support/external-harness';
 import { ScriptProcess } from './support/script-process';
 import { testToken } from './support/principals';
 
@@ -80,7 +81,7 @@ describe('the OpenAI Agents SDK adapter', () => {
     expect(done.status === 'completed' && done.result.finalOutput).toBe('done');
     expect(ran).toEqual([{ orderId: '1234', amount: 25 }]);
     expect(lastInput(model)).toContain('refunded 25');
-    const view = await client.get(outcome.approvals[0].approvalId);
+    const view = await client.get(outcome.approvals[0].approvalId, { onBehalfOf: 'alice' });
     expect(view).toMatchObject({ requester: 'alice', claim: { completion: { outcome: 'ok' } } });
     await expect(countersign.resume(agent, runId)).rejects.toThrow('no parked run');
   });
@@ -163,6 +164,55 @@ describe('the OpenAI Agents SDK adapter', () => {
     expect(result.finalOutput).toBe('done');
     expect(ran).toHaveLength(0);
     expect(lastInput(model)).toContain('waiting for approval');
+  });
+});
+
+describe('the OpenAI Agents SDK adapter and the requester (issue 24, finding 2)', () => {
+  // team-bot may act for alice and for bob.
+  const teamClient = () => new CountersignClient({ baseUrl: harness.url, token: testToken('team-bot') });
+
+  /** alice's run parked on its refund, approved by bob. */
+  async function approvedForAlice(client: CountersignClient) {
+    const countersign = new CountersignAgents({ client, store: new MemoryParkedRunStore() });
+    const { agent } = refundAgent(countersign);
+    const runId = `agents-${++runs}`;
+    const outcome = parked(await countersign.run(agent, 'refund order 1234', { runId, onBehalfOf: 'alice' }));
+    await harness.approve(outcome.approvals[0].approvalId, 'bob');
+    return { runId, approvalId: outcome.approvals[0].approvalId };
+  }
+
+  it('parks bob’s run of the same call on an approval of its own; nothing runs', async () => {
+    const client = teamClient();
+    const alice = await approvedForAlice(client);
+    const countersign = new CountersignAgents({ client, store: new MemoryParkedRunStore() });
+    const { agent, ran } = refundAgent(countersign);
+    const outcome = await countersign.run(agent, 'refund order 1234', {
+      runId: alice.runId,
+      onBehalfOf: 'bob',
+    });
+    expect(outcome.status).toBe('parked');
+    expect(parked(outcome).approvals).toEqual([
+      expect.objectContaining({ status: 'pending', approvalId: expect.not.stringMatching(alice.approvalId) }),
+    ]);
+    expect(ran).toHaveLength(0);
+  });
+
+  it('runs nothing for bob when the service answers with alice’s approval', async () => {
+    const alice = await approvedForAlice(teamClient());
+    // A proxy on the way rewrites who the calls are for: the adapter checks the requester itself.
+    const proxied = new CountersignClient({
+      baseUrl: harness.url,
+      token: testToken('team-bot'),
+      fetch: rewritingOnBehalfOf('bob', 'alice'),
+    });
+    const countersign = new CountersignAgents({ client: proxied, store: new MemoryParkedRunStore() });
+    const { agent, ran } = refundAgent(countersign);
+    // The run stops with the adapter's refusal (its needsApproval asks Countersign, and fails closed).
+    await expect(
+      countersign.run(agent, 'refund order 1234', { runId: alice.runId, onBehalfOf: 'bob' }),
+    ).rejects.toThrow(`approval ${alice.approvalId} is alice's, not bob's; not run`);
+    expect(ran).toHaveLength(0);
+    expect((await teamClient().get(alice.approvalId, { onBehalfOf: 'alice' })).claim).toBeUndefined();
   });
 });
 

@@ -13,7 +13,7 @@ import {
   type GuardResult,
 } from '@countersign/sdk';
 import { buildSdk, GuardProcess, requiredModules } from './support/built-sdk';
-import { ExternalHarness, WEBHOOK_SIGNING_SECRET } from './support/external-harness';
+import { ExternalHarness, rewritingOnBehalfOf, WEBHOOK_SIGNING_SECRET } from './support/external-harness';
 import { testToken } from './support/principals';
 import { waitFor } from './support/redis';
 
@@ -180,6 +180,55 @@ describe('guard', () => {
     const wrong = new CountersignClient({ baseUrl: harness.url, token: testToken('alice') });
     await expect(wrong.guard(refund(), tool.execute)).rejects.toMatchObject({ status: 403 });
     expect(tool.calls).toHaveLength(0);
+  });
+});
+
+describe('guard and the requester (issue 24, finding 2)', () => {
+  // team-bot may act for alice and for bob.
+  const team = () => new CountersignClient({ baseUrl: harness.url, token: testToken('team-bot') });
+  const wire = (onBehalfOf: string): ExternalCall => ({
+    runId: `sdk-run-${++runs}`,
+    callId: 'call-9',
+    toolName: 'wire_money',
+    args: { to: 'acct-9', amount: 900 },
+    onBehalfOf,
+  });
+
+  it('never runs a call for bob on the approval alice’s same call got', async () => {
+    const client = team();
+    const forAlice = wire('alice');
+    const alices = await client.submit(forAlice);
+    await harness.approve(alices.approvalId, 'bob');
+    const tool = countingTool();
+    const forBob = await client.guard({ ...forAlice, onBehalfOf: 'bob' }, tool.execute, { timeoutMs: 300 });
+    expect(forBob.status).toBe('pending');
+    expect(forBob.approvalId).not.toBe(alices.approvalId);
+    expect(tool.calls).toHaveLength(0);
+    // alice's call runs on alice's approval, once.
+    expect(await client.guard(forAlice, tool.execute)).toMatchObject({
+      status: 'executed',
+      approvalId: alices.approvalId,
+    });
+    expect(tool.calls).toEqual([forAlice.args]);
+  });
+
+  it('refuses an approval whose requester is not the caller’s user, whatever the service answered', async () => {
+    const forAlice = wire('alice');
+    const alices = await team().submit(forAlice);
+    await harness.approve(alices.approvalId, 'bob');
+    // A proxy on the way rewrites who the call is for, so the service answers bob's call with alice's approval:
+    // guard() compares the approval's requester with the call's user itself, and nothing runs.
+    const proxied = new CountersignClient({
+      baseUrl: harness.url,
+      token: testToken('team-bot'),
+      fetch: rewritingOnBehalfOf('bob', 'alice'),
+    });
+    const tool = countingTool();
+    await expect(proxied.guard({ ...forAlice, onBehalfOf: 'bob' }, tool.execute)).rejects.toThrow(
+      `approval ${alices.approvalId} is alice's, not bob's; not run`,
+    );
+    expect(tool.calls).toHaveLength(0);
+    expect((await team().get(alices.approvalId, { onBehalfOf: 'alice' })).claim).toBeUndefined();
   });
 });
 

@@ -34,6 +34,7 @@ export const EXTERNAL_APPROVALS = {
     },
     { name: 'two approvers', match: { tool: 'pair_*' }, groups: ['pair'], quorum: 2, channels: ['web'] },
     { name: 'agent-bot', match: { agent: 'agent-bot' }, groups: ['ops'], channels: ['web'] },
+    { name: 'team-bot', match: { agent: 'team-bot' }, groups: ['ops'], channels: ['web'] },
     // Calls through the MCP gateway (test/mcp-gateway*.e2e-spec.ts); its `short_*` tools expire as above.
     { name: 'mcp-gateway', match: { agent: 'mcp-gateway' }, groups: ['ops'], channels: ['web'] },
   ],
@@ -41,6 +42,25 @@ export const EXTERNAL_APPROVALS = {
 };
 
 export const WEBHOOK_SIGNING_SECRET = 'webhook-secret-0123456789';
+
+/**
+ * A fetch for the SDK's client that rewrites whom calls are for on the way (`onBehalfOf` in bodies and queries), as a
+ * tampering proxy would: the service then answers one person's call with another's approval, and only the SDK's own
+ * checks stand between that answer and the tool. The requests still go to the real service.
+ */
+export function rewritingOnBehalfOf(from: string, to: string): typeof fetch {
+  return (input, init) =>
+    fetch(
+      String(input).replace(`onBehalfOf=${from}`, `onBehalfOf=${to}`),
+      init && {
+        ...init,
+        body:
+          typeof init.body === 'string'
+            ? init.body.replace(`"onBehalfOf":"${from}"`, `"onBehalfOf":"${to}"`)
+            : init.body,
+      },
+    );
+}
 
 export class ExternalHarness {
   readonly prefixes: TestPrefixes;

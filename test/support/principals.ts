@@ -11,8 +11,8 @@ type Entry = Partial<Principal> & { id: string; name: string; token?: string };
 /**
  * alice and bob are operators of the `ops` agent (test/support/agents.json), mallory a viewer; bob, carol and dave are the
  * usual approvers. `ops-bot` is a machine client that may start runs for alice; `auditor` reads every run and the
- * whole audit; `scraper` reads /metrics; `agent-bot` (which may act for alice) and `other-bot` submit calls to the
- * approvals API, and so does `mcp-gateway` (the MCP gateway's own principal, which may act for anyone).
+ * whole audit; `scraper` reads /metrics; `agent-bot` (which may act for alice), `team-bot` (alice and bob) and `other-bot`
+ * submit calls to the approvals API, and so does `mcp-gateway` (the MCP gateway's own principal, which may act for anyone).
  */
 export const TEST_PRINCIPALS: Entry[] = [
   { id: 'alice', name: 'Alice', email: 'alice@example.test' },
@@ -26,6 +26,8 @@ export const TEST_PRINCIPALS: Entry[] = [
   // Agents Countersign does not run, submitting their calls to the approvals API (/external-approvals).
   { id: 'agent-bot', name: 'Agent bot', kind: 'machine', roles: ['approvals-client'], actAs: ['alice'] },
   { id: 'other-bot', name: 'Other bot', kind: 'machine', roles: ['approvals-client'] },
+  // A client acting for two people: what one submits for alice is never bob's (issue 24, finding 2).
+  { id: 'team-bot', name: 'Team bot', kind: 'machine', roles: ['approvals-client'], actAs: ['alice', 'bob'] },
   // The MCP gateway: it submits the confirm-tier calls of whoever calls through it, in their name.
   { id: 'mcp-gateway', name: 'MCP gateway', kind: 'machine', roles: ['approvals-client'], actAs: ['*'] },
 ];

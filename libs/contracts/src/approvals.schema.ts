@@ -140,6 +140,7 @@ export type ApprovalView = z.infer<typeof ApprovalViewSchema>;
 
 export const AuditEventType = [
   'request.created',
+  'request.resubmitted', // a submission of the approvals API found the approval of the same call (not a new request)
   'request.notice',
   'request.escalated',
   'notification.sent',

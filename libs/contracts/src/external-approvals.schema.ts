@@ -37,17 +37,25 @@ export const ExternalOriginSchema = z
   .strict();
 export type ExternalOrigin = z.infer<typeof ExternalOriginSchema>;
 
+/**
+ * The person a client acts for (it needs an `actAs` entry naming them); left out, the client acts for itself. The
+ * requester is part of a call's identity: every route of an approval names the same one as its submission did.
+ */
+export const OnBehalfOfSchema = IdSchema.optional();
+
 /** `POST /external-approvals`: a tool call that waits for a decision. */
 export const ExternalSubmissionSchema = z
   .object({
     /** The client's run (conversation, job) the call belongs to. */
     runId: IdSchema,
-    /** The client's call ID; submitting the same run, call ID and arguments again returns the same approval. */
+    /**
+     * The client's call ID; submitting the same run, call ID and arguments for the same person again returns the same
+     * approval.
+     */
     callId: IdSchema,
     toolName: ToolNameSchema,
     args: ToolArgsSchema,
-    /** The person the client acts for (needs an `actAs` entry); the client itself when left out. */
-    onBehalfOf: IdSchema.optional(),
+    onBehalfOf: OnBehalfOfSchema,
     context: ExternalCallContextSchema.optional(),
     /** A URL the decision is POSTed to, signed (see the webhook section of the README). */
     webhook: z
@@ -87,7 +95,10 @@ export const ExternalApprovalViewSchema = z.object({
   runId: IdSchema,
   callId: IdSchema,
   toolName: ToolNameSchema,
+  /** Whom the call is for: the person the client acts for, or the client itself. */
   requester: IdSchema,
+  /** The client that submitted it (the only one that may read, claim and complete it). */
+  client: IdSchema,
   /** The fingerprint of the tool name and arguments the approvers are shown (see the README's Decisions). */
   fingerprint: Sha256HexSchema,
   expiresAt: IsoDateSchema,
@@ -102,9 +113,13 @@ export const EXTERNAL_MAX_WAIT_MS = 30_000;
 
 const WAIT_PROBLEM = `must be a whole number of milliseconds from 0 to ${EXTERNAL_MAX_WAIT_MS}`;
 
-/** `GET /external-approvals/:approvalId?waitMs=`: answer at once (0), or when decided, at most this long after. */
+/**
+ * `GET /external-approvals/:approvalId?waitMs=&onBehalfOf=`: answer at once (0), or when decided, at most this long
+ * after; `onBehalfOf` as the submission named it.
+ */
 export const ExternalWaitQuerySchema = z
   .object({
+    onBehalfOf: OnBehalfOfSchema,
     waitMs: z
       .string()
       .regex(/^\d+$/, WAIT_PROBLEM)
@@ -115,8 +130,13 @@ export const ExternalWaitQuerySchema = z
   .strict();
 export type ExternalWaitQuery = z.infer<typeof ExternalWaitQuerySchema>;
 
-/** `POST /external-approvals/:approvalId/claim`: the fingerprint of the call the client is about to run. */
-export const ClaimBodySchema = z.object({ fingerprint: Sha256HexSchema }).strict();
+/**
+ * `POST /external-approvals/:approvalId/claim`: the fingerprint of the call the client is about to run, and whom it
+ * runs it for (as the submission named them).
+ */
+export const ClaimBodySchema = z
+  .object({ fingerprint: Sha256HexSchema, onBehalfOf: OnBehalfOfSchema })
+  .strict();
 export type ClaimBody = z.infer<typeof ClaimBodySchema>;
 
 /** The claimed call: run exactly this (the arguments as approved). */
@@ -125,6 +145,8 @@ export const ClaimResultSchema = z.object({
   toolName: ToolNameSchema,
   args: ToolArgsSchema,
   fingerprint: Sha256HexSchema,
+  /** Whom the approved call is for. */
+  requester: IdSchema,
   claimedAt: IsoDateSchema,
 });
 export type ClaimResult = z.infer<typeof ClaimResultSchema>;
@@ -135,6 +157,7 @@ export const CompletionBodySchema = z
     outcome: z.enum(['ok', 'error']),
     /** A short summary for the audit log (not the tool's whole output). */
     summary: z.string().max(500).optional(),
+    onBehalfOf: OnBehalfOfSchema,
   })
   .strict();
 export type CompletionBody = z.infer<typeof CompletionBodySchema>;

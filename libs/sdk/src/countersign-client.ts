@@ -51,13 +51,18 @@ export type ClaimOutcome =
   | { status: 'claimed'; claim: ClaimResult }
   | { status: 'refused'; reason: ExternalRefusalReason; httpStatus: number; message: string };
 
-export interface ReadOptions {
+/** Whom the approval's call is for: the `onBehalfOf` of its submission (left out: the client itself). */
+export interface RequesterOptions {
+  onBehalfOf?: string;
+}
+
+export interface ReadOptions extends RequesterOptions {
   /** Answer once decided, at most this long from now (≤ 30 s); 0 answers at once. */
   waitMs?: number;
   signal?: AbortSignal;
 }
 
-export interface WaitOptions {
+export interface WaitOptions extends RequesterOptions {
   /**
    * How long to wait for a decision in all.
    * @defaultValue until the approval's expiry and a minute more (by then the service has decided it: expired)
@@ -83,7 +88,10 @@ export class CountersignClient {
     this.timeoutMs = options.requestTimeoutMs ?? 10_000;
   }
 
-  /** Submits a call for a decision; the same call (run, call ID, arguments) submitted again gets the same approval. */
+  /**
+   * Submits a call for a decision; the same call (person, run, call ID, arguments) submitted again gets the same
+   * approval.
+   */
   submit(call: ExternalCall): Promise<ExternalApprovalView> {
     const body: ExternalSubmission = {
       runId: call.runId,
@@ -97,13 +105,19 @@ export class CountersignClient {
     return this.request('POST', '/external-approvals', ExternalApprovalViewSchema, { body });
   }
 
-  /** The approval now, or (`waitMs`) as soon as it is decided, at most that long from now. */
+  /**
+   * The approval now, or (`waitMs`) as soon as it is decided, at most that long from now. `onBehalfOf` as at its
+   * submission: the approval of another requester is not found (404).
+   */
   get(approvalId: string, options: ReadOptions = {}): Promise<ExternalApprovalView> {
     const waitMs = Math.max(0, Math.min(options.waitMs ?? 0, EXTERNAL_MAX_WAIT_MS));
-    const query = waitMs > 0 ? `?waitMs=${waitMs}` : '';
+    const query = new URLSearchParams();
+    if (waitMs > 0) query.set('waitMs', String(waitMs));
+    if (options.onBehalfOf !== undefined) query.set('onBehalfOf', options.onBehalfOf);
+    const search = query.toString() ? `?${query.toString()}` : '';
     return this.request(
       'GET',
-      `/external-approvals/${encodeURIComponent(approvalId)}${query}`,
+      `/external-approvals/${encodeURIComponent(approvalId)}${search}`,
       ExternalApprovalViewSchema,
       {
         signal: options.signal,
@@ -117,7 +131,8 @@ export class CountersignClient {
    * then (`pending` when undecided).
    */
   async waitForDecision(approvalId: string, options: WaitOptions = {}): Promise<ExternalApprovalView> {
-    let view = await this.get(approvalId);
+    const { onBehalfOf } = options;
+    let view = await this.get(approvalId, { onBehalfOf });
     const deadline =
       Date.now() +
       (options.timeoutMs ?? Math.max(0, Date.parse(view.expiresAt) - Date.now()) + EXPIRY_GRACE_MS);
@@ -125,7 +140,11 @@ export class CountersignClient {
       const left = deadline - Date.now();
       if (left <= 0) break;
       try {
-        view = await this.get(approvalId, { waitMs: Math.min(left, LONG_POLL_MS), signal: options.signal });
+        view = await this.get(approvalId, {
+          waitMs: Math.min(left, LONG_POLL_MS),
+          signal: options.signal,
+          onBehalfOf,
+        });
       } catch (error) {
         if (options.signal?.aborted) break;
         throw error;
@@ -136,15 +155,19 @@ export class CountersignClient {
 
   /**
    * Claims the approved call, once: only a `claimed` outcome allows running it, with exactly the returned
-   * arguments. `fingerprint` is that of the call about to run (a mismatch is refused).
+   * arguments. `fingerprint` is that of the call about to run (a mismatch is refused); `onBehalfOf` whom it runs for.
    */
-  async claim(approvalId: string, fingerprint: string): Promise<ClaimOutcome> {
+  async claim(
+    approvalId: string,
+    fingerprint: string,
+    options: RequesterOptions = {},
+  ): Promise<ClaimOutcome> {
     try {
       const claim = await this.request(
         'POST',
         `/external-approvals/${encodeURIComponent(approvalId)}/claim`,
         ClaimResultSchema,
-        { body: { fingerprint } },
+        { body: { fingerprint, onBehalfOf: options.onBehalfOf } },
       );
       return { status: 'claimed', claim };
     } catch (error) {
@@ -158,12 +181,13 @@ export class CountersignClient {
   complete(
     approvalId: string,
     report: { outcome: 'ok' | 'error'; summary?: string },
+    options: RequesterOptions = {},
   ): Promise<ExternalApprovalView> {
     return this.request(
       'POST',
       `/external-approvals/${encodeURIComponent(approvalId)}/completion`,
       ExternalApprovalViewSchema,
-      { body: report },
+      { body: { ...report, onBehalfOf: options.onBehalfOf } },
     );
   }
 
@@ -174,7 +198,7 @@ export class CountersignClient {
 
   /**
    * Submit, wait for the decision, claim, run `execute` with the approved arguments, report: see guardCall. The call
-   * runs only if Countersign approved exactly these arguments and this claim is the first.
+   * runs only if Countersign approved exactly these arguments for this requester, and this claim is the first.
    */
   guard<T>(
     call: ExternalCall,

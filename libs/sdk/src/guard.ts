@@ -1,10 +1,12 @@
 // guard(): the one way code Countersign does not run should run a call that needs approval. The call runs only if
-// Countersign approved exactly these arguments and this process's claim is the first, so a process that restarts and
-// guards the same call again reattaches to the same approval and never runs a call that was already claimed.
+// Countersign approved exactly these arguments for this requester and this process's claim is the first, so a process
+// that restarts and guards the same call again reattaches to the same approval and never runs a call that was already
+// claimed.
 import { fingerprint } from '@countersign/authorization/fingerprint';
 import type { ExternalApprovalView } from '@countersign/contracts/external-approvals.schema';
-import type { CountersignClient, ExternalCall } from './countersign-client';
+import type { CountersignClient, ExternalCall, RequesterOptions } from './countersign-client';
 import { CountersignError } from './errors';
+import { checkRequester } from './requester';
 
 /** Runs the approved call: `args` are the arguments as approved (the same as the call's, by fingerprint). */
 export type GuardedExecute<T> = (
@@ -53,26 +55,35 @@ export async function guardCall<T>(
   options: GuardOptions<T> = {},
 ): Promise<GuardResult<T>> {
   const expected = fingerprint(call.toolName, call.args);
-  let view = await client.submit(call);
-  if (view.fingerprint !== expected)
-    throw new CountersignError(
-      `approval ${view.approvalId} is for another fingerprint than this call's; not run`,
-    );
+  const who: RequesterOptions = { onBehalfOf: call.onBehalfOf };
+  // Every answer must be this call's approval: these arguments, for this requester.
+  const checked = (view: ExternalApprovalView) => {
+    if (view.fingerprint !== expected)
+      throw new CountersignError(
+        `approval ${view.approvalId} is for another fingerprint than this call's; not run`,
+      );
+    checkRequester(view, call.onBehalfOf);
+    return view;
+  };
+  let view = checked(await client.submit(call));
   // timeoutMs 0: the answer to the submission is the decision (the adapters' execute never waits).
   if (view.status === 'pending' && options.timeoutMs !== 0)
-    view = await client.waitForDecision(view.approvalId, {
-      timeoutMs: options.timeoutMs,
-      signal: options.signal,
-    });
+    view = checked(
+      await client.waitForDecision(view.approvalId, {
+        timeoutMs: options.timeoutMs,
+        signal: options.signal,
+        ...who,
+      }),
+    );
   const { approvalId } = view;
   if (view.status !== 'allow') return unapproved(view);
   if (view.claim) return alreadyClaimed(view);
 
-  const claimed = await client.claim(approvalId, expected);
+  const claimed = await client.claim(approvalId, expected, who);
   if (claimed.status === 'refused') {
     switch (claimed.reason) {
       case 'already_claimed':
-        return alreadyClaimed(await client.get(approvalId));
+        return alreadyClaimed(await client.get(approvalId, who));
       case 'expired':
         return { status: 'expired', approvalId };
       case 'denied':
@@ -85,15 +96,16 @@ export async function guardCall<T>(
   const { claim } = claimed;
   if (fingerprint(claim.toolName, claim.args) !== expected || claim.toolName !== call.toolName)
     throw new CountersignError(`the claimed call of ${approvalId} is not this call; not run`);
+  checkRequester({ approvalId, requester: claim.requester, client: view.client }, call.onBehalfOf);
 
   let value: T;
   try {
     value = await execute(claim.args, { approvalId });
   } catch (error) {
-    await report(client, approvalId, 'error', error instanceof Error ? error.message : String(error));
+    await report(client, approvalId, who, 'error', error instanceof Error ? error.message : String(error));
     throw error;
   }
-  const reported = await report(client, approvalId, 'ok', options.summarize?.(value));
+  const reported = await report(client, approvalId, who, 'ok', options.summarize?.(value));
   return { status: 'executed', approvalId, value, reported };
 }
 
@@ -121,11 +133,12 @@ function alreadyClaimed<T>(view: ExternalApprovalView): GuardResult<T> {
 async function report(
   client: CountersignClient,
   approvalId: string,
+  who: RequesterOptions,
   outcome: 'ok' | 'error',
   summary: string | undefined,
 ): Promise<boolean> {
   try {
-    await client.complete(approvalId, { outcome, summary: summary?.slice(0, 500) });
+    await client.complete(approvalId, { outcome, summary: summary?.slice(0, 500) }, who);
     return true;
   } catch {
     return false;

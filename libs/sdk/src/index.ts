@@ -19,10 +19,12 @@ export {
   type CountersignClientOptions,
   type ExternalCall,
   type ReadOptions,
+  type RequesterOptions,
   type WaitOptions,
 } from './countersign-client';
 export { CountersignApiError, CountersignError } from './errors';
 export { guardCall, type GuardOptions, type GuardResult, type GuardedExecute } from './guard';
+export { checkRequester, requesterMismatch } from './requester';
 export {
   verifyWebhook,
   verifyWebhookSignature,

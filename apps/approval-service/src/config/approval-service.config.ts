@@ -109,6 +109,15 @@ export const ApprovalServiceEnvSchema = BaseEnvSchema.extend({
   RATE_LIMIT_SIGN_IN: rateLimitSetting('10/1m'),
   /** Sign-in attempts per source address (POST /inbox/session with a token or code, and sign-in links). */
   RATE_LIMIT_SIGN_IN_ADDRESS: rateLimitSetting('30/1m'),
+  /**
+   * Submissions to the approvals API (POST /external-approvals) per client principal, whomever it acts for: a client
+   * such as the MCP gateway submits for many people, and every retry of a call counts too.
+   */
+  RATE_LIMIT_EXTERNAL_SUBMISSIONS: rateLimitSetting('1200/1m'),
+  /** Those submissions per person a client acts for (`onBehalfOf`), whichever clients send them. */
+  RATE_LIMIT_EXTERNAL_SUBMISSIONS_USER: rateLimitSetting('60/1m'),
+  /** Those submissions per source address, credential or not. */
+  RATE_LIMIT_EXTERNAL_SUBMISSIONS_ADDRESS: rateLimitSetting('2400/1m'),
   /** The proxies whose X-Forwarded-For names the client's address (hop count or addresses/subnets); unset: none. */
   TRUST_PROXY: TrustProxySchema.optional(),
   /**

@@ -3,7 +3,12 @@ import type { Logger, NamedRateLimit, RateLimitPolicy } from '@countersign/platf
 import type { ApprovalServiceEnv } from './approval-service.config';
 
 /** Route kinds of the approval service (@RateLimited). */
-export const ApprovalRoute = { Decision: 'decision', Slack: 'slack', SignIn: 'sign-in' } as const;
+export const ApprovalRoute = {
+  Decision: 'decision',
+  Slack: 'slack',
+  SignIn: 'sign-in',
+  ExternalSubmission: 'external-submission',
+} as const;
 
 type LimitSetting = Extract<keyof ApprovalServiceEnv, `RATE_LIMIT_${string}`>;
 
@@ -26,6 +31,13 @@ export function approvalRateLimits(env: ApprovalServiceEnv, logger: Logger): Rat
         person: named('RATE_LIMIT_SIGN_IN'),
         machine: named('RATE_LIMIT_SIGN_IN'),
         address: named('RATE_LIMIT_SIGN_IN_ADDRESS'),
+      },
+      [ApprovalRoute.ExternalSubmission]: {
+        what: 'approval submissions',
+        person: named('RATE_LIMIT_EXTERNAL_SUBMISSIONS'),
+        machine: named('RATE_LIMIT_EXTERNAL_SUBMISSIONS'),
+        onBehalfOf: named('RATE_LIMIT_EXTERNAL_SUBMISSIONS_USER'),
+        address: named('RATE_LIMIT_EXTERNAL_SUBMISSIONS_ADDRESS'),
       },
     },
   };

@@ -51,6 +51,15 @@ const approvalId = {
   schema: { type: 'string', pattern: '^xa-[0-9a-f]{32}$' },
 };
 const refusal = (description: string) => json(ExternalRefusalSchema, description);
+/** Every route of an approval names the person it was submitted for, as its submission did. */
+const onBehalfOfQuery = {
+  name: 'onBehalfOf',
+  in: 'query',
+  required: false,
+  description: 'The person the approval was submitted for (left out: the client itself)',
+  schema: { type: 'string' },
+};
+const NOT_THEIRS = 'unknown, submitted by another client, or for another person than onBehalfOf';
 const body = (s: z.ZodType) => ({ required: true, content: { 'application/json': { schema: schema(s) } } });
 
 export function openApiDocument(): OpenAPIObject {
@@ -230,8 +239,9 @@ export function openApiDocument(): OpenAPIObject {
           description:
             'Routed, notified, decided and expired like the worker’s requests; the caller is the client (never the ' +
             'one who decides). `allow`: approved, claim before running; `deny`: refused (`decidedBy`, `reason`); ' +
-            '`pending`: wait for it. Submitting the same run, call ID and arguments again returns the same approval; ' +
-            'other arguments make another one.',
+            '`pending`: wait for it. Submitting the same run, call ID and arguments for the same person again returns ' +
+            'the same approval; other arguments, or another person (`onBehalfOf`), make another one. Rate limited per ' +
+            'source address, per client and per person acted for.',
           security: [{ clientToken: [] }],
           requestBody: body(ExternalSubmissionSchema),
           responses: {
@@ -240,6 +250,7 @@ export function openApiDocument(): OpenAPIObject {
             '400': error('body invalid (fields named), or a webhook URL that is not allowed'),
             '401': error('no credential'),
             '403': error('no approvals-client role, or may not act for onBehalfOf'),
+            '429': error('too many submissions (the limit and its variable named; see Retry-After)'),
           },
         },
       },
@@ -267,11 +278,13 @@ export function openApiDocument(): OpenAPIObject {
               description: 'Answer when decided, at most this long from now; pending after that',
               schema: { type: 'integer', minimum: 0, maximum: EXTERNAL_MAX_WAIT_MS, default: 0 },
             },
+            onBehalfOfQuery,
           ],
           responses: {
             '200': json(ExternalApprovalViewSchema),
-            '400': error('bad approval ID or waitMs (named)'),
-            '404': refusal('unknown, or submitted by another client'),
+            '400': error('bad approval ID, waitMs or onBehalfOf (named)'),
+            '403': error('may not act for onBehalfOf'),
+            '404': refusal(NOT_THEIRS),
           },
         },
       },
@@ -286,8 +299,8 @@ export function openApiDocument(): OpenAPIObject {
           responses: {
             '200': json(ClaimResultSchema, 'claimed: run it'),
             '400': error('body invalid (fields named)'),
-            '403': refusal('denied'),
-            '404': refusal('unknown, or submitted by another client'),
+            '403': refusal('denied; or may not act for onBehalfOf'),
+            '404': refusal(NOT_THEIRS),
             '409': refusal('already claimed, not decided yet, or the fingerprint does not match'),
             '410': refusal('expired'),
           },
@@ -302,7 +315,8 @@ export function openApiDocument(): OpenAPIObject {
           responses: {
             '200': json(ExternalApprovalViewSchema),
             '400': error('body invalid (fields named)'),
-            '404': refusal('unknown, or submitted by another client'),
+            '403': error('may not act for onBehalfOf'),
+            '404': refusal(NOT_THEIRS),
             '409': refusal('not claimed, or already reported'),
           },
         },

@@ -1,17 +1,7 @@
 // The approvals API for agents Countersign does not run: submit a call, wait for its decision, claim it once, report.
-// Only machine clients with the `approvals-client` role call it, each seeing only its own submissions.
-import {
-  BadRequestException,
-  Body,
-  Controller,
-  Get,
-  HttpCode,
-  Param,
-  Post,
-  Query,
-  Res,
-  UseFilters,
-} from '@nestjs/common';
+// Only machine clients with the `approvals-client` role call it, each seeing only its own submissions, for the requester
+// they were submitted for. Submissions are rate limited per source address, per client and per person acted for.
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
 import {
   ClaimBodySchema,
   CompletionBodySchema,
@@ -25,39 +15,37 @@ import {
   type ExternalSubmission,
   type ExternalWaitQuery,
 } from '@countersign/contracts';
-import { CurrentPrincipal, RequireRole, ZodValidationPipe, type Principal } from '@countersign/platform';
+import {
+  CurrentPrincipal,
+  RateLimited,
+  RequireRole,
+  ZodValidationPipe,
+  type Principal,
+} from '@countersign/platform';
+import { ApprovalRoute } from '../config/rate-limits';
 import type { HttpResponse as Response } from '../http-types';
-import { ExternalApprovalsService, SubmissionRefusedError } from './external-approvals.service';
-import { ExternalRefusalFilter } from './external-errors';
+import { ExternalApprovalsService } from './external-approvals.service';
+import { ExternalRefusalFilter, FieldRefusalFilter } from './external-errors';
 
 const approvalId = new ZodValidationPipe(ExternalApprovalIdSchema, 'approvalId');
 
 @Controller('external-approvals')
 @RequireRole('approvals-client')
-@UseFilters(ExternalRefusalFilter)
+@UseFilters(ExternalRefusalFilter, FieldRefusalFilter)
 export class ExternalApprovalsController {
   constructor(private readonly external: ExternalApprovalsService) {}
 
-  /** 201 with a new approval, 200 with the one this call (same run, call ID and arguments) already has. */
+  /** 201 with a new approval, 200 with the one this call (same requester, run, call ID and arguments) already has. */
   @Post()
+  @RateLimited(ApprovalRoute.ExternalSubmission)
   async submit(
     @Body(new ZodValidationPipe(ExternalSubmissionSchema)) body: ExternalSubmission,
     @CurrentPrincipal() caller: Principal,
     @Res({ passthrough: true }) res: Response,
   ): Promise<ExternalApprovalView> {
-    try {
-      const { view, created } = await this.external.submit(caller, body);
-      res.status(created ? 201 : 200);
-      return view;
-    } catch (error) {
-      if (!(error instanceof SubmissionRefusedError)) throw error;
-      throw new BadRequestException({
-        statusCode: 400,
-        error: 'Bad Request',
-        message: `invalid request body: ${error.message}`,
-        issues: [{ path: error.field, message: error.message.slice(error.field.length + 2) }],
-      });
-    }
+    const { view, created } = await this.external.submit(caller, body);
+    res.status(created ? 201 : 200);
+    return view;
   }
 
   /** The caller's webhook signing secret (derived for it alone). Declared before `:approvalId`. */
@@ -77,7 +65,7 @@ export class ExternalApprovalsController {
     // A client that goes away stops the wait (its connection closes before the answer is written).
     const gone = new AbortController();
     res.on('close', () => gone.abort());
-    return this.external.read(caller, id, query.waitMs, gone.signal);
+    return this.external.read(caller, id, query, gone.signal);
   }
 
   /** 200: run the call (exactly the arguments returned); 409 claimed before, not decided or changed; 410 expired. */
@@ -88,7 +76,7 @@ export class ExternalApprovalsController {
     @Body(new ZodValidationPipe(ClaimBodySchema)) body: ClaimBody,
     @CurrentPrincipal() caller: Principal,
   ): Promise<ClaimResult> {
-    return this.external.claim(caller, id, body.fingerprint);
+    return this.external.claim(caller, id, body);
   }
 
   @Post(':approvalId/completion')

@@ -1,11 +1,14 @@
 // The approvals API for agents Countersign does not run. A submitted call becomes an approval request like the
 // worker's (same routing, store, quorum, expiry, channels and audit, through ApprovalsService.receive), keyed by an
-// approval ID made here; its decision stays here for the client to read, claim once and report on.
+// approval ID made here; its decision stays here for the client to read, claim once and report on. A call is the
+// client's and its requester's: every route names the requester as the submission did (requesterOf), and finds only
+// an approval of that client and requester (belongsTo).
 import { createHash, randomBytes } from 'node:crypto';
 import { ForbiddenException, Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { fingerprint } from '@countersign/authorization';
 import {
   type ApprovalRequest,
+  type ClaimBody,
   type ClaimResult,
   type CompletionBody,
   type ExternalApprovalView,
@@ -20,21 +23,10 @@ import { ServiceAddress } from '../core/service-address';
 import { LOGGER } from '../core/tokens';
 import { LiveUpdates } from '../live/live-updates';
 import { routeRequest } from '../routing/route-request';
-import { ExternalCallRefusedError, ExternalErrorCode } from './external-errors';
+import { ExternalCallRefusedError, ExternalErrorCode, FieldRefusedError } from './external-errors';
 import { ExternalCallStore, type StoredExternalApproval } from './external-call-store';
 import { externalView } from './external-view';
 import { ExternalWebhooks } from './external-webhooks';
-
-/** A submission that cannot be taken as given (the field is named, as for a schema error). */
-export class SubmissionRefusedError extends Error {
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(`${field}: ${message}`);
-    this.name = this.constructor.name;
-  }
-}
 
 /** How long past its request's own life an index entry is kept, so it never names a request that is still there. */
 const INDEX_MARGIN_MS = 60_000;
@@ -54,17 +46,17 @@ export class ExternalApprovalsService {
   ) {}
 
   /**
-   * Submits a call for a decision, or finds the approval of the same call (same client, run, call ID and arguments).
-   * `created` says which.
+   * Submits a call for a decision, or finds the approval of the same call (same client, requester, run, call ID and
+   * arguments). `created` says which; a submission that finds an earlier one's approval is audited.
    */
   async submit(
     caller: Principal,
     body: ExternalSubmission,
   ): Promise<{ view: ExternalApprovalView; created: boolean }> {
-    const requester = this.requesterOf(caller, body);
+    const requester = this.requesterOf(caller, body.onBehalfOf);
     if (body.webhook) {
       const refused = this.webhooks.refusal(body.webhook.url);
-      if (refused) throw new SubmissionRefusedError('webhook.url', refused);
+      if (refused) throw new FieldRefusedError('webhook.url', refused);
     }
     const shown = fingerprint(body.toolName, body.args);
     const toolDescription = body.context?.toolDescription ?? '';
@@ -101,7 +93,13 @@ export class ExternalApprovalsService {
     const { env } = this.config;
     const route = routeRequest(request, this.config.approvals, { expiresInMs: env.APPROVAL_DEFAULT_EXPIRY });
     const lifeMs = (route?.expiresInMs ?? 0) + env.APPROVAL_RETENTION + env.TIMER_LEASE_MS + INDEX_MARGIN_MS;
-    const ref = { principal: caller.id, runId: body.runId, callId: body.callId, fingerprint: shown };
+    const ref = {
+      principal: caller.id,
+      requester,
+      runId: body.runId,
+      callId: body.callId,
+      fingerprint: shown,
+    };
     const { approvalId, reserved: created } = await this.store.reserveId(ref, request.callId, lifeMs);
 
     // Also stored here when the submission that reserved the ID died before storing it (or is storing it now:
@@ -113,11 +111,31 @@ export class ExternalApprovalsService {
       stored = await this.store.get(approvalId);
       if (!stored) throw new Error(`approval ${approvalId} was not stored`);
     }
+    // The index names it by these five parts; an approval that is not theirs is never handed out (fail closed).
+    if (!belongsTo(stored, caller.id, requester) || stored.request.fingerprint !== shown)
+      throw new Error(`approval ${approvalId} is not the one of this client's call`);
+    const view = externalView(stored, this.address.publicUrl);
+    const ids = { callId: approvalId, runId: body.runId };
     this.logger.info(
-      { callId: approvalId, runId: body.runId, client: caller.id, clientCallId: body.callId, created },
+      { ...ids, client: caller.id, requester, clientCallId: body.callId, created },
       'external call submitted',
     );
-    return { view: externalView(stored, this.address.publicUrl), created };
+    if (!created)
+      await this.audit.append({
+        type: 'request.resubmitted',
+        ...ids,
+        actor: caller.id,
+        detail: {
+          source: 'external',
+          client: caller.id,
+          requester,
+          approvalId,
+          clientCallId: body.callId,
+          fingerprint: shown,
+          status: view.status,
+        },
+      });
+    return { view, created };
   }
 
   /**
@@ -127,20 +145,23 @@ export class ExternalApprovalsService {
   async read(
     caller: Principal,
     approvalId: string,
-    waitMs: number,
+    query: { waitMs: number; onBehalfOf?: string },
     signal?: AbortSignal,
   ): Promise<ExternalApprovalView> {
-    let stored = await this.owned(caller, approvalId);
-    if (waitMs > 0 && stored.status === 'pending') {
-      await this.settledOrTimeout(approvalId, waitMs, signal);
-      stored = await this.owned(caller, approvalId);
+    const requester = this.requesterOf(caller, query.onBehalfOf, 'query');
+    let stored = await this.owned(caller, requester, approvalId);
+    if (query.waitMs > 0 && stored.status === 'pending') {
+      await this.settledOrTimeout(approvalId, query.waitMs, signal);
+      stored = await this.owned(caller, requester, approvalId);
     }
     return externalView(stored, this.address.publicUrl);
   }
 
   /** Claims the approved call once; the client may run it only when this succeeds. */
-  async claim(caller: Principal, approvalId: string, claimed: string): Promise<ClaimResult> {
-    const stored = await this.owned(caller, approvalId);
+  async claim(caller: Principal, approvalId: string, body: ClaimBody): Promise<ClaimResult> {
+    const requester = this.requesterOf(caller, body.onBehalfOf);
+    const stored = await this.owned(caller, requester, approvalId);
+    const claimed = body.fingerprint;
     const { request } = stored;
     const ids = { callId: approvalId, runId: request.runId };
     try {
@@ -165,6 +186,7 @@ export class ExternalApprovalsService {
         toolName: request.toolName,
         args: request.args,
         fingerprint: request.fingerprint,
+        requester: request.requester,
         claimedAt,
       };
     } catch (error) {
@@ -183,7 +205,8 @@ export class ExternalApprovalsService {
     approvalId: string,
     report: CompletionBody,
   ): Promise<ExternalApprovalView> {
-    const stored = await this.owned(caller, approvalId);
+    const requester = this.requesterOf(caller, report.onBehalfOf);
+    const stored = await this.owned(caller, requester, approvalId);
     const ids = { callId: approvalId, runId: stored.request.runId };
     try {
       await this.store.complete(approvalId, report);
@@ -214,21 +237,43 @@ export class ExternalApprovalsService {
     return secret;
   }
 
-  /** The requester: the caller, or the person it acts for (only with an actAs entry naming them). */
-  private requesterOf(caller: Principal, body: ExternalSubmission): string {
-    const user = body.onBehalfOf;
-    if (user === undefined || user === caller.id) return caller.id;
-    if (!mayActFor(caller, user)) throw new ForbiddenException(`${caller.id} may not act for ${user}`);
-    if (!this.directory.byId(user))
-      throw new SubmissionRefusedError('onBehalfOf', `unknown principal "${user}"`);
-    return user;
+  /**
+   * The requester a route names: the caller, or the person it acts for (only with an actAs entry naming them, checked
+   * on every route, so a revoked entry stops reads and claims too). `where` the field is, for the 400.
+   */
+  private requesterOf(caller: Principal, onBehalfOf: string | undefined, where?: string): string {
+    if (onBehalfOf === undefined || onBehalfOf === caller.id) return caller.id;
+    if (!mayActFor(caller, onBehalfOf))
+      throw new ForbiddenException(`${caller.id} may not act for ${onBehalfOf}`);
+    if (!this.directory.byId(onBehalfOf))
+      throw new FieldRefusedError('onBehalfOf', `unknown principal "${onBehalfOf}"`, where);
+    return onBehalfOf;
   }
 
-  /** The approval, if the caller submitted it; anything else is "not found" (its existence is not the caller's). */
-  private async owned(caller: Principal, approvalId: string): Promise<StoredExternalApproval> {
+  /**
+   * The approval, if the caller submitted it for `requester`; anything else is "not found", with the answer an unknown
+   * ID gets (its existence is not the caller's, nor whom it is for).
+   */
+  private async owned(
+    caller: Principal,
+    requester: string,
+    approvalId: string,
+  ): Promise<StoredExternalApproval> {
     const stored = await this.store.get(approvalId);
-    if (!stored || stored.request.external?.principal !== caller.id)
+    if (!stored || !belongsTo(stored, caller.id, requester)) {
+      if (stored?.request.external?.principal === caller.id)
+        this.logger.warn(
+          {
+            callId: approvalId,
+            runId: stored.request.runId,
+            client: caller.id,
+            requester,
+            of: stored.request.requester,
+          },
+          'external approval asked for by another requester: answered as unknown',
+        );
       throw new ExternalCallRefusedError(ExternalErrorCode.NotFound, `no approval ${approvalId}`);
+    }
     return stored;
   }
 
@@ -282,4 +327,9 @@ export class ExternalApprovalsService {
       detail: { what, reason: error.reason, ...detail },
     });
   }
+}
+
+/** Whether an approval is `client`'s call for `requester`: the rule every route of the approvals API finds it by. */
+export function belongsTo(stored: StoredExternalApproval, client: string, requester: string): boolean {
+  return stored.request.external?.principal === client && stored.request.requester === requester;
 }

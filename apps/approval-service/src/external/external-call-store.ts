@@ -12,9 +12,14 @@ const SCRIPTS = {
   complete: LuaScript.load(__dirname, 'complete-call-1.lua'),
 };
 
-/** One client's call, as the index knows it: submitting it again must find the same approval. */
+/**
+ * One client's call, as the index knows it: submitting it again must find the same approval. The requester is part of
+ * it: the same run, call ID and arguments submitted for another person are another call, with an approval of its own.
+ */
 export interface ExternalCallRef {
   principal: string;
+  /** Whom the call is for: the person the client acts for, or the client itself. */
+  requester: string;
   runId: string;
   callId: string;
   fingerprint: string;
@@ -103,9 +108,9 @@ export class ExternalCallStore {
   }
 }
 
-/** The index entry's name: the four parts as a JSON array (unambiguous whatever they hold), hashed. */
+/** The index entry's name: the five parts as a JSON array (unambiguous whatever they hold), hashed. */
 export function indexDigest(call: ExternalCallRef): string {
   return createHash('sha256')
-    .update(JSON.stringify([call.principal, call.runId, call.callId, call.fingerprint]))
+    .update(JSON.stringify([call.principal, call.requester, call.runId, call.callId, call.fingerprint]))
     .digest('hex');
 }

@@ -1,5 +1,6 @@
 // Every way the approvals API refuses a claim or a completion report: the scripts' negative codes mapped to typed
-// errors, and each error to its HTTP status, in one place.
+// errors, and each error to its HTTP status, in one place; and a field the schema accepts but the service cannot take
+// as given (400 naming it, like a schema error).
 import { Catch, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { ExternalRefusal, ExternalRefusalReason } from '@countersign/contracts';
 import type { HttpResponse as Response } from '../http-types';
@@ -81,5 +82,34 @@ export class ExternalRefusalFilter implements ExceptionFilter {
   catch(error: ExternalCallRefusedError, host: ArgumentsHost): void {
     const body: ExternalRefusal = { statusCode: error.status, error: error.reason, message: error.message };
     host.switchToHttp().getResponse<Response>().status(error.status).json(body);
+  }
+}
+
+/** A field the schema accepts but the service cannot take as given: 400 naming it, as a schema error would. */
+export class FieldRefusedError extends Error {
+  constructor(
+    readonly field: string,
+    readonly problem: string,
+    /** Where the field is: `request body` or `query`. */
+    readonly where = 'request body',
+  ) {
+    super(`${field}: ${problem}`);
+    this.name = this.constructor.name;
+  }
+}
+
+@Catch(FieldRefusedError)
+export class FieldRefusalFilter implements ExceptionFilter {
+  catch(error: FieldRefusedError, host: ArgumentsHost): void {
+    host
+      .switchToHttp()
+      .getResponse<Response>()
+      .status(400)
+      .json({
+        statusCode: 400,
+        error: 'Bad Request',
+        message: `invalid ${error.where}: ${error.message}`,
+        issues: [{ path: error.field, message: error.problem }],
+      });
   }
 }

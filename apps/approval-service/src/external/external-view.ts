@@ -19,6 +19,7 @@ export function externalView(stored: StoredExternalApproval, publicUrl: string):
     callId: origin.callId,
     toolName: request.toolName,
     requester: request.requester,
+    client: origin.principal,
     fingerprint: request.fingerprint,
     expiresAt: new Date(stored.expiresAt).toISOString(),
     inboxUrl: `${publicUrl}/inbox#${request.callId}`,

@@ -114,7 +114,9 @@ export class ConfirmedCalls {
   private async follow(record: CallRecord, call: ConfirmCall, wait: WaitOptions): Promise<Step> {
     let view: ExternalApprovalView;
     try {
-      view = record.approvalId ? await this.client.get(record.approvalId) : await this.submit(record, call);
+      view = record.approvalId
+        ? await this.client.get(record.approvalId, this.requester(call))
+        : await this.submit(record, call);
     } catch (error) {
       // The approval aged out of the approval service while the record waited: ask again.
       if (error instanceof CountersignApiError && error.status === 404)
@@ -135,6 +137,7 @@ export class ConfirmedCalls {
         view = await this.client.get(view.approvalId, {
           waitMs: Math.min(left, wait.pollEveryMs),
           signal: wait.signal,
+          ...this.requester(call),
         });
       } catch (error) {
         if (wait.signal.aborted) return { kind: 'result', result: pendingResult(call.tool.name, view) };
@@ -150,7 +153,7 @@ export class ConfirmedCalls {
       callId: record.callId,
       toolName: tool.name,
       args: call.args,
-      onBehalfOf: caller.id === this.options.self ? undefined : caller.id,
+      ...this.requester(call),
       context: {
         runDescription: `MCP call by ${caller.name} (${caller.id}) through Countersign's MCP gateway${
           call.client ? `, from ${call.client}` : ''
@@ -208,7 +211,7 @@ export class ConfirmedCalls {
       // Claimed by a request whose gateway stopped before it recorded the outcome: it may have run. Never again.
       return this.settleDone(record, call, view, runner, unknownOutcomeResult(call.tool.name, view));
     }
-    const claim = await this.client.claim(view.approvalId, call.fingerprint);
+    const claim = await this.client.claim(view.approvalId, call.fingerprint, this.requester(call));
     if (claim.status === 'refused') {
       this.where(call, record).warn({ approvalId: view.approvalId, reason: claim.reason }, 'claim refused');
       if (claim.reason === 'already_claimed')
@@ -232,10 +235,11 @@ export class ConfirmedCalls {
     await this.settleDone(record, call, view, runner, result);
     const text = result.isError ? firstText(result) : undefined;
     await this.client
-      .complete(view.approvalId, {
-        outcome: result.isError ? 'error' : 'ok',
-        summary: text ? text.slice(0, 500) : undefined,
-      })
+      .complete(
+        view.approvalId,
+        { outcome: result.isError ? 'error' : 'ok', summary: text ? text.slice(0, 500) : undefined },
+        this.requester(call),
+      )
       .catch((error: Error) =>
         this.where(call, record).warn(
           { approvalId: view.approvalId, err: error.message },
@@ -329,6 +333,11 @@ export class ConfirmedCalls {
       `Countersign could not decide whether tool "${call.tool.name}" may run (${(error as Error).message}); it did not ` +
         'run. Try again later.',
     );
+  }
+
+  /** Whom the approval is for (the approvals API finds an approval only for the requester it was submitted for). */
+  private requester(call: ConfirmCall): { onBehalfOf?: string } {
+    return { onBehalfOf: call.caller.id === this.options.self ? undefined : call.caller.id };
   }
 
   private where(call: ConfirmCall, record: CallRecord): Logger {

@@ -5,6 +5,8 @@
 //   or a flood of unauthenticated calls is limited by where it comes from, before any work is done for it);
 // - PrincipalRateLimitGuard runs after PrincipalGuard has named the caller, so one principal (or one stolen token)
 //   is limited wherever it sends from. Public routes have no principal: only their address limit applies.
+// - OnBehalfOfRateLimitGuard, after it too, counts a route's requests per person the caller acts for (the body's
+//   `onBehalfOf`, only when the caller may act for them), whichever client sends them.
 // A refused request gets 429 with `Retry-After` (seconds until the limit lets it through again).
 import { type ExecutionContext, type Provider } from '@nestjs/common';
 import { APP_GUARD, Reflector } from '@nestjs/core';
@@ -15,6 +17,7 @@ import {
   type ThrottlerLimitDetail,
   type ThrottlerStorage,
 } from '@nestjs/throttler';
+import { mayActFor } from '../identity/principal-directory';
 import type { Principal } from '../identity/principals.schema';
 import type { Logger } from '../logger';
 import { RATE_LIMITED } from './rate-limited.decorator';
@@ -35,6 +38,8 @@ export interface RouteRateLimits {
   machine?: NamedRateLimit;
   /** Per source address, whoever sends (with a credential or not). */
   address?: NamedRateLimit;
+  /** Per person a principal acts for (the body's `onBehalfOf`), whichever principal sends; not when it acts for itself. */
+  onBehalfOf?: NamedRateLimit;
 }
 
 export interface RateLimitPolicy {
@@ -48,13 +53,17 @@ export interface RateLimitPolicy {
 /** Injection token of the app's ThrottlerStorage (see redisRateLimitStorage). */
 export const RATE_LIMIT_STORAGE = Symbol('RateLimitStorage');
 
-type By = 'principal' | 'address';
+type By = 'principal' | 'address' | 'on-behalf-of';
 
 interface RateLimitedRequest {
   ip?: string;
   socket?: { remoteAddress?: string };
   principal?: Principal;
+  body?: unknown;
 }
+
+/** What a refusal's message says of the counted party, by dimension. */
+const PREPOSITION: Record<By, string> = { principal: 'by', address: 'from', 'on-behalf-of': 'for' };
 
 abstract class RateLimitGuard extends ThrottlerGuard {
   constructor(
@@ -102,7 +111,7 @@ abstract class RateLimitGuard extends ThrottlerGuard {
       );
     const what = this.policy.routes[kind].what;
     throw new ThrottlerException(
-      `too many ${what} ${this.by === 'principal' ? 'by' : 'from'} ${detail.tracker}: at most ${limit.text} ` +
+      `too many ${what} ${PREPOSITION[this.by]} ${detail.tracker}: at most ${limit.text} ` +
         `(${limit.setting}); retry after ${retryAfter} s`,
     );
   }
@@ -122,13 +131,22 @@ export class PrincipalRateLimitGuard extends RateLimitGuard {
   }
 }
 
+/** After PrincipalGuard: counts the requests made for each person a principal acts for. */
+export class OnBehalfOfRateLimitGuard extends RateLimitGuard {
+  constructor(policy: RateLimitPolicy, storage: ThrottlerStorage, reflector: Reflector) {
+    super('on-behalf-of', policy, storage, reflector);
+  }
+}
+
 /**
  * The APP_GUARD providers, in the order they must run around the app's PrincipalGuard:
  * `[...before, { provide: APP_GUARD, useClass: PrincipalGuard }, ...after]`. The app provides RATE_LIMIT_STORAGE.
  */
 export function rateLimitGuards(policy: RateLimitPolicy): { before: Provider[]; after: Provider[] } {
   const guard =
-    (Guard: typeof AddressRateLimitGuard | typeof PrincipalRateLimitGuard) =>
+    (
+      Guard: typeof AddressRateLimitGuard | typeof PrincipalRateLimitGuard | typeof OnBehalfOfRateLimitGuard,
+    ) =>
     async (storage: ThrottlerStorage, reflector: Reflector) => {
       const instance = new Guard(policy, storage, reflector);
       await instance.onModuleInit();
@@ -137,7 +155,10 @@ export function rateLimitGuards(policy: RateLimitPolicy): { before: Provider[]; 
   const inject = [RATE_LIMIT_STORAGE, Reflector];
   return {
     before: [{ provide: APP_GUARD, useFactory: guard(AddressRateLimitGuard), inject }],
-    after: [{ provide: APP_GUARD, useFactory: guard(PrincipalRateLimitGuard), inject }],
+    after: [
+      { provide: APP_GUARD, useFactory: guard(PrincipalRateLimitGuard), inject },
+      { provide: APP_GUARD, useFactory: guard(OnBehalfOfRateLimitGuard), inject },
+    ],
   };
 }
 
@@ -158,13 +179,25 @@ function rateLimitOf(
   // A route marked with a kind the policy does not know is a wiring mistake: refuse rather than leave it open.
   if (!route) throw new Error(`no rate limits are configured for route kind "${kind}"`);
   if (by === 'address') return route.address;
-  const principal = context.switchToHttp().getRequest<RateLimitedRequest>().principal;
-  if (!principal) return undefined;
-  return principal.kind === 'machine' ? route.machine : route.person;
+  const req = context.switchToHttp().getRequest<RateLimitedRequest>();
+  if (!req.principal) return undefined;
+  if (by === 'on-behalf-of') return onBehalfOf(req) === undefined ? undefined : route.onBehalfOf;
+  return req.principal.kind === 'machine' ? route.machine : route.person;
+}
+
+/**
+ * The person the request is made for, when the caller may act for them. Read before the body is validated: a request
+ * naming someone the caller may not act for is refused after the guards, and must not use up that person's count.
+ */
+function onBehalfOf(req: RateLimitedRequest): string | undefined {
+  const named = (req.body as { onBehalfOf?: unknown } | undefined)?.onBehalfOf;
+  if (typeof named !== 'string' || named === req.principal!.id) return undefined;
+  return mayActFor(req.principal!, named) ? named : undefined;
 }
 
 function trackerOf(by: By, req: RateLimitedRequest): string {
   if (by === 'principal') return req.principal!.id;
+  if (by === 'on-behalf-of') return onBehalfOf(req)!;
   // IPv6 clients are counted per /64 (one host can hold a whole /64), IPv4-mapped IPv6 as IPv4.
   return normalizeIp(req.ip ?? req.socket?.remoteAddress ?? 'unknown');
 }

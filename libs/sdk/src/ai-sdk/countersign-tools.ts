@@ -1,12 +1,13 @@
 // Countersign for the AI SDK (`ai` 6, from 6.0.202): its tool approval is answered by Countersign, and `execute` is
 // guarded. The guard is what makes a forged or replayed approval in a client's message history run nothing: the AI SDK
 // executes a tool call it believes approved, but the call runs only if Countersign approved exactly these arguments
-// for this run and call, and only once.
+// for this run, call and person, and only once.
 import type { ModelMessage, ToolApprovalResponse, ToolSet } from 'ai';
 import { fingerprint } from '@countersign/authorization/fingerprint';
 import type { CountersignClient, ExternalCall } from '../countersign-client';
 import { notRunMessage, refusalMessage } from '../decision-messages';
 import { CountersignError } from '../errors';
+import { checkRequester } from '../requester';
 
 export interface CountersignToolsOptions {
   client: CountersignClient;
@@ -74,8 +75,9 @@ export function countersignTools<TOOLS extends ToolSet>(
 
 /**
  * Countersign's decisions for the tool approvals the AI SDK asked for in `messages` (the `tool-approval-request`
- * parts not answered yet), as `tool-approval-response` parts: approved when Countersign approved that call, denied
- * with the refusal (the reason, an expiry) otherwise.
+ * parts not answered yet), as `tool-approval-response` parts: approved when Countersign approved that call for
+ * `onBehalfOf`, denied with the refusal (the reason, an expiry) otherwise. Throws (nothing is answered) when an answer
+ * is not that call's approval.
  */
 export async function approvalResponses(
   messages: readonly ModelMessage[],
@@ -105,10 +107,13 @@ export async function approvalResponses(
       throw new CountersignError(
         `approval ${submitted.approvalId} is for another call than ${request.toolCallId}`,
       );
+    checkRequester(submitted, options.onBehalfOf);
     const view = await options.client.waitForDecision(submitted.approvalId, {
       timeoutMs: Math.max(0, deadline - Date.now()),
       signal: options.signal,
+      onBehalfOf: options.onBehalfOf,
     });
+    checkRequester(view, options.onBehalfOf);
     if (view.status === 'pending') {
       result.pending.push({
         approvalId: view.approvalId,

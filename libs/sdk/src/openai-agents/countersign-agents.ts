@@ -16,6 +16,7 @@ import { fingerprint } from '@countersign/authorization/fingerprint';
 import type { CountersignClient, ExternalCall } from '../countersign-client';
 import { CHANGED_AFTER_APPROVAL, notRunMessage, refusalMessage } from '../decision-messages';
 import { CountersignError } from '../errors';
+import { checkRequester, requesterMismatch } from '../requester';
 import type { ParkedRun, ParkedRunStore } from './parked-run-store';
 
 /** A tool whose calls need a person's approval: its parameters are a zod object (read again on resume). */
@@ -103,7 +104,9 @@ export class CountersignAgents {
       // Asks Countersign. Not yet decided: the run stops on an interruption (park it). Decided: execute, guarded,
       // runs an approval or tells the model the refusal, without a needless interruption.
       needsApproval: async (context: RunContext, input: unknown, callId?: string) => {
-        const view = await this.client.submit(this.callOf(context, name, description, input, callId));
+        const call = this.callOf(context, name, description, input, callId);
+        const view = await this.client.submit(call);
+        checkRequester(view, call.onBehalfOf);
         return view.status === 'pending';
       },
       execute: async (input: unknown, context?: RunContext, details?: { toolCall?: { callId?: string } }) => {
@@ -148,8 +151,9 @@ export class CountersignAgents {
       throw new CountersignError(`the stored state of run ${runId} is not a Countersign run of that ID`);
     const deadline = Date.now() + (options.timeoutMs ?? 0);
     const approvals: ParkedApproval[] = [];
+    const { onBehalfOf } = context.data.countersign;
     for (const item of state.getInterruptions()) {
-      const verdict = await this.verdict(agent, parked, item, deadline, options.signal);
+      const verdict = await this.verdict(agent, parked, item, onBehalfOf, deadline, options.signal);
       if (verdict.approval) approvals.push(verdict.approval);
       if (verdict.action === 'approve') state.approve(item);
       else if (verdict.action === 'reject') state.reject(item, { message: verdict.message });
@@ -159,11 +163,15 @@ export class CountersignAgents {
     return this.settle(agent, context.data.countersign, result);
   }
 
-  /** What to do with one interruption of a stored run, by what Countersign decided for that exact call. */
+  /**
+   * What to do with one interruption of a stored run, by what Countersign decided for that exact call of the run's
+   * person (`onBehalfOf`).
+   */
   private async verdict(
     agent: AnyAgent,
     parked: ParkedRun,
     item: ReturnType<RunState<unknown, AnyAgent>['getInterruptions']>[number],
+    onBehalfOf: string | undefined,
     deadline: number,
     signal?: AbortSignal,
   ): Promise<
@@ -180,6 +188,7 @@ export class CountersignAgents {
     const view = await this.client.waitForDecision(entry.approvalId, {
       timeoutMs: Math.max(0, deadline - Date.now()),
       signal,
+      onBehalfOf,
     });
     const approval = {
       callId: entry.callId,
@@ -188,10 +197,11 @@ export class CountersignAgents {
       status: view.status,
       inboxUrl: view.inboxUrl,
     };
-    // The approval must be for this run, this call and these arguments: a stored state (or its record) edited after
-    // approval names another call, and is refused.
+    // The approval must be for this run, this call, this person and these arguments: a stored state (or its record)
+    // edited after approval names another call, and is refused.
     const same =
       args !== undefined &&
+      requesterMismatch(view, onBehalfOf) === undefined &&
       view.runId === parked.runId &&
       view.callId === callId &&
       view.toolName === toolName &&
@@ -232,9 +242,9 @@ export class CountersignAgents {
         );
       const args = readArguments(guarded, item.arguments);
       if (!args) throw new CountersignError(`the arguments of ${toolName} (${callIdOf(item)}) do not parse`);
-      const view = await this.client.submit(
-        callFor(countersign, toolName, guarded.description, args, callIdOf(item)),
-      );
+      const call = callFor(countersign, toolName, guarded.description, args, callIdOf(item));
+      const view = await this.client.submit(call);
+      checkRequester(view, call.onBehalfOf);
       parked.approvals.push({
         callId: callIdOf(item),
         toolName,
