@@ -110,6 +110,9 @@ export const BENCH_RATE_LIMITS = {
   RATE_LIMIT_RUN_STARTS_ADDRESS: '1000000/1m',
   RATE_LIMIT_DECISIONS: '1000000/1m',
   RATE_LIMIT_DECISIONS_ADDRESS: '1000000/1m',
+  // The gateway-overhead phase's calls through the MCP gateway, one principal.
+  RATE_LIMIT_SESSION_OPENS: '1000000/1m',
+  RATE_LIMIT_TOOL_CALLS: '1000000/1m',
 };
 export const APPROVALS_CONFIG = JSON.stringify({
   groups: [{ id: 'bench', members: ['bench-approver'] }],

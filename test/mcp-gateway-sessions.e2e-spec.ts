@@ -99,8 +99,11 @@ describe('MCP gateway sessions and rate limits per principal', () => {
     const alice = await h.client(gateway.url!, 'alice');
     await alice.listTools();
     for (let sent = 0; sent < 1010; sent += 50) {
-      const batch = await Promise.all(Array.from({ length: 50 }, () => initialize(gateway.url!, 'mallory')));
-      expect(batch.filter((reply) => reply.status !== 200)).toEqual([]);
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(50, 1010 - sent) }, () => initialize(gateway.url!, 'mallory')),
+      );
+      // Opened, or ended at once by one of her own newer sessions: never a failure of the gateway.
+      expect(batch.filter((reply) => reply.status !== 200 && reply.status !== 404)).toEqual([]);
     }
     const { tools } = await alice.listTools();
     expect(tools.map((t) => t.name)).toContain('ops__restart_service');
@@ -132,7 +135,7 @@ describe('MCP gateway sessions and rate limits per principal', () => {
 
     const refused = await initialize(url, 'dave');
     expect(refused.status).toBe(503);
-    expect(refused.body).toContain('at most 10 sessions (MAX_SESSIONS)');
+    expect(refused.body).toContain('this server holds at most 10 sessions, all in use');
     for (const [as, id] of held)
       expect({ as, status: (await list(url, as, id)).status }).toEqual({ as, status: 200 });
 
