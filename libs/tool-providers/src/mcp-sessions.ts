@@ -28,10 +28,10 @@ export class SessionTable<S extends TableSession> {
   private readonly byId = new Map<string, S>();
   private readonly idOf = new Map<S, string>();
 
-  /** @param end stops a session the table dropped (its server closes); must not throw. */
+  /** @param stop stops a session the table ended (its server closes); must not throw. */
   constructor(
     private readonly limits: SessionLimits,
-    private readonly end: (session: S) => void,
+    private readonly stop: (session: S) => void,
   ) {}
 
   get size(): number {
@@ -54,7 +54,7 @@ export class SessionTable<S extends TableSession> {
     this.dropIdle(now);
     const own = [...this.live].filter((s) => s.caller === caller).sort((a, b) => a.lastSeen - b.lastSeen);
     for (const session of own.slice(0, Math.max(0, own.length + 1 - this.limits.perCaller)))
-      this.drop(session);
+      this.end(session);
     if (this.live.size >= this.limits.total)
       return {
         status: 503,
@@ -84,6 +84,12 @@ export class SessionTable<S extends TableSession> {
     this.byId.delete(id);
   }
 
+  /** Ends a session: out of the table, and stopped. */
+  end(session: S): void {
+    this.remove(session);
+    this.stop(session);
+  }
+
   /** Ends every session (the endpoint closes). */
   clear(): S[] {
     const all = this.all();
@@ -96,11 +102,6 @@ export class SessionTable<S extends TableSession> {
   /** Clients that went away without ending their session (a crashed worker) must not hold places for ever. */
   private dropIdle(now: number): void {
     const idleBefore = now - this.limits.idleMs;
-    for (const session of this.live) if (session.lastSeen < idleBefore) this.drop(session);
-  }
-
-  private drop(session: S): void {
-    this.remove(session);
-    this.end(session);
+    for (const session of this.live) if (session.lastSeen < idleBefore) this.end(session);
   }
 }

@@ -175,8 +175,12 @@ export class McpHttpEndpoint {
         if (!isInitializeRequest(body)) return answer(res, 400, 'start a session with an initialize request');
         const refused = (await this.rateLimit(caller, 'session-open')) ?? this.sessions.admit(caller);
         if (refused) return this.refuse(res, caller, 'session-open', refused);
-        session = this.open(caller);
-        await session.server.connect(session.transport);
+        const fresh = this.open(caller);
+        await fresh.server.connect(fresh.transport).catch((error: unknown) => {
+          this.sessions.end(fresh);
+          throw error;
+        });
+        session = fresh;
       } else {
         for (let calls = toolCalls(body); calls > 0; calls--) {
           const refused = await this.rateLimit(caller, 'tool-call');
@@ -185,9 +189,12 @@ export class McpHttpEndpoint {
       }
       session.lastSeen = Date.now();
       if (this.options.cancelOnDisconnect && req.method === 'POST') cancelWhenDropped(session, res, body);
-      await session.transport.handleRequest(req, res, body);
-      // An initialize the transport refused (a bad header, say) opened nothing: its place is free again.
-      if (opening && !session.transport.sessionId) this.end(session);
+      try {
+        await session.transport.handleRequest(req, res, body);
+      } finally {
+        // An initialize the transport refused (a bad header, say) opened nothing: its place is free again.
+        if (opening && !session.transport.sessionId) this.sessions.end(session);
+      }
     } catch (error) {
       this.options.logger?.warn({ err: (error as Error).message }, 'MCP endpoint: request failed');
       if (!res.headersSent) answer(res, error instanceof BadRequest ? 400 : 500, (error as Error).message);
@@ -243,11 +250,6 @@ export class McpHttpEndpoint {
     session.transport.onclose = () => this.sessions.remove(session);
     this.sessions.add(session);
     return session;
-  }
-
-  private end(session: Session): void {
-    this.sessions.remove(session);
-    void session.server.close().catch(() => undefined);
   }
 
   /** A session's server when the endpoint serves `tools` itself. */
