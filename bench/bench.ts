@@ -361,6 +361,7 @@ async function main(): Promise<void> {
     log('starting the MCP gateway, and a bare MCP proxy (its floor), in front of the same ops MCP server');
     const gateway = spawned(
       await startMcpGateway(mcpEnv, {
+        ...BENCH_RATE_LIMITS,
         GATEWAY_CONFIG,
         GATEWAY_TOKEN,
         APPROVAL_SERVICE_URL: approval.url!,
