@@ -110,6 +110,9 @@ export const BENCH_RATE_LIMITS = {
   RATE_LIMIT_RUN_STARTS_ADDRESS: '1000000/1m',
   RATE_LIMIT_DECISIONS: '1000000/1m',
   RATE_LIMIT_DECISIONS_ADDRESS: '1000000/1m',
+  // The gateway-overhead phase's calls through the MCP gateway, one principal.
+  RATE_LIMIT_SESSION_OPENS: '1000000/1m',
+  RATE_LIMIT_TOOL_CALLS: '1000000/1m',
 };
 export const APPROVALS_CONFIG = JSON.stringify({
   groups: [{ id: 'bench', members: ['bench-approver'] }],
@@ -358,6 +361,7 @@ async function main(): Promise<void> {
     log('starting the MCP gateway, and a bare MCP proxy (its floor), in front of the same ops MCP server');
     const gateway = spawned(
       await startMcpGateway(mcpEnv, {
+        ...BENCH_RATE_LIMITS,
         GATEWAY_CONFIG,
         GATEWAY_TOKEN,
         APPROVAL_SERVICE_URL: approval.url!,

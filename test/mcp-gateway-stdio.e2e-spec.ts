@@ -35,7 +35,7 @@ describe('MCP gateway on stdio', () => {
     await h?.close();
   });
 
-  async function stdioClient(as: string): Promise<Client> {
+  async function stdioClient(as: string, env: Record<string, string> = {}): Promise<Client> {
     const client = new Client({ name: 'desktop-test', version: '1.0.0' });
     client.onerror = (error) => unreadable.push(error);
     clients.push(client);
@@ -49,6 +49,7 @@ describe('MCP gateway on stdio', () => {
           LOG_LEVEL: 'info',
           GATEWAY_TRANSPORT: 'stdio',
           GATEWAY_CLIENT_TOKEN: testToken(as),
+          ...env,
         },
         stderr: 'ignore',
       }),
@@ -89,6 +90,18 @@ describe('MCP gateway on stdio', () => {
       'ops__list_services',
     ]);
     expect(unreadable).toEqual([]);
+  });
+
+  it("counts the principal's tool calls (RATE_LIMIT_TOOL_CALLS): past it a call is refused, naming the limit", async () => {
+    const bob = await stdioClient('bob', { RATE_LIMIT_TOOL_CALLS: '2/1m' });
+    for (const key of ['a', 'b'])
+      expect(text(await bob.callTool({ name: 'notes__lookup', arguments: { key } }))).toBe(`found ${key}`);
+    const before = h.notes.count('lookup');
+    await expect(bob.callTool({ name: 'notes__lookup', arguments: { key: 'c' } })).rejects.toThrow(
+      /too many tool calls by bob: at most 2\/1m \(RATE_LIMIT_TOOL_CALLS\); retry after \d+ s/,
+    );
+    expect(h.notes.count('lookup')).toBe(before);
+    expect((await bob.listTools()).tools.length).toBeGreaterThan(2);
   });
 
   it('refuses to start without a valid client token, naming the variable', async () => {

@@ -21,6 +21,17 @@ import { TestMcpServer } from './test-mcp-server';
 
 export const NOTES_TOKEN = 'notes-token-gateway-5d1c0e';
 
+/**
+ * The gateway tests open sessions and call tools far faster than a person would, as one principal: explicit limits far
+ * above the defaults (still counted on every request). The tests of the limits set their own, low ones.
+ */
+export const GATEWAY_TEST_RATE_LIMITS: Record<string, string> = {
+  RATE_LIMIT_SESSION_OPENS: '100000/1m',
+  RATE_LIMIT_SESSION_OPENS_MACHINE: '100000/1m',
+  RATE_LIMIT_TOOL_CALLS: '100000/1m',
+  RATE_LIMIT_TOOL_CALLS_MACHINE: '100000/1m',
+};
+
 /** alice and bob operate (every tool); mallory only reads the ops server's status. */
 export function gatewayConfig(dir: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -107,6 +118,7 @@ export class GatewayHarness {
       OPS_MCP_URL: this.ops.url,
       NOTES_MCP_URL: this.notes.url,
       NOTES_MCP_TOKEN: NOTES_TOKEN,
+      ...GATEWAY_TEST_RATE_LIMITS,
       ...env,
     };
   }

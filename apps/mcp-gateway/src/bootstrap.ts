@@ -17,7 +17,9 @@ import {
   type Logger,
   type Principal,
   PrincipalsConfigSchema,
+  RateLimiter,
   redisAnswers,
+  redisRateLimitStorage,
 } from '@countersign/platform';
 import { CountersignClient } from '@countersign/sdk';
 import { McpHttpEndpoint, SecretSource, serveMcpHttp, ToolProviders } from '@countersign/tool-providers';
@@ -27,7 +29,9 @@ import { GatewayCalls } from './calls/gateway-calls';
 import { ToolRelay } from './calls/tool-relay';
 import { GatewayConfigSchema } from './config/gateway-config.schema';
 import { type GatewayEnv, loadGatewayEnv } from './config/gateway-env';
+import { gatewayRateLimits } from './config/rate-limits';
 import { GATEWAY_SERVER_INFO, gatewayServer, type GatewayServerDeps } from './mcp/gateway-server';
+import { PrincipalLimits } from './mcp/principal-limits';
 import { GatewayCatalog } from './tools/gateway-catalog';
 
 export interface RunningMcpGateway {
@@ -85,6 +89,11 @@ export async function startMcpGateway(
   );
   const calls = new GatewayCalls(catalog, relay, confirmed, audit, { principal: self.id }, logger);
   const deps: GatewayServerDeps = { catalog, calls, config, logger };
+  const limits = new PrincipalLimits(
+    new RateLimiter(gatewayRateLimits(env, logger), redisRateLimitStorage(redis)),
+    authenticator.directory,
+    logger,
+  );
   await providers.start();
 
   const stopAll = async () => {
@@ -93,8 +102,8 @@ export async function startMcpGateway(
   };
   try {
     return env.GATEWAY_TRANSPORT === 'stdio'
-      ? await serveStdio(env, authenticator, deps, options, stopAll)
-      : await serveHttp(env, authenticator, deps, options, stopAll, redis);
+      ? await serveStdio(env, authenticator, { ...deps, callLimits: limits }, options, stopAll)
+      : await serveHttp(env, authenticator, deps, limits, options, stopAll, redis);
   } catch (error) {
     await stopAll();
     throw error;
@@ -138,6 +147,7 @@ async function serveHttp(
   env: GatewayEnv,
   authenticator: Authenticator,
   deps: GatewayServerDeps,
+  limits: PrincipalLimits,
   options: GatewayStartOptions,
   stopAll: () => Promise<void>,
   redis: ReturnType<typeof createRedis>,
@@ -148,6 +158,10 @@ async function serveHttp(
     logger,
     // Without resumable streams, an answer to a client that went away is lost: its held call must not run.
     cancelOnDisconnect: true,
+    // One principal can fill only its own places, and end only its own sessions.
+    maxSessionsPerCaller: env.MAX_SESSIONS_PER_PRINCIPAL,
+    maxSessions: env.MAX_SESSIONS,
+    rateLimit: (caller, request) => limits.check(caller, request),
     server: (caller) => gatewayServer(authenticator.directory.get(caller)!, deps),
     authenticate: async (req: IncomingMessage) => {
       const found = await authenticator.fromAuthorizationHeader(req.headers.authorization);

@@ -17,6 +17,7 @@ import {
 import type { CallerContext, ToolDefinition } from '@countersign/authorization';
 import { describeZodError } from '@countersign/contracts';
 import type { ProviderLogger } from './mcp-connection';
+import { SessionTable } from './mcp-sessions';
 import { CALL_META } from './mcp-tool-provider';
 
 /** A tool as an MCP server offers it. */
@@ -80,7 +81,7 @@ export interface McpHttpEndpointOptions {
    * Builds the MCP server of a new session for `caller` (its handlers, capabilities), instead of one serving `tools`:
    * for a server that does more than list and call tools (a gateway). It is connected to the session's transport here.
    */
-  server?: (caller: string) => Server | Promise<Server>;
+  server?: (caller: string) => Server;
   /**
    * A client whose connection drops before its POST was answered is taken to have cancelled the requests of that POST
    * (their handlers' signals abort), since without resumable streams their answers can never reach it. Off by default:
@@ -94,15 +95,38 @@ export interface McpHttpEndpointOptions {
    */
   authenticate?: (req: IncomingMessage) => Promise<string | CallerRefusal>;
   logger?: ProviderLogger;
-  /** Past this many sessions, the one idle longest is ended (its client gets 404 and starts another). @defaultValue 1000 */
+  /**
+   * Sessions one caller may hold at once. A caller at this many that opens another loses its own longest-idle session
+   * (its client gets 404 and starts another); no other caller's session is ever ended for it. @defaultValue 32
+   */
+  maxSessionsPerCaller?: number;
+  /**
+   * Sessions of all callers together, a bound on memory: past it a new session is refused (503) until one ends, and no
+   * session is ended to make room. @defaultValue 1000
+   */
   maxSessions?: number;
   /** A session without a request for this long is ended when the next one opens. @defaultValue 1 hour */
   sessionIdleMs?: number;
+  /**
+   * Asked before a caller opens a session and before each of its tool calls (a call made as a task too): a refusal is
+   * the answer (with `Retry-After` when it says when), and the request goes no further. Without it nothing is limited.
+   */
+  rateLimit?: (caller: string, request: LimitedRequest) => Promise<RequestRefusal | undefined>;
 }
+
+/** The requests `rateLimit` is asked about. */
+export type LimitedRequest = 'session-open' | 'tool-call';
 
 export interface CallerRefusal {
   status: 401 | 403;
   message: string;
+}
+
+/** A request refused for its rate (429) or because the limits cannot be checked (503). */
+export interface RequestRefusal {
+  status: 429 | 503;
+  message: string;
+  retryAfterSeconds?: number;
 }
 
 interface Session {
@@ -116,11 +140,19 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 /** One MCP endpoint (e.g. `POST|GET|DELETE /mcp`) with stateful sessions; mount `handle` on any Node HTTP server. */
 export class McpHttpEndpoint {
-  private readonly sessions = new Map<string, Session>();
+  private readonly sessions: SessionTable<Session>;
 
   constructor(private readonly options: McpHttpEndpointOptions) {
     if (!options.tools && !options.server)
       throw new TypeError('McpHttpEndpoint: give either `tools` or `server`');
+    this.sessions = new SessionTable<Session>(
+      {
+        perCaller: options.maxSessionsPerCaller ?? 32,
+        total: options.maxSessions ?? 1000,
+        idleMs: options.sessionIdleMs ?? 3_600_000,
+      },
+      (session) => void session.server.close().catch(() => undefined),
+    );
   }
 
   /** Handles one HTTP request to the endpoint. Never throws: failures are answered. */
@@ -137,15 +169,32 @@ export class McpHttpEndpoint {
       let session = typeof id === 'string' ? this.sessions.get(id) : undefined;
       if (session && session.caller !== caller)
         return answer(res, 403, 'the session belongs to another caller');
+      const opening = !session;
       if (!session) {
         if (id !== undefined) return answer(res, 404, 'unknown session');
         if (!isInitializeRequest(body)) return answer(res, 400, 'start a session with an initialize request');
-        await this.endStaleSessions();
-        session = await this.open(caller);
+        const refused = (await this.rateLimit(caller, 'session-open')) ?? this.sessions.admit(caller);
+        if (refused) return this.refuse(res, caller, 'session-open', refused);
+        const fresh = this.open(caller);
+        await fresh.server.connect(fresh.transport).catch((error: unknown) => {
+          this.sessions.end(fresh);
+          throw error;
+        });
+        session = fresh;
+      } else {
+        for (let calls = toolCalls(body); calls > 0; calls--) {
+          const refused = await this.rateLimit(caller, 'tool-call');
+          if (refused) return this.refuse(res, caller, 'tool-call', refused);
+        }
       }
       session.lastSeen = Date.now();
       if (this.options.cancelOnDisconnect && req.method === 'POST') cancelWhenDropped(session, res, body);
-      await session.transport.handleRequest(req, res, body);
+      try {
+        await session.transport.handleRequest(req, res, body);
+      } finally {
+        // An initialize the transport refused (a bad header, say) opened nothing: its place is free again.
+        if (opening && !session.transport.sessionId) this.sessions.end(session);
+      }
     } catch (error) {
       this.options.logger?.warn({ err: (error as Error).message }, 'MCP endpoint: request failed');
       if (!res.headersSent) answer(res, error instanceof BadRequest ? 400 : 500, (error as Error).message);
@@ -155,14 +204,11 @@ export class McpHttpEndpoint {
 
   /** Tells every open session that the tool list changed (clients list again). */
   async notifyToolsChanged(): Promise<void> {
-    await Promise.all(
-      [...this.sessions.values()].map((s) => s.server.sendToolListChanged().catch(() => undefined)),
-    );
+    await Promise.all(this.sessions.all().map((s) => s.server.sendToolListChanged().catch(() => undefined)));
   }
 
   async close(): Promise<void> {
-    const sessions = [...this.sessions.values()];
-    this.sessions.clear();
+    const sessions = this.sessions.clear();
     await Promise.all(sessions.map((s) => s.server.close().catch(() => undefined)));
   }
 
@@ -170,34 +216,39 @@ export class McpHttpEndpoint {
     return this.sessions.size;
   }
 
-  /** Clients that went away without ending their session (a crashed worker) must not fill the map for ever. */
-  private async endStaleSessions(): Promise<void> {
-    const idleBefore = Date.now() - (this.options.sessionIdleMs ?? 3_600_000);
-    const byAge = [...this.sessions.entries()].sort((a, b) => a[1].lastSeen - b[1].lastSeen);
-    const excess = byAge.length + 1 - (this.options.maxSessions ?? 1000);
-    const stale = byAge.filter(([, s], i) => i < excess || s.lastSeen < idleBefore);
-    for (const [id, s] of stale) {
-      this.sessions.delete(id);
-      await s.server.close().catch(() => undefined);
-    }
+  private rateLimit(caller: string, request: LimitedRequest): Promise<RequestRefusal | undefined> {
+    return this.options.rateLimit?.(caller, request) ?? Promise.resolve(undefined);
   }
 
-  private async open(caller: string): Promise<Session> {
-    const server = this.options.server ? await this.options.server(caller) : this.toolServer(caller);
+  private refuse(
+    res: ServerResponse,
+    caller: string,
+    request: LimitedRequest,
+    refusal: RequestRefusal,
+  ): void {
+    // Rate limits log once per flood themselves; a full server is the operator's to know about.
+    const log = refusal.status === 503 ? 'warn' : 'debug';
+    this.options.logger?.[log]({ caller, request, reason: refusal.message }, 'MCP endpoint: request refused');
+    const retryAfter: Record<string, string> =
+      refusal.retryAfterSeconds === undefined ? {} : { 'retry-after': String(refusal.retryAfterSeconds) };
+    answer(res, refusal.status, refusal.message, retryAfter);
+  }
+
+  /** A new session of `caller`, in the table at once (in the same synchronous step as `admit`); connected after. */
+  private open(caller: string): Session {
+    const server = this.options.server ? this.options.server(caller) : this.toolServer(caller);
     const session: Session = {
       server,
       caller,
       lastSeen: Date.now(),
       transport: new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (sessionId) => void this.sessions.set(sessionId, session),
-        onsessionclosed: (sessionId) => void this.sessions.delete(sessionId),
+        onsessioninitialized: (sessionId) => this.sessions.name(sessionId, session),
+        onsessionclosed: () => this.sessions.remove(session),
       }),
     };
-    session.transport.onclose = () => {
-      if (session.transport.sessionId) this.sessions.delete(session.transport.sessionId);
-    };
-    await server.connect(session.transport);
+    session.transport.onclose = () => this.sessions.remove(session);
+    this.sessions.add(session);
     return session;
   }
 
@@ -267,6 +318,12 @@ function cancelWhenDropped(session: Session, res: ServerResponse, body: unknown)
 }
 
 class BadRequest extends Error {}
+
+/** How many tool calls (`tools/call`, with or without a task) a POST body carries. */
+function toolCalls(body: unknown): number {
+  const messages = Array.isArray(body) ? (body as unknown[]) : [body];
+  return messages.filter((m) => isJSONRPCRequest(m) && m.method === 'tools/call').length;
+}
 
 function errorResult(text: string) {
   return { content: [{ type: 'text' as const, text }], isError: true };

@@ -51,3 +51,32 @@ describe('the gateway environment', () => {
     });
   });
 });
+
+describe('the gateway sessions and rate limits', () => {
+  it('default to a cap per principal, a ceiling, and limits per principal kind', () => {
+    expect(loadGatewayEnv(env)).toMatchObject({
+      MAX_SESSIONS_PER_PRINCIPAL: 32,
+      MAX_SESSIONS: 1000,
+      RATE_LIMIT_SESSION_OPENS: { limit: 30, windowMs: 60_000 },
+      RATE_LIMIT_SESSION_OPENS_MACHINE: { limit: 300, windowMs: 60_000 },
+      RATE_LIMIT_TOOL_CALLS: { limit: 300, windowMs: 60_000 },
+      RATE_LIMIT_TOOL_CALLS_MACHINE: { limit: 3000, windowMs: 60_000 },
+    });
+    expect(loadGatewayEnv({ ...env, RATE_LIMIT_TOOL_CALLS: 'off' }).RATE_LIMIT_TOOL_CALLS).toBeUndefined();
+  });
+
+  it.each([
+    [{ MAX_SESSIONS_PER_PRINCIPAL: '0' }, 'MAX_SESSIONS_PER_PRINCIPAL'],
+    [
+      { MAX_SESSIONS_PER_PRINCIPAL: '8', MAX_SESSIONS: '4' },
+      'MAX_SESSIONS: must be at least MAX_SESSIONS_PER_PRINCIPAL',
+    ],
+    [{ RATE_LIMIT_SESSION_OPENS: '30 a minute' }, 'RATE_LIMIT_SESSION_OPENS: must be <requests>/<window>'],
+    [
+      { RATE_LIMIT_TOOL_CALLS_MACHINE: '0/1m' },
+      'RATE_LIMIT_TOOL_CALLS_MACHINE: must allow at least 1 request',
+    ],
+  ])('refuses a bad value, naming the variable (%#)', (vars, message) => {
+    expect(() => loadGatewayEnv({ ...env, ...vars })).toThrow(message);
+  });
+});

@@ -9,6 +9,7 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   ListToolsRequestSchema,
+  McpError,
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -19,6 +20,7 @@ import { errorResult } from '../calls/call-results';
 import type { GatewayConfig } from '../config/gateway-config.schema';
 import type { GatewayCatalog } from '../tools/gateway-catalog';
 import { GatewayTaskStore } from './gateway-task-store';
+import type { PrincipalLimits } from './principal-limits';
 
 export const GATEWAY_SERVER_INFO = { name: 'countersign-mcp-gateway', version: '0.1.0' };
 
@@ -27,6 +29,11 @@ export interface GatewayServerDeps {
   calls: GatewayCalls;
   config: Pick<GatewayConfig, 'hold' | 'tasks'>;
   logger: Logger;
+  /**
+   * Counts each tool call against the caller's rate limit here, where no HTTP endpoint does (stdio): a refused call is
+   * a JSON-RPC error (code -32000, as the HTTP endpoint's refusals) whose data says when to retry.
+   */
+  callLimits?: Pick<PrincipalLimits, 'check'>;
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -51,6 +58,9 @@ export function gatewayServer(caller: Principal, deps: GatewayServerDeps): Serve
   server.onclose = () => tasks?.close();
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: catalog.listFor(caller.id) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const refused = await deps.callLimits?.check(caller.id, 'tool-call');
+    if (refused)
+      throw new McpError(-32000, refused.message, { retryAfterSeconds: refused.retryAfterSeconds });
     const client = clientName(server);
     if (request.params.task && tasks) return startTask(caller, request.params, extra, tasks, client, deps);
     return deps.calls.call(caller, request.params, {

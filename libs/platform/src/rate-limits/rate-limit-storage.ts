@@ -1,5 +1,5 @@
 // The throttler's counters in Redis (@nest-lab/throttler-storage-redis), so every replica of a service counts the
-// same requests. Keys carry the deployment's KEY_PREFIX (see RateLimitGuard.key), so deployments sharing a Redis
+// same requests. Keys carry the deployment's KEY_PREFIX (see RateLimiter), so deployments sharing a Redis
 // never share counts.
 import { ServiceUnavailableException } from '@nestjs/common';
 import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
