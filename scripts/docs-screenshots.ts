@@ -1,9 +1,9 @@
-// `npm run docs:screenshots`: regenerates the pictures in docs/ on purpose (tests never write tracked files).
-//   docs/inbox.png          carol's inbox while the README's runbook (examples/runbook.json) waits for her vote, beside
-//                           a scale request: each card with what the run is for, the tool, its preview and the route
-//   docs/inbox-edit.png     the scale request's card with its edit form open (arguments from the tool's schema)
-//   docs/inbox-history.png  the History view once they are decided (one with edited arguments) and a rule decided one
-//   docs/inbox-rules.png    the Rules view with a standing rule, as a rule-writer (carol) sees it
+// `npm run docs:screenshots`: regenerates the pictures in docs/images/ on purpose (tests never write tracked files).
+//   inbox.png          carol's inbox while the CLI example's run (examples/runbook.json) waits for her vote, beside
+//                      a scale request: each card with what the run is for, the tool, its preview and the route
+//   inbox-edit.png     the scale request's card with its edit form open (arguments from the tool's schema)
+//   inbox-history.png  the History view once they are decided (one with edited arguments) and a rule decided one
+//   inbox-rules.png    the Rules view with a standing rule, as a rule-writer (carol) sees it
 // Both services run in this process on a throwaway key prefix; needs Redis and Debian's Chromium.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -19,6 +19,8 @@ import { demoToken } from './demo/approver-stand-in';
 import { deleteKeys, startLocalServices } from './demo/local-services';
 
 const root = join(__dirname, '..');
+/** Where the pictures go: docs/images, which the docs link to. */
+const images = join(root, 'docs', 'images');
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 async function main(): Promise<void> {
@@ -68,8 +70,8 @@ async function main(): Promise<void> {
       const card = page.locator(`section[data-call-id="${scale.callId}"]`);
       await card.getByRole('button', { name: 'Edit arguments…' }).click();
       await card.locator('[data-field="replicas"]').fill('4');
-      await card.screenshot({ path: join(root, 'docs', 'inbox-edit.png') });
-      say(`wrote ${join(root, 'docs', 'inbox-edit.png')}`);
+      await card.screenshot({ path: join(images, 'inbox-edit.png') });
+      say(`wrote ${join(images, 'inbox-edit.png')}`);
 
       // Decided: the restart by carol and dave, the scale with carol's edit (and dave's approval of it).
       await carol.decide(restart.callId, 'approve');
@@ -108,7 +110,7 @@ async function main(): Promise<void> {
 }
 
 async function shoot(page: Page, name: string): Promise<void> {
-  const file = join(root, 'docs', name);
+  const file = join(images, name);
   await page.screenshot({ path: file, fullPage: true });
   say(`wrote ${file}`);
 }

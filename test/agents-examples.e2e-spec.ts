@@ -1,5 +1,6 @@
-// The README's examples for agents Countersign does not run (examples/agents/*.ts), verbatim in the README and run
-// here against a running approval service: a person approves through the REST API, the call runs once.
+// The examples of the guide to agents Countersign does not run (examples/agents/*.ts), verbatim in
+// docs/guides/external-agents.md and run here against a running approval service: a person approves through the
+// REST API, the call runs once.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,11 +29,11 @@ afterAll(async () => {
 const root = join(__dirname, '..');
 
 it.each(['guard.ts', 'openai-agents.ts', 'ai-sdk.ts'])(
-  'the README shows examples/agents/%s as it is',
+  'the guide shows examples/agents/%s as it is',
   (file) => {
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const guide = readFileSync(join(root, 'docs', 'guides', 'external-agents.md'), 'utf8');
     const example = readFileSync(join(root, 'examples', 'agents', file), 'utf8');
-    expect(readme).toContain('```ts\n' + example + '```');
+    expect(guide).toContain('```ts\n' + example + '```');
   },
 );
 

@@ -1,6 +1,9 @@
 // docker-compose.yml is checked without a Docker engine: parsed with `yaml`, its services, Redis flags and health
 // checks asserted, and every environment variable it sets checked against the services' own config schemas —
-// so the file stays in step with the configuration reference. (No Redis or network needed.)
+// so the file stays in step with the configuration reference; and .env.example, the template of the .env file it
+// reads, checked against it. (No Redis or network needed.)
+import { createHash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -257,4 +260,55 @@ it('builds the apps from one Dockerfile whose single build stage compiles everyt
     expect(stage).toContain(`CMD ["node", "dist/apps/${name}/src/main.js"]`);
     expect(existsSync(join(root, 'apps', name, 'src', 'main.ts'))).toBe(true);
   }
+});
+
+describe('.env.example, the template of the .env file compose reads', () => {
+  /** `KEY=value` lines of the template (comments and blank lines left out). */
+  const example = Object.fromEntries(
+    readFileSync(join(root, '.env.example'), 'utf8')
+      .split('\n')
+      .filter((line) => /^[A-Z_][A-Z0-9_]*=/.test(line))
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  ) as Record<string, string>;
+  /** Every variable compose takes from its environment: `${VAR…}` anywhere, and keys passed through bare. */
+  const composeVariables = new Set([
+    ...[...composeText.matchAll(/\$\{(\w+)/g)].map(([, name]) => name),
+    ...Object.values(services).flatMap((service) =>
+      Object.entries(service.environment ?? {})
+        .filter(([, value]) => value === null)
+        .map(([key]) => key),
+    ),
+  ]);
+
+  it('lists every variable compose takes from its environment, and no other', () => {
+    expect(Object.keys(example).sort()).toEqual([...composeVariables].sort());
+  });
+
+  it('leaves the secrets empty, so compose refuses to start until they are set', () => {
+    for (const name of ['DECISION_SIGNING_SECRET', 'LINK_TOKEN_SECRET', 'AUDIT_SIGNING_SECRET'])
+      expect({ name, value: example[name] }).toEqual({ name, value: '' });
+    expect(() => resolvedEnv(services['approval-service'], example)).toThrow(/DECISION_SIGNING_SECRET/);
+  });
+
+  it('gives, once its secrets are filled in, a valid configuration to every service', () => {
+    const shell = {
+      ...example,
+      DECISION_SIGNING_SECRET: SECRETS.DECISION_SIGNING_SECRET,
+      LINK_TOKEN_SECRET: SECRETS.LINK_TOKEN_SECRET,
+      AUDIT_SIGNING_SECRET: SECRETS.AUDIT_SIGNING_SECRET,
+    };
+    for (const [name, , load] of [...apps, ...servers])
+      expect(() => load(resolvedEnv(services[name], shell))).not.toThrow();
+  });
+
+  it('holds machine tokens whose hashes the shipped principal directory has', () => {
+    const principals = JSON.parse(readFileSync(join(root, 'config/principals.json'), 'utf8')) as {
+      principals: { id: string; tokens?: { sha256: string }[] }[];
+    };
+    const hashesOf = (id: string) =>
+      principals.principals.find((p) => p.id === id)?.tokens?.map((t) => t.sha256);
+    const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+    expect(hashesOf('agent-worker')).toContain(sha256(example.OPS_MCP_TOKEN));
+    expect(hashesOf('mcp-gateway')).toContain(sha256(example.GATEWAY_TOKEN));
+  });
 });

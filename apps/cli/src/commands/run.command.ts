@@ -58,8 +58,8 @@ export function runCommand(): Command {
       'after',
       `
 Example:
-  $ countersign run ops "restart payments" --script runbook.json \
-      --token alice-demo-token-change-me --approver-token bob-demo-token-change-me
+  $ countersign run ops "restart payments" --script examples/runbook.json \\
+      --token alice-demo-token-change-me --approver-token carol-demo-token-change-me
 
 The run starts in the name of the token's principal (--token). When a call needs confirmation and the
 approver token (--approver-token) belongs to an approver the call is routed to, the tool and its

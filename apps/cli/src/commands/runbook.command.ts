@@ -31,7 +31,7 @@ export function runbookCommand(): Command {
       `
 Example:
   $ countersign runbook payments-failover --input '{"service":"payments"}' \\
-      --token alice-demo-token-change-me --approver-token bob-demo-token-change-me
+      --token alice-demo-token-change-me --approver-token carol-demo-token-change-me
 ${EXIT_CODES_HELP}`,
     )
     .action(async (name: string, options: RunbookOptions) => {
