@@ -5,6 +5,7 @@ const moduleNameMapper = {
   '^@countersign/(contracts|authorization|sdk)/(.+)$': '<rootDir>/libs/$1/src/$2',
   '^@countersign/tool-providers$': '<rootDir>/libs/tool-providers/src',
   '^@countersign/demo-infra$': '<rootDir>/libs/demo-infra/src',
+  '^@countersign/call-ledger$': '<rootDir>/libs/call-ledger/src',
 };
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],

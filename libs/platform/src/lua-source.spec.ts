@@ -153,4 +153,21 @@ describe('readLuaSource', () => {
     expect(sut.sha).toBe(createHash('sha1').update(sut.source).digest('hex'));
     expect(sut.numberOfKeys).toBe(1);
   });
+
+  it("inlines a library's snippet named @countersign/<lib>/<name>, and names its lines by that name", () => {
+    write({ 'go-1.lua': '--- @include "@countersign/call-ledger/call-ledger"\nreturn 1' });
+    const source = readLuaSource(dir, 'go-1.lua');
+    expect(source.text).toContain('local function ledgerClaim(');
+    expect(source.origins[0].file).toBe('@countersign/call-ledger/call-ledger.lua');
+    expect(source.origins.at(-1)).toEqual({ file: 'go-1.lua', line: 2 });
+  });
+
+  it('refuses a library include that leaves the library lua/ folder, or names no file', () => {
+    write({
+      'out-0.lua': '--- @include "@countersign/call-ledger/../../platform/src/lua/audit-append-2"\nreturn 1',
+      'none-0.lua': '--- @include "@countersign/call-ledger/no-such"\nreturn 1',
+    });
+    expect(() => readLuaSource(dir, 'out-0.lua')).toThrow(/leaves the script's lua\/ folder/);
+    expect(() => readLuaSource(dir, 'none-0.lua')).toThrow(/no such file no-such.lua/);
+  });
 });

@@ -6,6 +6,14 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 /** BullMQ's directive: `--- @include "includes/<name>"` (two or three dashes, either quote, `.lua` optional). */
 const INCLUDE = /^-{2,3}[ \t]*@include[ \t]+(["'])(.+?)\1[ \t;]*$/;
 
+/**
+ * A library's shared snippets: `--- @include "@countersign/<lib>/<name>"` is `libs/<lib>/src/lua/<name>.lua` (so the
+ * call ledger's transitions are written once, in libs/call-ledger, and included by every app's scripts). Found from
+ * this file's own place, which is libs/platform/src both in the sources and in dist/.
+ */
+const LIBRARY_INCLUDE = /^@countersign\/([a-z][a-z0-9-]*)\/(.+)$/;
+const LIBS_ROOT = resolve(__dirname, '..', '..');
+
 /** Where one line of a resolved script was written: a file (relative to the script's folder) and its line. */
 export interface LuaOrigin {
   file: string;
@@ -29,7 +37,8 @@ export class LuaIncludeError extends Error {
 
 /**
  * Reads `<dir>/lua/<file>` and replaces each `@include` line with the included file, recursively. A path is
- * relative to the file that includes it and must stay inside the script's `lua/` folder. Each file is inlined
+ * relative to the file that includes it and must stay inside the script's `lua/` folder, or names a library's
+ * snippet (`@countersign/<lib>/<name>`, see LIBRARY_INCLUDE). Each file is inlined
  * once, where it is first included; a later include of the same file (by the script or by another include)
  * adds nothing, so two snippets may both include a third. Including a file that is being inlined (a cycle)
  * is an error, and so is a missing file.
@@ -52,7 +61,7 @@ function inline(
   origins: LuaOrigin[],
   top: boolean,
 ): void {
-  const name = relative(root, path);
+  const name = displayName(root, path);
   const own = readFileSync(path, 'utf8').split('\n');
   // An include's final newline would leave an empty line behind; the script's own text is kept as written.
   if (!top && own.at(-1) === '') own.pop();
@@ -65,18 +74,29 @@ function inline(
     }
     const where = `${name}:${index + 1}`;
     const wanted = directive[2];
-    const target = resolve(dirname(path), wanted.endsWith('.lua') ? wanted : `${wanted}.lua`);
-    const fromRoot = relative(root, target);
+    const file = wanted.endsWith('.lua') ? wanted : `${wanted}.lua`;
+    const library = LIBRARY_INCLUDE.exec(file);
+    const base = library ? join(LIBS_ROOT, library[1], 'src', 'lua') : root;
+    const target = library ? resolve(base, library[2]) : resolve(dirname(path), file);
+    const fromRoot = relative(base, target);
     if (fromRoot.startsWith(`..${sep}`) || isAbsolute(fromRoot))
       throw new LuaIncludeError(`${where}: @include "${wanted}" leaves the script's lua/ folder`);
     if (target === path || stack.includes(target))
       throw new LuaIncludeError(
-        `${where}: @include "${wanted}" is circular (${[...stack, path, target].map((p) => relative(root, p)).join(' -> ')})`,
+        `${where}: @include "${wanted}" is circular (${[...stack, path, target].map((p) => displayName(root, p)).join(' -> ')})`,
       );
     if (inlined.has(target)) return;
     if (!existsSync(target))
-      throw new LuaIncludeError(`${where}: @include "${wanted}": no such file ${fromRoot} in ${root}`);
+      throw new LuaIncludeError(`${where}: @include "${wanted}": no such file ${fromRoot} in ${base}`);
     inlined.add(target);
     inline(root, target, [...stack, path], inlined, lines, origins, false);
   });
+}
+
+/** A file of the script's own lua/ folder by its path there; a library's snippet as `@countersign/<lib>/<file>`. */
+function displayName(root: string, path: string): string {
+  const own = relative(root, path);
+  if (!own.startsWith(`..${sep}`)) return own;
+  const [lib, , , ...rest] = relative(LIBS_ROOT, path).split(sep);
+  return `@countersign/${lib}/${rest.join('/')}`;
 }
