@@ -3,7 +3,6 @@
 // so the file stays in step with the configuration reference; and .env.example, the template of the .env file it
 // reads, checked against it. (No Redis or network needed.)
 import { createHash } from 'node:crypto';
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
