@@ -524,9 +524,10 @@ describe('approval service', () => {
       const voted = await store().recordVote({
         requestId: request.requestId,
         approver: 'carol',
-        approverGroups: ['ops'],
         decision: 'approve',
         channel: 'api',
+        checked: { rev: 0, routeVersion: 0 },
+        counts: true,
       });
       expect(voted.status).toBe('decided');
       expect(await queues.decision(request.callId)).toBeUndefined();

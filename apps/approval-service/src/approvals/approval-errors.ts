@@ -1,4 +1,6 @@
-// Every way a vote can be refused: the Lua scripts' negative codes, mapped to typed errors in one place.
+// Every way a vote can be refused: the Lua scripts' negative codes and the refusals of mayDecide (deciders.ts), mapped
+// to typed errors in one place.
+import type { Refusal } from './deciders';
 
 export enum ErrorCode {
   NotFound = -1,
@@ -12,6 +14,7 @@ export enum ErrorCode {
   Notice = -9,
   Edited = -10,
   NotANotice = -11,
+  RouteChanged = -12,
 }
 
 /** The audit `reason` of a refused vote. */
@@ -27,6 +30,7 @@ export const REJECTION_REASON: Record<ErrorCode, string> = {
   [ErrorCode.Notice]: 'manual_step_notice',
   [ErrorCode.Edited]: 'arguments_edited',
   [ErrorCode.NotANotice]: 'not_a_notice',
+  [ErrorCode.RouteChanged]: 'route_changed',
 };
 
 /** A vote that was refused; `message` is safe to show to the approver. */
@@ -76,9 +80,25 @@ export function voteRefusal(reply: (string | number)[], id: string): VoteRefused
         code,
         'an approver edited the arguments since you looked; look again and decide on the edited call',
       );
+    case ErrorCode.RouteChanged:
+      return new VoteRefusedError(
+        code,
+        'the request was routed anew or escalated while your vote was checked; look again and decide again',
+      );
     default:
       throw new Error(`unexpected reply from record-vote: ${JSON.stringify(reply)}`);
   }
+}
+
+/** The error a person is shown when mayDecide refuses them (a standing rule's refusals are the rule-writer's). */
+export function decideRefusal(refusal: Refusal, message: string): VoteRefusedError {
+  const code = {
+    self_approval: ErrorCode.SelfApproval,
+    not_in_group: ErrorCode.NotInGroup,
+    already_voted: ErrorCode.AlreadyVoted,
+  }[refusal as 'self_approval' | 'not_in_group' | 'already_voted'];
+  if (code === undefined) throw new Error(`a person is never refused as "${refusal}"`);
+  return new VoteRefusedError(code, message);
 }
 
 /** Turns complete-notice's negative reply into the error the approver is shown. */

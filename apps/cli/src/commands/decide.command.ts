@@ -1,5 +1,6 @@
 // `countersign approve <callId>` and `countersign deny <callId> [--reason]`: decide as an approver.
 import { Command, InvalidArgumentError, Option } from 'commander';
+import type { DecisionResult } from '@countersign/contracts';
 import { ApprovalClient } from '../client/approval-client';
 import { EXIT_CODES_HELP } from '../cli-error';
 import { approvalUrlOption, legacyApproverTokenOption, tokenOf, tokenOption, trimUrl } from '../options';
@@ -54,13 +55,23 @@ function decideCommand(decision: 'approve' | 'deny'): Command {
           options.reason,
           { args: options.args },
         );
-        process.stdout.write(
-          result.status === 'decided'
-            ? `${callId}: ${result.decision === 'approve' ? 'approved' : 'denied'} by ${result.approvers?.join(', ')}${options.args ? ' (edited arguments)' : ''}\n`
-            : `${callId}: vote recorded (${result.approvals}/${result.quorum} approvals); waiting for another approver\n`,
-        );
+        process.stdout.write(`${callId}: ${outcomeLine(result, Boolean(options.args))}\n`);
       },
     );
+}
+
+/** What became of the vote, in one line. */
+function outcomeLine(result: DecisionResult, edited: boolean): string {
+  const { route } = result;
+  const moved = route
+    ? `your edit routed it anew to ${route.groups.join(', ')}${route.quorum > 1 ? ` (needs ${route.quorum} approvers)` : ''}`
+    : '';
+  if (result.status === 'rerouted')
+    return `not approved: ${moved}, and you are not one of them, so your approval does not count; they are asked now`;
+  if (result.status === 'vote_recorded')
+    return `vote recorded (${result.approvals}/${result.quorum} approvals)${moved ? `; ${moved}` : ''}; waiting for another approver`;
+  const how = result.decision === 'approve' ? 'approved' : 'denied';
+  return `${how} by ${result.approvers?.join(', ')}${edited ? ' (edited arguments)' : ''}`;
 }
 
 function jsonObject(text: string): Record<string, unknown> {

@@ -172,7 +172,9 @@ async function confirm(approvals: ApprovalClient, id: string, prompt: LinePrompt
     say(
       result.status === 'decided'
         ? `  ${result.decision === 'approve' ? 'approved' : 'denied'} ${callText({ toolName: r.toolName, args: args ?? view.edited?.args ?? r.args })} (by ${result.approvers?.join(', ')})`
-        : `  vote recorded (${result.approvals}/${result.quorum}); waiting for another approver`,
+        : result.status === 'rerouted'
+          ? `  not approved: your edit routed the call to ${result.route?.groups.join(', ')}, whose approvers decide it`
+          : `  vote recorded (${result.approvals}/${result.quorum}); waiting for another approver`,
     );
     if (result.next) say(`  ${result.next}`);
   } catch (error) {
