@@ -49,7 +49,10 @@ const APPROVALS = {
 /** The scale_service of the demo tools as the worker describes it in the tool catalog (edits are checked against it). */
 const SCALE_SCHEMA = {
   type: 'object',
-  properties: { service: { type: 'string', minLength: 1 }, replicas: { type: 'integer', minimum: 0, maximum: 20 } },
+  properties: {
+    service: { type: 'string', minLength: 1 },
+    replicas: { type: 'integer', minimum: 0, maximum: 20 },
+  },
   required: ['service', 'replicas'],
   additionalProperties: false,
 };
@@ -77,7 +80,12 @@ beforeAll(async () => {
   await service.app.get(ToolCatalog).publish([
     {
       definitionHash: SCALE_HASH,
-      entry: { name: 'scale_service', description: 'Sets replicas', tier: 'confirm', argsSchema: SCALE_SCHEMA },
+      entry: {
+        name: 'scale_service',
+        description: 'Sets replicas',
+        tier: 'confirm',
+        argsSchema: SCALE_SCHEMA,
+      },
     },
     {
       definitionHash: GATE_HASH,
@@ -160,7 +168,9 @@ describe('an edit that moves a call to another route', () => {
         votes: [],
       },
     });
-    const listed = (await api('GET', '/approvals?status=pending', 'dave')).json as { request: { requestId: string } }[];
+    const listed = (await api('GET', '/approvals?status=pending', 'dave')).json as {
+      request: { requestId: string };
+    }[];
     expect(listed.map((a) => a.request.requestId)).toContain(request.requestId);
 
     // finance is told as for a new request: its Slack channel gets a message, its members an email.
@@ -260,8 +270,12 @@ describe('an edit that moves a call to another route', () => {
     const before = (await store.get(request.requestId))!;
     // carol's edit routes it to finance between bob's check and his write.
     expect(
-      (await decide(request.requestId, 'carol', { decision: 'approve', args: { service: 'payments', replicas: 1 } }))
-        .status,
+      (
+        await decide(request.requestId, 'carol', {
+          decision: 'approve',
+          args: { service: 'payments', replicas: 1 },
+        })
+      ).status,
     ).toBe(202);
     await expect(
       store.recordVote({
@@ -295,14 +309,25 @@ describe('a request that is not routed to the caller', () => {
   it('answers 404 on every route, exactly like an unknown request', async () => {
     const request = await scale({ service: 'web', replicas: 2 });
     const notice = await queues.submit(
-      approvalRequest({ toolName: 'delete_volume', tier: 'manual_only', reason: 'manual_step', args: { v: 1 } }),
+      approvalRequest({
+        toolName: 'delete_volume',
+        tier: 'manual_only',
+        reason: 'manual_step',
+        args: { v: 1 },
+      }),
     );
-    await waitFor(async () => (await api('GET', `/approvals/${notice.requestId}`, 'bob')).status === 200, 'notice');
+    await waitFor(
+      async () => (await api('GET', `/approvals/${notice.requestId}`, 'bob')).status === 200,
+      'notice',
+    );
 
     const routes: [string, (id: string) => Promise<{ status: number; json: unknown }>][] = [
       ['GET /approvals/:id', (id) => api('GET', `/approvals/${id}`, 'dave')],
       ['POST /approvals/:id/decisions', (id) => decide(id, 'dave', { decision: 'approve' })],
-      ['POST /approvals/:id/decisions (an edit)', (id) => decide(id, 'dave', { decision: 'approve', args: { service: 'web', replicas: 1 } })],
+      [
+        'POST /approvals/:id/decisions (an edit)',
+        (id) => decide(id, 'dave', { decision: 'approve', args: { service: 'web', replicas: 1 } }),
+      ],
       ['POST /approvals/:id/done', (id) => api('POST', `/approvals/${id}/done`, 'dave', {})],
     ];
     for (const [route, send] of routes) {
@@ -314,7 +339,9 @@ describe('a request that is not routed to the caller', () => {
     }
     // The requester in none of its groups sees nothing either.
     const alice = await decide(request.requestId, 'alice', { decision: 'approve' });
-    expect(alice).toEqual(await unknownAnswer((id) => decide(id, 'alice', { decision: 'approve' }), request.requestId));
+    expect(alice).toEqual(
+      await unknownAnswer((id) => decide(id, 'alice', { decision: 'approve' }), request.requestId),
+    );
     // Nothing was counted; the probes are in the audit for its readers.
     expect((await api('GET', `/approvals/${request.requestId}`, 'bob')).json).toMatchObject({ votes: [] });
     expect(
@@ -348,7 +375,9 @@ describe('standing rules', () => {
       status: 403,
       json: { message: expect.stringContaining('payments need two approvers') },
     });
-    expect(await write({ tool: 'scale_service', requester: 'alice', args: { service: 'pay*' } })).toMatchObject({
+    expect(
+      await write({ tool: 'scale_service', requester: 'alice', args: { service: 'pay*' } }),
+    ).toMatchObject({
       status: 403,
     });
     const narrow = await write({ tool: 'scale_service', requester: 'alice', args: { service: 'web' } });
@@ -373,16 +402,27 @@ describe('standing rules', () => {
     try {
       const payments = await scale({ service: 'payments', replicas: 5 }, { requester: 'mallory' });
       const gate = await queues.submit(
-        approvalRequest({ toolName: 'runbook_gate', toolDefinitionHash: GATE_HASH, requester: 'mallory', args: {} }),
+        approvalRequest({
+          toolName: 'runbook_gate',
+          toolDefinitionHash: GATE_HASH,
+          requester: 'mallory',
+          args: {},
+        }),
       );
       const web = await scale({ service: 'web', replicas: 5 }, { requester: 'mallory' });
-      expect(await queues.waitForDecision(web.callId)).toMatchObject({ decidedBy: 'policy', rule: scaleRule.id });
+      expect(await queues.waitForDecision(web.callId)).toMatchObject({
+        decidedBy: 'policy',
+        rule: scaleRule.id,
+      });
       for (const request of [payments, gate]) {
         const view = await waitFor(async () => {
           const read = await api('GET', `/approvals/${request.requestId}`, 'carol');
           return read.status === 200 ? read.json : undefined;
         }, `${request.requestId} stored`);
-        expect({ tool: request.toolName, status: view.status }).toEqual({ tool: request.toolName, status: 'pending' });
+        expect({ tool: request.toolName, status: view.status }).toEqual({
+          tool: request.toolName,
+          status: 'pending',
+        });
         expect(await queues.decision(request.callId)).toBeUndefined();
         await decide(request.requestId, 'carol', { decision: 'deny' });
       }

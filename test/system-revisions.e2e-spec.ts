@@ -74,10 +74,15 @@ it("routes bob's web→payments edit to finance; two finance approvals run exact
   const paymentsBefore = (await system.service('payments')).replicas;
   const edited = { service: 'payments', replicas: 20 };
 
-  const answer = await system.api<Record<string, unknown>>('POST', `/approvals/${call.callId}/decisions`, 'bob', {
-    decision: 'approve',
-    args: edited,
-  });
+  const answer = await system.api<Record<string, unknown>>(
+    'POST',
+    `/approvals/${call.callId}/decisions`,
+    'bob',
+    {
+      decision: 'approve',
+      args: edited,
+    },
+  );
   expect(answer).toMatchObject({
     status: 202,
     json: { status: 'rerouted', route: { groups: ['finance'], quorum: 2 } },
@@ -85,7 +90,8 @@ it("routes bob's web→payments edit to finance; two finance approvals run exact
   await waitsForFinance(runId, call.callId, paymentsBefore, edited);
   // finance is notified of it: its Slack channel and its members' mail.
   await waitFor(
-    () => system.slack.find('chat.postMessage', requestId).find((c) => c.body.channel === '#finance-approvals'),
+    () =>
+      system.slack.find('chat.postMessage', requestId).find((c) => c.body.channel === '#finance-approvals'),
     'a message in #finance-approvals',
   );
   await waitFor(() => system.smtp.to('dave@example.test', '"replicas": 20')[0], 'an email to dave');

@@ -722,7 +722,12 @@ function byScoreThenId(
 const deliveryField = (ref: DeliveryRef) => `delivery:${ref.key}`;
 
 /** The encoded argument of record-vote-5.lua for a checked vote. */
-function recordVoteArgs(vote: CheckedVote, now: number, retentionMs: number, publishCheckMs: number): RecordVoteArgs {
+function recordVoteArgs(
+  vote: CheckedVote,
+  now: number,
+  retentionMs: number,
+  publishCheckMs: number,
+): RecordVoteArgs {
   const { edit } = vote;
   const escalation = edit?.route.escalation;
   return {

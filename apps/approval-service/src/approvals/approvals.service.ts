@@ -109,7 +109,9 @@ export class ApprovalsService implements BeforeApplicationShutdown {
 
   /** The route of a request (or of a revision: the request with its edited arguments), from the routing config. */
   private route(request: ApprovalRequest): Route | undefined {
-    return routeRequest(request, this.config.approvals, { expiresInMs: this.config.env.APPROVAL_DEFAULT_EXPIRY });
+    return routeRequest(request, this.config.approvals, {
+      expiresInMs: this.config.env.APPROVAL_DEFAULT_EXPIRY,
+    });
   }
 
   /** Takes a request off the queue. Safe to call again with the same message (redelivery). */
@@ -231,7 +233,8 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     } else if (!rerouted) {
       this.followUp(idsOf(approval), this.live.announce({ requestId: request.requestId, status: 'pending' }));
       // The other approvers see the progress, and are asked again about edited arguments.
-      if (result.status === 'vote_recorded') this.followUp(idsOf(approval), this.showProgress(checked, result));
+      if (result.status === 'vote_recorded')
+        this.followUp(idsOf(approval), this.showProgress(checked, result));
     }
     return { ...result, ...(rerouted ? { rerouted } : {}) };
   }
@@ -313,7 +316,11 @@ export class ApprovalsService implements BeforeApplicationShutdown {
         fingerprint: edit.fingerprint,
         editedArgs: edit.args,
         requestedArgs: request.args,
-        from: { ...(approval.route ?? { rule: null, why: null }), groups: approval.groups, quorum: approval.quorum },
+        from: {
+          ...(approval.route ?? { rule: null, why: null }),
+          groups: approval.groups,
+          quorum: approval.quorum,
+        },
         to: routeShown(edit.route),
         editorCounts: checked.counts,
       },
@@ -474,7 +481,10 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     let completed: { request: ApprovalRequest; doneAt: string };
     try {
       if (notice.status === 'notice') {
-        const verdict = mayDecide({ kind: 'person', id: done.approver, groups: done.approverGroups }, revisionOf(notice));
+        const verdict = mayDecide(
+          { kind: 'person', id: done.approver, groups: done.approverGroups },
+          revisionOf(notice),
+        );
         if (!verdict.allowed) throw decideRefusal(verdict.refusal, verdict.message);
       }
       completed = await this.store.completeNotice(done);
@@ -535,11 +545,19 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     const match = (await this.rules.all(now)).find((r) => ruleCovers(r.rule, request, now));
     if (!match) return false;
     const rule: Decider = { kind: 'standing_rule', author: match.rule.createdBy };
-    const verdict = mayDecide(rule, revisionOf({ request, groups: route.groups, quorum: route.quorum, votes: [] }));
+    const verdict = mayDecide(
+      rule,
+      revisionOf({ request, groups: route.groups, quorum: route.quorum, votes: [] }),
+    );
     if (!verdict.allowed) {
       // Written before the routing config (or the rules of who may decide) changed: people decide.
       this.logger.warn(
-        { runId: request.runId, callId: request.callId, standingRule: match.rule.id, refusal: verdict.refusal },
+        {
+          runId: request.runId,
+          callId: request.callId,
+          standingRule: match.rule.id,
+          refusal: verdict.refusal,
+        },
         `a standing rule covers the request but may not decide it: ${verdict.message}`,
       );
       return false;
@@ -623,9 +641,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
    * call (the worker reports it when it settles the call).
    */
   async history(approverId: string, groups: readonly string[], limit = 50): Promise<HistoryEntry[]> {
-    const recent = (await this.store.recent(limit * 4)).filter((a) =>
-      maySee({ id: approverId, groups }, a),
-    );
+    const recent = (await this.store.recent(limit * 4)).filter((a) => maySee({ id: approverId, groups }, a));
     const shown = await this.describe(recent.slice(0, limit));
     const results = await this.results.read(shown.map((a) => a.request.requestId));
     return shown.map((approval) => ({ approval, result: results.get(approval.request.requestId) }));
@@ -669,7 +685,11 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     id: string,
     input: Omit<VoteRequest, 'requestId'>,
   ): Promise<{ requestId: string; result: VoteOutcome }> {
-    const approval = await this.visibleRequest(id, { id: input.approver, groups: input.approverGroups }, input);
+    const approval = await this.visibleRequest(
+      id,
+      { id: input.approver, groups: input.approverGroups },
+      input,
+    );
     const { requestId } = approval.request;
     return { requestId, result: await this.vote({ ...input, requestId }, approval) };
   }

@@ -21,15 +21,10 @@ export interface Revision {
 
 /** A person with the groups the principal directory gives them, or a standing rule with its author. */
 export type Decider =
-  | { kind: 'person'; id: string; groups: readonly string[] }
-  | { kind: 'standing_rule'; author: string };
+  { kind: 'person'; id: string; groups: readonly string[] } | { kind: 'standing_rule'; author: string };
 
 export type Refusal =
-  | 'self_approval'
-  | 'not_in_group'
-  | 'already_voted'
-  | 'needs_people'
-  | 'human_checkpoint';
+  'self_approval' | 'not_in_group' | 'already_voted' | 'needs_people' | 'human_checkpoint';
 
 export type Verdict = { allowed: true } | { allowed: false; refusal: Refusal; message: string };
 
@@ -55,7 +50,10 @@ export function mayDecide(decider: Decider, revision: Revision): Verdict {
 
 function ruleMayDecide(author: string, revision: Revision): Verdict {
   if (author === revision.requester)
-    return refuse('self_approval', 'a standing rule may not cover your own calls (the requester never decides)');
+    return refuse(
+      'self_approval',
+      'a standing rule may not cover your own calls (the requester never decides)',
+    );
   if (revision.toolName === RUNBOOK_GATE_TOOL)
     return refuse(
       'human_checkpoint',

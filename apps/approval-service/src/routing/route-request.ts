@@ -143,7 +143,9 @@ export function possibleRoutes(
   for (const [index, rule] of config.rules.entries()) {
     const fit = patternFit(rule.match, pattern);
     if (fit === 'never') continue;
-    routes.push(toRoute(rule, config, fallback, rule.name ?? `rules[${index}]`, 'a covered call may match it'));
+    routes.push(
+      toRoute(rule, config, fallback, rule.name ?? `rules[${index}]`, 'a covered call may match it'),
+    );
     if (fit === 'always') return routes;
   }
   if (config.defaultGroup)
@@ -172,7 +174,10 @@ export function routedArgument(args: Record<string, unknown>, path: string): str
 function patternFit(match: RuleMatch, pattern: CallPattern): 'never' | 'maybe' | 'always' {
   if (match.tool !== undefined && !matchesGlob(pattern.toolName, match.tool)) return 'never';
   if (match.requester !== undefined && !matchesGlob(pattern.requester, match.requester)) return 'never';
-  if (match.tier !== undefined && !(typeof match.tier === 'string' ? [match.tier] : match.tier).includes(pattern.tier))
+  if (
+    match.tier !== undefined &&
+    !(typeof match.tier === 'string' ? [match.tier] : match.tier).includes(pattern.tier)
+  )
     return 'never';
   let always = match.agent === undefined;
   for (const [path, ruleGlobs] of Object.entries(match.args ?? {})) {

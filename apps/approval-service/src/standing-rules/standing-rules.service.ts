@@ -88,7 +88,10 @@ export class StandingRulesService implements OnModuleInit {
         'invalid',
         'args: with the arguments pinned from the suggested call, more than 10 argument patterns; send fewer',
       );
-    this.assertMayDecide({ toolName: target.tool, tier: 'confirm', requester: target.requester, args: args ?? {} }, author);
+    this.assertMayDecide(
+      { toolName: target.tool, tier: 'confirm', requester: target.requester, args: args ?? {} },
+      author,
+    );
     const rule: StandingRule = {
       id: StandingRuleStore.newId(),
       tool: target.tool,
@@ -119,7 +122,13 @@ export class StandingRulesService implements OnModuleInit {
   private assertMayDecide(pattern: CallPattern, author: Principal): void {
     const fallback = { expiresInMs: this.config.env.APPROVAL_DEFAULT_EXPIRY };
     const routes = possibleRoutes(pattern, this.config.approvals, fallback);
-    const base: Revision = { toolName: pattern.toolName, requester: pattern.requester, groups: [], quorum: 1, voters: [] };
+    const base: Revision = {
+      toolName: pattern.toolName,
+      requester: pattern.requester,
+      groups: [],
+      quorum: 1,
+      voters: [],
+    };
     const candidates = routes.length > 0 ? routes : [{ rule: '', groups: [], quorum: 1 }];
     for (const route of candidates) {
       const verdict = mayDecide(
@@ -127,7 +136,8 @@ export class StandingRulesService implements OnModuleInit {
         { ...base, groups: route.groups, quorum: route.quorum },
       );
       if (verdict.allowed) continue;
-      if (verdict.refusal !== 'needs_people') throw new StandingRuleRefusedError('forbidden', verdict.message);
+      if (verdict.refusal !== 'needs_people')
+        throw new StandingRuleRefusedError('forbidden', verdict.message);
       throw new StandingRuleRefusedError(
         'forbidden',
         `args: ${pattern.toolName} calls of ${pattern.requester}${Object.keys(pattern.args).length > 0 ? ' with these arguments' : ''} may be routed by ${routeLabel(route.rule)} to ${route.groups.join(', ')}, whose ${verdict.message}; narrow the rule with argument patterns that keep its calls off that route`,
@@ -183,7 +193,12 @@ export class StandingRulesService implements OnModuleInit {
         `fromCallId: request ${id} carries no trust suggestion (fewer than 5 approvals in a row); write the rule with tool and requester instead`,
       );
     const { requestId, callId, runId, toolName, requester } = approval.request;
-    return { tool: toolName, requester, args: this.pinned(approval.request), from: { requestId, callId, runId } };
+    return {
+      tool: toolName,
+      requester,
+      args: this.pinned(approval.request),
+      from: { requestId, callId, runId },
+    };
   }
 
   /**
