@@ -329,7 +329,14 @@ export class ApprovalsService implements BeforeApplicationShutdown {
       { ...ids, rev, groups: edit.route.groups, quorum: edit.route.quorum, editorCounts: checked.counts },
       'an edit routed the request anew',
     );
-    if (result.status === 'decided') return;
+    if (result.status === 'decided') {
+      // Settling announces it to the new groups; the inboxes of the groups it left drop it too.
+      this.followUp(
+        ids,
+        this.live.announce({ requestId: request.requestId, status: 'decided', groups: approval.groups }),
+      );
+      return;
+    }
     const notified = (async () => {
       await this.allowToRead(request, edit.route.groups, approval.expiresAt);
       await this.scheduler.showProgress({

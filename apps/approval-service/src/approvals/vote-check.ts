@@ -47,11 +47,15 @@ export class VoteCheck {
   async check(vote: VoteRequest, approval: StoredApproval, now = Date.now()): Promise<CheckedVote> {
     const shown = shownRevision(approval);
     const person: Decider = { kind: 'person', id: vote.approver, groups: vote.approverGroups };
-    if (approval.status === 'pending') {
+    const open = approval.status === 'pending';
+    if (open) {
       assertAllowed(person, revisionOf(approval));
       assertSeen(vote.seen, shown);
     }
-    const edit = vote.editedArgs && (await this.revise(approval, vote.editedArgs, shown.fingerprint, now));
+    const edit =
+      open && vote.editedArgs
+        ? await this.revise(approval, vote.editedArgs, shown.fingerprint, now)
+        : undefined;
     const counts = !edit || mayDecide(person, editedRevision(approval, edit.route)).allowed;
     return {
       requestId: vote.requestId,
