@@ -48,7 +48,10 @@ export class VoteRefusedError extends Error {
   }
 }
 
-/** Turns a script's negative reply into the error an approver is shown. */
+/**
+ * Turns a script's negative reply into the error an approver is shown. (NOT_IN_GROUP and SELF_APPROVAL come from
+ * mayDecide, not from a script: see decideRefusal.)
+ */
 export function voteRefusal(reply: (string | number)[], id: string): VoteRefusedError {
   const code = Number(reply[0]) as ErrorCode;
   switch (code) {
@@ -61,10 +64,6 @@ export function voteRefusal(reply: (string | number)[], id: string): VoteRefused
       if (decidedBy === 'no_route') return new VoteRefusedError(code, 'already decided: no approver route');
       return new VoteRefusedError(code, `already decided by ${approvers.split(',').join(', ') || decidedBy}`);
     }
-    case ErrorCode.NotInGroup:
-      return new VoteRefusedError(code, 'you are not an approver for this request');
-    case ErrorCode.SelfApproval:
-      return new VoteRefusedError(code, 'you cannot decide on your own request');
     case ErrorCode.AlreadyVoted:
       return new VoteRefusedError(code, 'you already voted on this request; it needs a different approver');
     case ErrorCode.TokenSpent:
