@@ -319,9 +319,10 @@ describe('approval service', () => {
         status: 403,
         json: { error: 'self_approval' },
       });
+      // Not routed to eve: the same answer as an unknown request (issue 24, finding 8b).
       expect(await decide(request.callId, 'eve', 'approve')).toMatchObject({
-        status: 403,
-        json: { error: 'unauthorized_approver' },
+        status: 404,
+        json: { error: 'unknown_call', message: `no approval request ${request.callId}` },
       });
       expect(await queues.decision(request.callId)).toBeUndefined();
       expect((await api('GET', `/approvals/${request.callId}`, 'bob')).json.status).toBe('pending');
@@ -524,9 +525,10 @@ describe('approval service', () => {
       const voted = await store().recordVote({
         requestId: request.requestId,
         approver: 'carol',
-        approverGroups: ['ops'],
         decision: 'approve',
         channel: 'api',
+        checked: { rev: 0, routeVersion: 0 },
+        counts: true,
       });
       expect(voted.status).toBe('decided');
       expect(await queues.decision(request.callId)).toBeUndefined();

@@ -208,12 +208,13 @@ describe('edits through the API', () => {
       status: 400,
       json: { message: expect.stringContaining('args: edited arguments come only with decision "approve"') },
     });
-    // alice asked for it: she may not edit it into an approval.
+    // alice asked for it: she may not edit it into an approval. She is in none of its groups, so to her it is not
+    // there at all: 404, like an unknown request (issue 24, finding 8b).
     const own = await system.api('POST', `/approvals/${call.callId}/decisions`, 'alice', {
       decision: 'approve',
       args: { service: 'payments', replicas: 1 },
     });
-    expect(own.status).toBe(403);
+    expect(own.status).toBe(404);
     // Nothing of that counted: no revision, no vote.
     const view = (await system.api<ApprovalView>('GET', `/approvals/${call.callId}`, 'carol')).json;
     expect(view.edited).toBeUndefined();
@@ -337,7 +338,8 @@ describe('manual-step notices through the API', () => {
     await system.waitForApproval('api-confirm');
     const done = (callId: string, as: string, body: object = {}) =>
       system.api<{ message?: string; next?: string }>('POST', `/approvals/${callId}/done`, as, body);
-    expect((await done('api-manual', 'alice')).status).toBe(403);
+    // alice asked for it and is in none of its groups: 404, like an unknown request (issue 24, finding 8b).
+    expect((await done('api-manual', 'alice')).status).toBe(404);
     expect(await done('api-confirm', 'bob')).toMatchObject({ status: 409, json: { error: 'not_a_notice' } });
     expect(await done('api-manual', 'bob', { note: 'x'.repeat(2_001) })).toMatchObject({ status: 400 });
     expect(await done('api-manual', 'bob', { note: 'done by hand' })).toMatchObject({ status: 200 });

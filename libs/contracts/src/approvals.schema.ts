@@ -143,6 +143,7 @@ export const AuditEventType = [
   'request.resubmitted', // a submission of the approvals API found the approval of the same call (not a new request)
   'request.notice',
   'request.escalated',
+  'request.rerouted', // an edit made a revision whose route has other groups or another quorum (both routes kept)
   'notification.sent',
   'notification.failed',
   'decision.recorded',
@@ -218,18 +219,29 @@ export const AuditVerificationSchema = z.object({
 });
 export type AuditVerification = z.infer<typeof AuditVerificationSchema>;
 
-/** `POST /approvals/:id/decisions` answer: decided now, or a vote counted towards a quorum. */
+/**
+ * `POST /approvals/:id/decisions` answer: decided now, a vote counted towards a quorum, or (`rerouted`) an edit that
+ * routed the request anew to groups the approver is not in: the edit stands as the revision they are asked about, and
+ * the approver's own vote did not count.
+ */
 export const DecisionResultSchema = z.object({
   callId: IdSchema,
   /** The request the vote was counted on (the path may have named it by its call ID). */
   requestId: IdSchema,
-  status: z.enum(['decided', 'vote_recorded']),
+  status: z.enum(['decided', 'vote_recorded', 'rerouted']),
   /** Set when decided. */
   decision: DecisionValueSchema.optional(),
   approvers: z.array(IdSchema).optional(),
   /** Set while a quorum is being gathered. */
   approvals: z.number().int().min(0).optional(),
   quorum: z.number().int().min(1).optional(),
+  /**
+   * Set when this vote's edit routed the request anew (the revision's groups or quorum differ): the route the revision
+   * has now, and who decides it.
+   */
+  route: z
+    .object({ rule: z.string(), why: z.string(), groups: z.array(IdSchema), quorum: z.number().int().min(1) })
+    .optional(),
   /** What happens next, in words for the approver ("The agent runs scale_service now …"). */
   next: z.string().optional(),
 });

@@ -43,6 +43,8 @@ const approval = (over: Partial<StoredApproval> = {}): StoredApproval => ({
   status: 'pending',
   groups: ['finance'],
   quorum: 2,
+  escalationGroups: [],
+  routeVersion: 0,
   channels: ['web'],
   createdAt: NOW,
   expiresAt: NOW + 29 * 60_000 + 40_000,

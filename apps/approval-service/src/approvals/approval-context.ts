@@ -1,7 +1,7 @@
 // What an approver is told about a request besides the call itself, in the order every channel shows it (inbox, Slack,
 // email, the email confirmation page): the runbook step it comes from, what the run is for, what the model said, what the tool does, its preview, why
 // the request came to them, who has voted and how long is left. One list, so the channels cannot drift apart.
-import type { StoredApproval, VoteResult } from './approval-store';
+import type { RevisionRoute, StoredApproval, VoteResult } from './approval-store';
 
 export interface ContextLine {
   /** Short label: "Run for", "Preview", ... */
@@ -34,6 +34,15 @@ export function contextLines(a: Shown, now = Date.now()): ContextLine[] {
     lines.push({ label: 'Expires', text: expiresInWords(a.expiresAt, now) });
   }
   return lines;
+}
+
+/**
+ * How an edit came about, after "Edited by <who>": " before approving" when the editor's approval counts, or " (not
+ * an approval)" when the edit routed the call to groups the editor is not in.
+ */
+export function editedHow(a: Pick<StoredApproval, 'edited' | 'votes'>): string {
+  const counted = a.votes.some((v) => v.approver === a.edited?.by && v.edited);
+  return counted ? ' before approving' : ' (not an approval)';
 }
 
 /** "none yet (needs 2)", "1 of 2: dave approved", "carol approved". */
@@ -70,21 +79,30 @@ function routeName(rule: string): string {
 
 /** What happens after a vote, in words for the approver who cast it (every channel says the same). */
 export function nextStep(
-  result: VoteResult,
+  result: VoteResult & { rerouted?: RevisionRoute },
   toolName: string,
   vote: { decision: 'approve' | 'deny'; reason?: string; edited?: boolean },
 ): string {
+  const moved = result.rerouted ? `${routedAnew(result.rerouted)} ` : '';
+  if (result.status === 'rerouted')
+    return `${moved}You are not one of its approvers, so your approval does not count. They are asked now; nothing runs until they approve the edited call.`;
   if (result.status === 'vote_recorded') {
     const left = result.quorum - result.approvals;
     const more = `${left} more approver${left === 1 ? '' : 's'}`;
     return result.editedNow
-      ? `Your edit and approval are counted (1 of ${result.quorum}). The other approvers are asked about the edited call; it runs once ${more} approve${left === 1 ? 's' : ''} it.`
+      ? `${moved}Your edit and approval are counted (1 of ${result.quorum}). The other approvers are asked about the edited call; it runs once ${more} approve${left === 1 ? 's' : ''} it.`
       : `Counted (${result.approvals} of ${result.quorum}). The call runs once ${more} approve${left === 1 ? 's' : ''} it.`;
   }
   if (result.outcome.decision === 'deny')
     return `Denied. The agent is told${vote.reason ? ', with your reason,' : ''} and does not run ${toolName}; it may try something else.`;
   const edited = result.outcome.args ? ' with the edited arguments' : '';
-  return `Approved. The agent runs ${toolName}${edited} now, once; its result shows in History.`;
+  return `${moved}Approved. The agent runs ${toolName}${edited} now, once; its result shows in History.`;
+}
+
+/** "Your edit routed the call anew: rule “payments need two approvers” sends it to finance (2 approvers)." */
+export function routedAnew(route: Pick<RevisionRoute, 'rule' | 'groups' | 'quorum'>): string {
+  const approvers = route.quorum > 1 ? ` (${route.quorum} approvers)` : '';
+  return `Your edit routed the call anew: ${routeName(route.rule)} sends it to ${route.groups.join(', ')}${approvers}.`;
 }
 
 type Settled = Pick<StoredApproval, 'outcome' | 'request' | 'status'> &

@@ -1,4 +1,6 @@
-// Every way a vote can be refused: the Lua scripts' negative codes, mapped to typed errors in one place.
+// Every way a vote can be refused: the Lua scripts' negative codes and the refusals of mayDecide (deciders.ts), mapped
+// to typed errors in one place.
+import type { Refusal } from './deciders';
 
 export enum ErrorCode {
   NotFound = -1,
@@ -12,6 +14,7 @@ export enum ErrorCode {
   Notice = -9,
   Edited = -10,
   NotANotice = -11,
+  RouteChanged = -12,
 }
 
 /** The audit `reason` of a refused vote. */
@@ -27,6 +30,7 @@ export const REJECTION_REASON: Record<ErrorCode, string> = {
   [ErrorCode.Notice]: 'manual_step_notice',
   [ErrorCode.Edited]: 'arguments_edited',
   [ErrorCode.NotANotice]: 'not_a_notice',
+  [ErrorCode.RouteChanged]: 'route_changed',
 };
 
 /** A vote that was refused; `message` is safe to show to the approver. */
@@ -44,7 +48,10 @@ export class VoteRefusedError extends Error {
   }
 }
 
-/** Turns a script's negative reply into the error an approver is shown. */
+/**
+ * Turns a script's negative reply into the error an approver is shown. (NOT_IN_GROUP and SELF_APPROVAL come from
+ * mayDecide, not from a script: see decideRefusal.)
+ */
 export function voteRefusal(reply: (string | number)[], id: string): VoteRefusedError {
   const code = Number(reply[0]) as ErrorCode;
   switch (code) {
@@ -57,10 +64,6 @@ export function voteRefusal(reply: (string | number)[], id: string): VoteRefused
       if (decidedBy === 'no_route') return new VoteRefusedError(code, 'already decided: no approver route');
       return new VoteRefusedError(code, `already decided by ${approvers.split(',').join(', ') || decidedBy}`);
     }
-    case ErrorCode.NotInGroup:
-      return new VoteRefusedError(code, 'you are not an approver for this request');
-    case ErrorCode.SelfApproval:
-      return new VoteRefusedError(code, 'you cannot decide on your own request');
     case ErrorCode.AlreadyVoted:
       return new VoteRefusedError(code, 'you already voted on this request; it needs a different approver');
     case ErrorCode.TokenSpent:
@@ -76,9 +79,25 @@ export function voteRefusal(reply: (string | number)[], id: string): VoteRefused
         code,
         'an approver edited the arguments since you looked; look again and decide on the edited call',
       );
+    case ErrorCode.RouteChanged:
+      return new VoteRefusedError(
+        code,
+        'the request was routed anew or escalated while your vote was checked; look again and decide again',
+      );
     default:
       throw new Error(`unexpected reply from record-vote: ${JSON.stringify(reply)}`);
   }
+}
+
+/** The error a person is shown when mayDecide refuses them (a standing rule's refusals are the rule-writer's). */
+export function decideRefusal(refusal: Refusal, message: string): VoteRefusedError {
+  const code = {
+    self_approval: ErrorCode.SelfApproval,
+    not_in_group: ErrorCode.NotInGroup,
+    already_voted: ErrorCode.AlreadyVoted,
+  }[refusal as 'self_approval' | 'not_in_group' | 'already_voted'];
+  if (code === undefined) throw new Error(`a person is never refused as "${refusal}"`);
+  return new VoteRefusedError(code, message);
 }
 
 /** Turns complete-notice's negative reply into the error the approver is shown. */

@@ -92,7 +92,6 @@ type CreateRequestArgs = {
 };
 type RecordVoteArgs = {
   approver: string;
-  approverGroups: string;
   decision: DecisionValue;
   reason: string;
   channel: VoteChannel;
@@ -102,13 +101,20 @@ type RecordVoteArgs = {
   spendToken: boolean;
   retentionMs: number;
   publishCheckMs: number;
-  seenRev?: number;
-  seenFingerprint?: string;
-  edit?: { argsJson: string; fingerprint: string; atIso: string };
+  checkedRev: number;
+  checkedRoute: number;
+  counts: boolean;
+  edit?: {
+    argsJson: string;
+    fingerprint: string;
+    atIso: string;
+    rule: string;
+    why: string;
+    reroute?: { groups: string; quorum: number; escalationGroups: string; escalateAt?: number };
+  };
 };
 type CompleteNoticeArgs = {
   approver: string;
-  approverGroups: string;
   note: string;
   now: number;
   nowIso: string;
@@ -163,8 +169,13 @@ export interface Edit {
 export interface StoredApproval {
   request: ApprovalRequest;
   status: ApprovalStatus;
+  /** The groups of the current revision's route; the escalation groups are among them once it escalated. */
   groups: string[];
   quorum: number;
+  /** Who is added when the request escalates (the current revision's route's escalation). */
+  escalationGroups: string[];
+  /** Counts every change of the route (a revision routed anew, an escalation): a vote checked before one is refused. */
+  routeVersion: number;
   channels: string[];
   createdAt: number;
   expiresAt: number;
@@ -179,7 +190,7 @@ export interface StoredApproval {
   slackMessages: { channel: string; ts: string }[];
   /** Approvers the request was emailed to: an expiry is emailed to them, and only them. */
   emailed: string[];
-  /** The routing rule that sent it to its groups, and why it matched. */
+  /** The routing rule that sent its current revision to its groups, and why it matched. */
   route?: { rule: string; why: string };
   /** What the tool does, from the tool catalog; filled in when read for showing (see ApprovalsService.describe). */
   tool?: ToolCatalogEntry;
@@ -203,10 +214,22 @@ export interface NewApproval {
   refusal?: { decidedBy: DecidedBy; reason: string; at: string };
 }
 
-export interface VoteInput {
+/** The route a revision of edited arguments gets (from routeRequest), as the store writes it. */
+export interface RevisionRoute {
+  rule: string;
+  why: string;
+  groups: string[];
+  quorum: number;
+  escalation?: { at: number; groups: string[] };
+}
+
+/**
+ * A vote the caller checked (mayDecide in deciders.ts) against the revision and route `checked` names; the store
+ * writes it only if both are still current, in the same step.
+ */
+export interface CheckedVote {
   requestId: string;
   approver: string;
-  approverGroups: string[];
   decision: DecisionValue;
   reason?: string;
   channel: VoteChannel;
@@ -214,10 +237,15 @@ export interface VoteInput {
   attempt?: number;
   /** The ID of a single-use link token spent by this vote (its decoded MAC: one token, however spelled). */
   singleUseToken?: string;
-  /** What the approver was shown: refused when the arguments were edited since (Slack, email: rev; inbox, API: fingerprint). */
-  seen?: { rev?: number; fingerprint?: string };
-  /** Approve only: the arguments as the approver edited them (validated against the tool's schema by the caller). */
-  edit?: { args: Record<string, unknown>; fingerprint: string };
+  /** The revision (rev) and route version the check was made on. */
+  checked: { rev: number; routeVersion: number };
+  /**
+   * Approve only: arguments the approver edited into a new revision (validated by the caller), with the route that
+   * revision gets; `rerouted` when its groups or quorum differ from the request's (then they replace them).
+   */
+  edit?: { args: Record<string, unknown>; fingerprint: string; route: RevisionRoute; rerouted: boolean };
+  /** False: the edit is written, but this vote does not count (the editor may not decide the revision's new route). */
+  counts: boolean;
 }
 
 export type VoteResult =
@@ -232,7 +260,9 @@ export type VoteResult =
       rev: number;
       /** This vote edited the arguments (and so started revision `rev`). */
       editedNow: boolean;
-    };
+    }
+  /** The edit made revision `rev`, routed anew; the vote itself was not counted (CheckedVote.counts false). */
+  | { status: 'rerouted'; callId: string; rev: number };
 
 /** `notDueFor`: the timer ran early and was moved back to the expiry. */
 export type ExpireResult =
@@ -325,8 +355,11 @@ export class ApprovalStore {
     return { created: false, trustCount: 0, status: String(reply[1]) };
   }
 
-  /** Records a vote; throws VoteRefusedError when the approver may not vote or the request is settled. */
-  async recordVote(vote: VoteInput, now = Date.now()): Promise<VoteResult> {
+  /**
+   * Records a vote checked against `vote.checked`; throws VoteRefusedError when the request is settled, gone, or moved
+   * on since the check (edited, routed anew, escalated), when the approver voted already, or a link was used.
+   */
+  async recordVote(vote: CheckedVote, now = Date.now()): Promise<VoteResult> {
     const shard = this.keys.shardOf(vote.requestId);
     const onceKey = vote.singleUseToken
       ? shard.usedToken(createHash('sha256').update(vote.singleUseToken).digest('hex'))
@@ -334,28 +367,7 @@ export class ApprovalStore {
     const reply = (await SCRIPTS.recordVote.run(
       this.redis,
       [shard.request(vote.requestId), shard.pending, shard.decided, onceKey, shard.timers],
-      [
-        encodeScriptArgs<RecordVoteArgs>({
-          approver: vote.approver,
-          approverGroups: vote.approverGroups.join(','),
-          decision: vote.decision,
-          reason: vote.reason ?? '',
-          channel: vote.channel,
-          now,
-          nowIso: new Date(now).toISOString(),
-          attempt: vote.attempt,
-          spendToken: Boolean(vote.singleUseToken),
-          retentionMs: this.retentionMs,
-          publishCheckMs: this.publishCheckMs,
-          seenRev: vote.seen?.rev,
-          seenFingerprint: vote.seen?.fingerprint,
-          edit: vote.edit && {
-            argsJson: JSON.stringify(vote.edit.args),
-            fingerprint: vote.edit.fingerprint,
-            atIso: new Date(now).toISOString(),
-          },
-        }),
-      ],
+      [encodeScriptArgs<RecordVoteArgs>(recordVoteArgs(vote, now, this.retentionMs, this.publishCheckMs))],
     )) as (string | number)[];
     if (reply[0] === 1) {
       const outcome: Outcome = {
@@ -379,6 +391,7 @@ export class ApprovalStore {
         rev: Number(reply[3] ?? 0),
         editedNow: Number(reply[4] ?? 0) === 1,
       };
+    if (reply[0] === 3) return { status: 'rerouted', rev: Number(reply[1]), callId: String(reply[2]) };
     throw voteRefusal(reply, vote.requestId);
   }
 
@@ -613,7 +626,7 @@ export class ApprovalStore {
 
   /** Marks a notice done (see complete-notice-4.lua); throws VoteRefusedError when it cannot be. */
   async completeNotice(
-    done: { requestId: string; approver: string; approverGroups: string[]; note?: string },
+    done: { requestId: string; approver: string; note?: string },
     now = Date.now(),
   ): Promise<{ request: ApprovalRequest; doneAt: string }> {
     const shard = this.keys.shardOf(done.requestId);
@@ -624,7 +637,6 @@ export class ApprovalStore {
       [
         encodeScriptArgs<CompleteNoticeArgs>({
           approver: done.approver,
-          approverGroups: done.approverGroups.join(','),
           note: done.note ?? '',
           now,
           nowIso,
@@ -709,6 +721,47 @@ function byScoreThenId(
 
 const deliveryField = (ref: DeliveryRef) => `delivery:${ref.key}`;
 
+/** The encoded argument of record-vote-5.lua for a checked vote. */
+function recordVoteArgs(
+  vote: CheckedVote,
+  now: number,
+  retentionMs: number,
+  publishCheckMs: number,
+): RecordVoteArgs {
+  const { edit } = vote;
+  const escalation = edit?.route.escalation;
+  return {
+    approver: vote.approver,
+    decision: vote.decision,
+    reason: vote.reason ?? '',
+    channel: vote.channel,
+    now,
+    nowIso: new Date(now).toISOString(),
+    attempt: vote.attempt,
+    spendToken: Boolean(vote.singleUseToken),
+    retentionMs,
+    publishCheckMs,
+    checkedRev: vote.checked.rev,
+    checkedRoute: vote.checked.routeVersion,
+    counts: vote.counts,
+    edit: edit && {
+      argsJson: JSON.stringify(edit.args),
+      fingerprint: edit.fingerprint,
+      atIso: new Date(now).toISOString(),
+      rule: edit.route.rule,
+      why: edit.route.why,
+      reroute: edit.rerouted
+        ? {
+            groups: edit.route.groups.join(','),
+            quorum: edit.route.quorum,
+            escalationGroups: escalation?.groups.join(',') ?? '',
+            escalateAt: escalation?.at,
+          }
+        : undefined,
+    },
+  };
+}
+
 function parseRequest(json: unknown): ApprovalRequest {
   return ApprovalRequestSchema.parse(JSON.parse(String(json)));
 }
@@ -742,6 +795,8 @@ export function parseStored(hash: Record<string, string>): StoredApproval | unde
     status: hash.status as ApprovalStatus,
     groups: hash.groups ? hash.groups.split(',') : [],
     quorum: Number(hash.quorum),
+    escalationGroups: hash.escalationGroups ? hash.escalationGroups.split(',') : [],
+    routeVersion: Number(hash.routeVersion ?? 0),
     channels: hash.channels ? hash.channels.split(',') : [],
     createdAt: Number(hash.createdAt),
     expiresAt: Number(hash.expiresAt),

@@ -34,7 +34,8 @@ import { ApprovalRoute } from '../config/rate-limits';
 import { nextStep } from './approval-context';
 import { AmbiguousCallIdError } from './approval-errors';
 import { toView, type StoredApproval } from './approval-store';
-import { ApprovalsService, type Resolution } from './approvals.service';
+import { ApprovalsService, type Caller, type Resolution } from './approvals.service';
+import { maySee } from './deciders';
 import { VoteRefusedFilter } from './vote-refused.filter';
 
 @Controller('approvals')
@@ -46,7 +47,7 @@ export class ApprovalsController {
   ) {}
 
   /**
-   * One page of the requests routed to the caller's groups: each list in score order (pending by creation,
+   * One page of the requests the caller may see (maySee: routed to their groups, or decided by them): each list in score order (pending by creation,
    * decided and expired by settling), the lists in APPROVAL_LIST_ORDER when no status is asked for. `limit`
    * bounds what is read; entries of other groups are left out after reading, so a page may hold fewer (even
    * none) while a `Link: <…>; rel="next"` header says more follow.
@@ -63,7 +64,8 @@ export class ApprovalsController {
       after: query.cursor,
     });
     if (page.next) res.setHeader('Link', `<${nextPageUrl(query, page.next)}>; rel="next"`);
-    const visible = page.approvals.filter((a) => this.visibleTo(a, approver));
+    const caller = this.caller(approver);
+    const visible = page.approvals.filter((a) => maySee(caller, a));
     return (await this.approvals.describe(visible)).map(toView);
   }
 
@@ -73,17 +75,19 @@ export class ApprovalsController {
     @Param('id', new ZodValidationPipe(IdSchema, 'id')) id: string,
     @CurrentPrincipal() approver: Principal,
   ): Promise<ApprovalView> {
-    const approval = named(id, await this.approvals.resolve(id, (a) => this.visibleTo(a, approver)));
-    if (!approval || !this.visibleTo(approval, approver))
-      throw new NotFoundException(`no approval request ${id}`);
+    const caller = this.caller(approver);
+    const approval = named(id, await this.approvals.resolve(id, (a) => maySee(caller, a)));
+    if (!approval || !maySee(caller, approval)) throw new NotFoundException(`no approval request ${id}`);
     await this.approvals.describe([approval]);
     return toView(approval);
   }
 
   /**
-   * 200 when this vote decided the request, 202 when it was counted towards a quorum. `args` (approve only): the
-   * arguments as the approver edited them, checked against the tool's schema (400 naming the field); `fingerprint`:
-   * what the approver was shown (409 when the arguments were edited since).
+   * 200 when this vote decided the request, 202 when it was counted towards a quorum, or when its edit routed the
+   * request anew to groups the approver is not in (`rerouted`: the edit stands, the vote does not count). `args`
+   * (approve only): the arguments as the approver edited them, checked against the tool's schema (400 naming the
+   * field) and routed like a new request (400 when no route takes them); `fingerprint`: what the approver was shown
+   * (409 when the arguments were edited since). A request not routed to the caller answers 404, like an unknown one.
    */
   @Post(':id/decisions')
   @HttpCode(200)
@@ -104,33 +108,33 @@ export class ApprovalsController {
       ...(body.args ? { editedArgs: body.args } : {}),
       ...(body.fingerprint ? { seen: { fingerprint: body.fingerprint } } : {}),
     };
-    const { requestId, result } = await this.approvals
-      .voteOn(id, vote, (a) => this.visibleTo(a, approver))
-      .catch((error: unknown) => {
-        if (error instanceof AmbiguousCallIdError) throw new ConflictException(error.message);
-        throw error;
-      });
+    const { requestId, result } = await this.approvals.voteOn(id, vote).catch((error: unknown) => {
+      if (error instanceof AmbiguousCallIdError) throw new ConflictException(error.message);
+      throw error;
+    });
     const { callId } = result;
     const toolName = result.status === 'decided' ? result.request.toolName : 'the call';
     const next = nextStep(result, toolName, { decision: body.decision, reason: body.reason });
+    const route = result.rerouted && {
+      rule: result.rerouted.rule,
+      why: result.rerouted.why,
+      groups: result.rerouted.groups,
+      quorum: result.rerouted.quorum,
+    };
+    const shared = { callId, requestId, ...(route ? { route } : {}), next };
+    if (result.status === 'rerouted') {
+      res.status(202);
+      return { ...shared, status: 'rerouted', approvals: 0, quorum: route!.quorum };
+    }
     if (result.status === 'vote_recorded') {
       res.status(202);
-      return {
-        callId,
-        requestId,
-        status: 'vote_recorded',
-        approvals: result.approvals,
-        quorum: result.quorum,
-        next,
-      };
+      return { ...shared, status: 'vote_recorded', approvals: result.approvals, quorum: result.quorum };
     }
     return {
-      callId,
-      requestId,
+      ...shared,
       status: 'decided',
       decision: result.outcome.decision,
       approvers: result.outcome.approvers,
-      next,
     };
   }
 
@@ -147,15 +151,18 @@ export class ApprovalsController {
     @CurrentPrincipal() approver: Principal,
     @Req() req: Request,
   ): Promise<{ callId: string; requestId: string; status: 'done'; next: string }> {
-    // Unknown: the store refuses it (404) like any unknown request.
-    const notice = named(id, await this.approvals.resolve(id, (a) => this.visibleTo(a, approver)));
-    const { request } = await this.approvals.completeNotice({
-      requestId: notice?.request.requestId ?? id,
-      approver: approver.id,
-      approverGroups: this.directory.groupsOf(approver.id),
-      note: body.note?.trim() || undefined,
-      channel: channelOf(req),
-    });
+    // Unknown, or not routed to the caller: 404, the same answer.
+    const { request } = await this.approvals
+      .completeNoticeOn(id, {
+        approver: approver.id,
+        approverGroups: this.directory.groupsOf(approver.id),
+        note: body.note?.trim() || undefined,
+        channel: channelOf(req),
+      })
+      .catch((error: unknown) => {
+        if (error instanceof AmbiguousCallIdError) throw new ConflictException(error.message);
+        throw error;
+      });
     return {
       callId: request.callId,
       requestId: request.requestId,
@@ -164,9 +171,8 @@ export class ApprovalsController {
     };
   }
 
-  private visibleTo(approval: StoredApproval, approver: Principal): boolean {
-    const mine = this.directory.groupsOf(approver.id);
-    return approval.groups.some((g) => mine.includes(g));
+  private caller(principal: Principal): Caller {
+    return { id: principal.id, groups: this.directory.groupsOf(principal.id) };
   }
 }
 

@@ -12,19 +12,24 @@ import { LOGGER } from '../core/tokens';
 import { LiveUpdates } from '../live/live-updates';
 import { NotificationScheduler } from '../notifications/notification-scheduler';
 import { argumentsMatch, routeRequest, type Route } from '../routing/route-request';
-import { AmbiguousCallIdError, ErrorCode, VoteRefusedError } from './approval-errors';
-import { EditedArgsCheck, InvalidEditError } from './edited-args';
+import { AmbiguousCallIdError, decideRefusal, ErrorCode, VoteRefusedError } from './approval-errors';
+import { InvalidEditError } from './edited-args';
 import { ruleReason, StandingRuleStore, type StoredRule } from './standing-rule-store';
 import {
   ApprovalStore,
   type ApprovalPage,
+  type CheckedVote,
   type ListOptions,
   type Outcome,
+  type RevisionRoute,
   type StoredApproval,
-  type VoteInput,
   type VoteResult,
 } from './approval-store';
 import { DecisionPublisher } from './decision-publisher';
+import { mayDecide, maySee, revisionOf, type Decider } from './deciders';
+import { VoteCheck, type VoteRequest } from './vote-check';
+
+export type { VoteRequest } from './vote-check';
 
 export const NO_ROUTE_REASON = 'no approver route';
 export const EXPIRED_REASON = 'expired';
@@ -43,8 +48,14 @@ export class RequestRejectedError extends Error {
  */
 export type TimerOutcome = 'done' | 'kept';
 
-/** A vote as a channel hands it in: with the arguments as the approver edited them, if they did. */
-export type VoteRequest = Omit<VoteInput, 'edit'> & { editedArgs?: Record<string, unknown> };
+/** A vote's result; `rerouted`: the route its edit gave the request (when its groups or quorum changed). */
+export type VoteOutcome = VoteResult & { rerouted?: RevisionRoute };
+
+/** A principal as the rules see them: their ID and the groups the principal directory gives them. */
+export interface Caller {
+  id: string;
+  groups: readonly string[];
+}
 
 /** A settled request for the history view, with what became of its call (when the worker reported it). */
 export interface HistoryEntry {
@@ -90,9 +101,18 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     private readonly tools: ToolCatalog,
     private readonly results: DecidedCallResults,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  ) {
+    this.votes = new VoteCheck((request) => this.route(request), tools);
+  }
 
-  private readonly editCheck = new EditedArgsCheck();
+  private readonly votes: VoteCheck;
+
+  /** The route of a request (or of a revision: the request with its edited arguments), from the routing config. */
+  private route(request: ApprovalRequest): Route | undefined {
+    return routeRequest(request, this.config.approvals, {
+      expiresInMs: this.config.env.APPROVAL_DEFAULT_EXPIRY,
+    });
+  }
 
   /** Takes a request off the queue. Safe to call again with the same message (redelivery). */
   async receive(request: ApprovalRequest): Promise<void> {
@@ -112,9 +132,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
       throw new RequestRejectedError(`fingerprint does not match toolName and args (expected ${shown})`);
     }
     const now = Date.now();
-    const route = routeRequest(request, this.config.approvals, {
-      expiresInMs: this.config.env.APPROVAL_DEFAULT_EXPIRY,
-    });
+    const route = this.route(request);
     const isNotice = request.reason === 'manual_step';
 
     if (!route && !isNotice) return this.refuseUnroutable(request, now);
@@ -189,85 +207,154 @@ export class ApprovalsService implements BeforeApplicationShutdown {
   }
 
   /**
-   * Records one approver's vote; publishes the decision when it settles the request.
-   * Throws VoteRefusedError (audited) when the approver may not vote or the request is already settled.
+   * Records one approver's vote on the request as the caller read it (`known`; read here when not given), and
+   * publishes the decision when it settles the request. Throws VoteRefusedError (audited) when the approver may not
+   * decide it, it is settled, or it moved on since it was read; InvalidEditError (audited) for refused edited arguments.
    */
-  async vote(request: VoteRequest, { uncountedIfUnknown = false } = {}): Promise<VoteResult> {
-    const { editedArgs, ...rest } = request;
-    const { requestId } = rest;
-    let input: VoteInput = rest;
-    let original: ApprovalRequest | undefined;
+  async vote(request: VoteRequest, known?: StoredApproval): Promise<VoteOutcome> {
+    const approval = known ?? (await this.store.get(request.requestId));
+    if (!approval) throw this.unknown(request.requestId);
+    let checked: CheckedVote;
     let result: VoteResult;
     try {
-      if (editedArgs) {
-        original = await this.checkEdit(requestId, editedArgs);
-        input = {
-          ...rest,
-          edit: { args: editedArgs, fingerprint: fingerprint(original.toolName, editedArgs) },
-        };
-      }
-      result = await this.store.recordVote(input);
+      checked = await this.votes.check(request, approval);
+      result = await this.store.recordVote(checked);
     } catch (error) {
-      if (error instanceof InvalidEditError) {
-        await this.reject({
-          reason: 'invalid_edit',
-          channel: input.channel,
-          actor: input.approver,
-          callId: original?.callId,
-          runId: original?.runId,
-          detail: { message: error.message, requestId },
-        });
-        throw error;
-      }
-      // An unknown request is a probe or a race with intake, not a refused decision: counted, not audited.
-      if (error instanceof VoteRefusedError && error.code === ErrorCode.NotFound) {
-        if (!uncountedIfUnknown) this.metrics.votesRejected.inc({ reason: error.reason });
-      } else if (error instanceof VoteRefusedError) {
-        const refused = (await this.store.get(requestId))?.request;
-        await this.reject({
-          reason: error.reason,
-          channel: input.channel,
-          actor: input.approver,
-          callId: refused?.callId,
-          runId: refused?.runId,
-          detail: { decision: input.decision, message: error.message, requestId },
-        });
-      }
+      await this.refused(error, request, approval);
       throw error;
     }
+    const rerouted = checked.edit?.rerouted ? checked.edit.route : undefined;
+    if (rerouted) await this.reroute(approval, checked, result);
+    if (result.status !== 'rerouted') this.auditVote(approval, checked, result);
+    if (result.status === 'decided') {
+      // Trust counts what people decided; it never holds up (or fails) the decision itself.
+      this.followUp(idsOf(approval), this.store.countTrust(result.request, result.outcome));
+      await this.settle(result.request, result.outcome, result.channels);
+    } else if (!rerouted) {
+      this.followUp(idsOf(approval), this.live.announce({ requestId: request.requestId, status: 'pending' }));
+      // The other approvers see the progress, and are asked again about edited arguments.
+      if (result.status === 'vote_recorded')
+        this.followUp(idsOf(approval), this.showProgress(checked, result));
+    }
+    return { ...result, ...(rerouted ? { rerouted } : {}) };
+  }
+
+  /** An unknown request is a probe or a race with intake, not a refused decision: counted, not audited. */
+  private unknown(requestId: string): VoteRefusedError {
+    const error = new VoteRefusedError(ErrorCode.NotFound, `no approval request ${requestId}`);
+    this.metrics.votesRejected.inc({ reason: error.reason });
+    return error;
+  }
+
+  /** Audits a refused vote of a known request. */
+  private async refused(error: unknown, vote: VoteRequest, approval: StoredApproval): Promise<void> {
+    if (!(error instanceof VoteRefusedError || error instanceof InvalidEditError)) return;
+    await this.reject({
+      reason: error.reason,
+      channel: vote.channel,
+      actor: vote.approver,
+      callId: approval.request.callId,
+      runId: approval.request.runId,
+      detail: {
+        decision: vote.decision,
+        message: error.message,
+        requestId: approval.request.requestId,
+        ...(vote.editedArgs ? { editedArgs: vote.editedArgs } : {}),
+      },
+    });
+  }
+
+  private auditVote(
+    approval: StoredApproval,
+    checked: CheckedVote,
+    result: Exclude<VoteResult, { status: 'rerouted' }>,
+  ): void {
+    const { edit } = checked;
     this.audit.record({
       type: 'decision.recorded',
       callId: result.callId,
       runId: result.status === 'decided' ? result.request.runId : undefined,
-      actor: input.approver,
+      actor: checked.approver,
       detail: {
-        decision: input.decision,
-        channel: input.channel,
-        reason: input.reason ?? null,
+        decision: checked.decision,
+        channel: checked.channel,
+        reason: checked.reason ?? null,
         settled: result.status === 'decided',
-        requestId,
-        // An edit keeps both: what the agent asked for and what the approver changed it to.
-        ...(input.edit && original
-          ? { editedArgs: input.edit.args, requestedArgs: original.args, fingerprint: input.edit.fingerprint }
+        requestId: checked.requestId,
+        // An edit keeps both: what the agent asked for and what the approver changed it to, and the route it got.
+        ...(edit
+          ? {
+              editedArgs: edit.args,
+              requestedArgs: approval.request.args,
+              fingerprint: edit.fingerprint,
+              route: routeShown(edit.route),
+            }
           : {}),
       },
     });
-    if (result.status === 'vote_recorded') {
-      this.followUp(
-        { callId: result.callId, requestId },
-        this.live.announce({ requestId, status: 'pending' }),
-      );
-      // The other approvers see the progress, and are asked again about edited arguments.
-      this.followUp({ callId: result.callId, requestId }, this.showProgress(input, result));
-      return result;
-    }
-    // Trust counts what people decided; it never holds up (or fails) the decision itself.
-    this.followUp(
-      { callId: result.callId, requestId },
-      this.store.countTrust(result.request, result.outcome),
+  }
+
+  /**
+   * An edit routed the request anew (its revision's groups or quorum differ): audited with both routes; the new
+   * groups may read the run and are asked, as for a new request; open inboxes of the old and the new groups refresh.
+   * A failure to notify is logged, not thrown: the revision stands (the inbox and API show it), and it expires into a
+   * denial if nobody decides.
+   */
+  private async reroute(approval: StoredApproval, checked: CheckedVote, result: VoteResult): Promise<void> {
+    const edit = checked.edit!;
+    const { request } = approval;
+    const ids = idsOf(approval);
+    const rev = result.status === 'decided' ? (approval.edited?.rev ?? 0) + 1 : result.rev;
+    await this.audit.append({
+      type: 'request.rerouted',
+      callId: request.callId,
+      runId: request.runId,
+      actor: checked.approver,
+      detail: {
+        requestId: request.requestId,
+        rev,
+        fingerprint: edit.fingerprint,
+        editedArgs: edit.args,
+        requestedArgs: request.args,
+        from: {
+          ...(approval.route ?? { rule: null, why: null }),
+          groups: approval.groups,
+          quorum: approval.quorum,
+        },
+        to: routeShown(edit.route),
+        editorCounts: checked.counts,
+      },
+    });
+    this.logger.info(
+      { ...ids, rev, groups: edit.route.groups, quorum: edit.route.quorum, editorCounts: checked.counts },
+      'an edit routed the request anew',
     );
-    await this.settle(result.request, result.outcome, result.channels);
-    return result;
+    if (result.status === 'decided') {
+      // Settling announces it to the new groups; the inboxes of the groups it left drop it too.
+      this.followUp(
+        ids,
+        this.live.announce({ requestId: request.requestId, status: 'decided', groups: approval.groups }),
+      );
+      return;
+    }
+    const notified = (async () => {
+      await this.allowToRead(request, edit.route.groups, approval.expiresAt);
+      await this.scheduler.showProgress({
+        requestId: request.requestId,
+        callId: request.callId,
+        attempt: request.attempt,
+        requester: request.requester,
+        groups: edit.route.groups,
+        channels: approval.channels,
+        rev,
+        editedBy: checked.approver,
+        routedFrom: approval.groups,
+      });
+      await this.live.announce({ requestId: request.requestId, status: 'pending', groups: approval.groups });
+    })();
+    await notified.catch((error: unknown) =>
+      this.logger.error({ ...ids, err: error }, 'the groups of a request routed anew were not all told'),
+    );
   }
 
   /**
@@ -370,59 +457,52 @@ export class ApprovalsService implements BeforeApplicationShutdown {
   }
 
   private async showProgress(
-    input: VoteInput,
+    vote: CheckedVote,
     result: Extract<VoteResult, { status: 'vote_recorded' }>,
   ): Promise<void> {
-    const stored = await this.store.get(input.requestId);
+    const stored = await this.store.get(vote.requestId);
     if (!stored || stored.status !== 'pending') return;
     await this.scheduler.showProgress({
-      requestId: input.requestId,
+      requestId: vote.requestId,
       callId: stored.request.callId,
       attempt: stored.request.attempt,
       requester: stored.request.requester,
       groups: stored.groups,
       channels: stored.channels,
       rev: result.rev,
-      editedBy: result.editedNow ? input.approver : undefined,
+      editedBy: result.editedNow ? vote.approver : undefined,
     });
   }
 
   /**
-   * An edit must fit the tool's argument schema (from the tool catalog) before the other approvers see it; the worker
-   * checks it again before anything runs. Returns the request as the agent asked it.
+   * A person did the manual step of a notice (`known`: the notice as the caller read it): the notice is settled, and
+   * the run's worker is told (signed), so the model hears of it at its next turn. Throws VoteRefusedError when the
+   * approver may not (mayDecide), or it is not open.
    */
-  private async checkEdit(requestId: string, args: Record<string, unknown>): Promise<ApprovalRequest> {
-    const stored = await this.store.get(requestId);
-    if (!stored) throw new VoteRefusedError(ErrorCode.NotFound, `no approval request ${requestId}`);
-    const hash = stored.request.toolDefinitionHash;
-    const tool = (await this.tools.get([hash])).get(hash);
-    this.editCheck.assertValid(hash, tool, args);
-    return stored.request;
-  }
-
-  /**
-   * A person did the manual step of a notice: the notice is settled, and the run's worker is told (signed), so the
-   * model hears of it at its next turn. Throws VoteRefusedError when the approver may not, or it is not open.
-   */
-  async completeNotice(done: {
-    requestId: string;
-    approver: string;
-    approverGroups: string[];
-    note?: string;
-    channel: string;
-  }): Promise<{ request: ApprovalRequest }> {
+  async completeNotice(
+    done: { requestId: string; approver: string; approverGroups: string[]; note?: string; channel: string },
+    known?: StoredApproval,
+  ): Promise<{ request: ApprovalRequest }> {
+    const notice = known ?? (await this.store.get(done.requestId));
+    if (!notice) throw this.unknown(done.requestId);
     let completed: { request: ApprovalRequest; doneAt: string };
     try {
+      if (notice.status === 'notice') {
+        const verdict = mayDecide(
+          { kind: 'person', id: done.approver, groups: done.approverGroups },
+          revisionOf(notice),
+        );
+        if (!verdict.allowed) throw decideRefusal(verdict.refusal, verdict.message);
+      }
       completed = await this.store.completeNotice(done);
     } catch (error) {
       if (error instanceof VoteRefusedError && error.code !== ErrorCode.NotFound) {
-        const refused = (await this.store.get(done.requestId))?.request;
         await this.reject({
           reason: error.reason,
           channel: done.channel,
           actor: done.approver,
-          callId: refused?.callId,
-          runId: refused?.runId,
+          callId: notice.request.callId,
+          runId: notice.request.runId,
           detail: { action: 'done', message: error.message, requestId: done.requestId },
         });
       }
@@ -471,6 +551,24 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     if (request.reason !== 'confirmation_required' || request.tier !== 'confirm') return false;
     const match = (await this.rules.all(now)).find((r) => ruleCovers(r.rule, request, now));
     if (!match) return false;
+    const rule: Decider = { kind: 'standing_rule', author: match.rule.createdBy };
+    const verdict = mayDecide(
+      rule,
+      revisionOf({ request, groups: route.groups, quorum: route.quorum, votes: [] }),
+    );
+    if (!verdict.allowed) {
+      // Written before the routing config (or the rules of who may decide) changed: people decide.
+      this.logger.warn(
+        {
+          runId: request.runId,
+          callId: request.callId,
+          standingRule: match.rule.id,
+          refusal: verdict.refusal,
+        },
+        `a standing rule covers the request but may not decide it: ${verdict.message}`,
+      );
+      return false;
+    }
     await this.allowToRead(request, route.groups, now);
     const decided = await this.rules.decide(request, match, route, now);
     if (decided.status === 'rule_gone') return false;
@@ -550,12 +648,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
    * call (the worker reports it when it settles the call).
    */
   async history(approverId: string, groups: readonly string[], limit = 50): Promise<HistoryEntry[]> {
-    const recent = (await this.store.recent(limit * 4)).filter(
-      (a) =>
-        a.groups.some((g) => groups.includes(g)) ||
-        a.votes.some((v) => v.approver === approverId) ||
-        a.done?.by === approverId,
-    );
+    const recent = (await this.store.recent(limit * 4)).filter((a) => maySee({ id: approverId, groups }, a));
     const shown = await this.describe(recent.slice(0, limit));
     const results = await this.results.read(shown.map((a) => a.request.requestId));
     return shown.map((approval) => ({ approval, result: results.get(approval.request.requestId) }));
@@ -591,28 +684,60 @@ export class ApprovalsService implements BeforeApplicationShutdown {
   }
 
   /**
-   * A vote on the request a path names (see resolve): as a request ID first, so the usual case costs no read before
-   * the vote; only an unknown request ID is then looked up as a call ID. Throws AmbiguousCallIdError when the call ID
-   * names requests of several runs, and VoteRefusedError like vote().
+   * A vote on the request a path names (see resolve), by a caller of the REST API (and the inbox and CLI, which use it).
+   * A request the caller may not see (maySee) is refused exactly like an unknown one (404), and the probe is audited.
+   * Throws AmbiguousCallIdError when the call ID names requests of several runs, and VoteRefusedError like vote().
    */
   async voteOn(
     id: string,
     input: Omit<VoteRequest, 'requestId'>,
-    visible: (approval: StoredApproval) => boolean,
-  ): Promise<{ requestId: string; result: VoteResult }> {
-    try {
-      return {
-        requestId: id,
-        result: await this.vote({ ...input, requestId: id }, { uncountedIfUnknown: true }),
-      };
-    } catch (error) {
-      if (!(error instanceof VoteRefusedError && error.code === ErrorCode.NotFound)) throw error;
-    }
-    const resolution = await this.resolve(id, visible);
+  ): Promise<{ requestId: string; result: VoteOutcome }> {
+    const approval = await this.visibleRequest(
+      id,
+      { id: input.approver, groups: input.approverGroups },
+      input,
+    );
+    const { requestId } = approval.request;
+    return { requestId, result: await this.vote({ ...input, requestId }, approval) };
+  }
+
+  /** The `/done` of the request a path names, refused like voteOn when the caller may not see it. */
+  async completeNoticeOn(
+    id: string,
+    done: { approver: string; approverGroups: string[]; note?: string; channel: string },
+  ): Promise<{ request: ApprovalRequest }> {
+    const notice = await this.visibleRequest(id, { id: done.approver, groups: done.approverGroups }, done);
+    return this.completeNotice({ ...done, requestId: notice.request.requestId }, notice);
+  }
+
+  /**
+   * The request `id` names, if `caller` may see it; else VoteRefusedError NotFound with the message of an unknown
+   * request, so the answer is the same. A hidden one is audited (the caller is authenticated; the probe is theirs).
+   */
+  private async visibleRequest(
+    id: string,
+    caller: Caller,
+    attempt: { channel: string; decision?: string },
+  ): Promise<StoredApproval> {
+    const resolution = await this.resolve(id, (a) => maySee(caller, a));
     if (resolution.status === 'ambiguous') throw new AmbiguousCallIdError(id, resolution.requestIds);
-    // Unknown either way: refused (and counted) as any unknown request.
-    const requestId = resolution.status === 'found' ? resolution.approval.request.requestId : id;
-    return { requestId, result: await this.vote({ ...input, requestId }) };
+    const approval = resolution.status === 'found' ? resolution.approval : undefined;
+    if (approval && maySee(caller, approval)) return approval;
+    if (!approval) throw this.unknown(id);
+    await this.reject({
+      reason: 'unauthorized_approver',
+      channel: attempt.channel,
+      actor: caller.id,
+      callId: approval.request.callId,
+      runId: approval.request.runId,
+      detail: {
+        ...(attempt.decision ? { decision: attempt.decision } : { action: 'done' }),
+        hidden: true,
+        message: 'not routed to the caller: answered as unknown',
+        requestId: approval.request.requestId,
+      },
+    });
+    throw new VoteRefusedError(ErrorCode.NotFound, `no approval request ${id}`);
   }
 
   /**
@@ -620,7 +745,7 @@ export class ApprovalsService implements BeforeApplicationShutdown {
    * only when that is unambiguous: the requests carrying it all come from one run (its re-asks, or a later turn that
    * reused the ID: the newest is the one its run waits for), or exactly one of them is still open. Requests the caller
    * may not see (`visible`) are left out first; when none is visible, the one request the call ID names is still
-   * returned, so a vote on it is refused (and audited) like any other vote of a non-member, and a call ID that names
+   * returned, so a vote on it is refused (and audited, as a 404 like an unknown one), and a call ID that names
    * none of them is unknown to such a caller (no ambiguity is revealed).
    */
   async resolve(id: string, visible: (approval: StoredApproval) => boolean): Promise<Resolution> {
@@ -764,6 +889,17 @@ export class ApprovalsService implements BeforeApplicationShutdown {
     if (stored?.outcome && !stored.published)
       await this.settle(stored.request, stored.outcome, stored.channels);
   }
+}
+
+/** The IDs every log line and follow-up about a request carries. */
+function idsOf(approval: StoredApproval): { callId: string; runId: string; requestId: string } {
+  const { callId, runId, requestId } = approval.request;
+  return { callId, runId, requestId };
+}
+
+/** A route as the audit keeps it. */
+function routeShown(route: RevisionRoute) {
+  return { rule: route.rule, why: route.why, groups: route.groups, quorum: route.quorum };
 }
 
 /** The one request a call ID names among `requests` (see ApprovalsService.resolve), or undefined. */

@@ -6,9 +6,24 @@ import type { ToolCatalogEntry } from '@countersign/contracts';
 
 /** An edit that cannot be accepted; `message` names the field and is safe to show. */
 export class InvalidEditError extends Error {
+  /** The audit `reason` and the HTTP answer's `error`. */
+  readonly reason: string = 'invalid_edit';
+
   constructor(message: string) {
     super(message);
     this.name = this.constructor.name;
+  }
+}
+
+/** Edited arguments no routing rule (nor the default group) takes: nobody could decide them, so they are refused. */
+export class UnroutableEditError extends InvalidEditError {
+  override readonly reason = 'unroutable_edit';
+
+  constructor(args: Record<string, unknown>) {
+    super(
+      `args: no routing rule or default group takes the call with these arguments (${JSON.stringify(args)}), so nobody ` +
+        'could decide it (no approver route); approve or deny the call as it is, or edit it differently',
+    );
   }
 }
 

@@ -16,13 +16,14 @@ export const REFUSAL_STATUS: Record<ErrorCode, number> = {
   [ErrorCode.Notice]: 409,
   [ErrorCode.Edited]: 409,
   [ErrorCode.NotANotice]: 409,
+  [ErrorCode.RouteChanged]: 409,
 };
 
 @Catch(VoteRefusedError, InvalidEditError)
 export class VoteRefusedFilter implements ExceptionFilter {
   catch(error: VoteRefusedError | InvalidEditError, host: ArgumentsHost): void {
     const status = error instanceof InvalidEditError ? 400 : REFUSAL_STATUS[error.code];
-    const reason = error instanceof InvalidEditError ? 'invalid_edit' : error.reason;
+    const reason = error.reason;
     host
       .switchToHttp()
       .getResponse<Response>()

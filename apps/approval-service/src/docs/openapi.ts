@@ -165,13 +165,20 @@ export function openApiDocument(): OpenAPIObject {
           },
           responses: {
             '200': json(DecisionResultSchema, 'decided by this vote'),
-            '202': json(DecisionResultSchema, 'vote counted; quorum not reached'),
-            '400': error('body invalid (fields named)'),
+            '202': json(
+              DecisionResultSchema,
+              'vote counted, quorum not reached; or (status rerouted) your edit routed the request to groups you are not in: the edit stands, your vote does not count',
+            ),
+            '400': error(
+              'body invalid (fields named); edited arguments that do not fit the tool (invalid_edit) or that no route takes (unroutable_edit)',
+            ),
             '401': error('no approver token'),
-            '403': error('not in a routed group, or your own request'),
-            '404': error('unknown request'),
+            '403': error(
+              'your own request, or not in the groups of its current route (a request you can see: routed to you, or one you voted on or edited)',
+            ),
+            '404': error('unknown request, or one not routed to you (the same answer)'),
             '409': error(
-              'already decided (by whom), you already voted, the arguments were edited since you looked, or a call ID used by requests of several runs',
+              'already decided (by whom), you already voted, the arguments were edited since you looked, the request was routed anew or escalated while your vote was checked, or a call ID used by requests of several runs',
             ),
             '410': error('expired'),
           },
@@ -188,8 +195,8 @@ export function openApiDocument(): OpenAPIObject {
           },
           responses: {
             '200': { description: 'marked done; `next` says what happens next' },
-            '403': error('not in a routed group, or your own request'),
-            '404': error('unknown request'),
+            '403': error('your own request (a notice you can see)'),
+            '404': error('unknown request, or one not routed to you (the same answer)'),
             '409': error('already marked done, not a notice, or a call ID used by requests of several runs'),
           },
         },
@@ -214,7 +221,9 @@ export function openApiDocument(): OpenAPIObject {
           responses: {
             '201': json(StandingRuleSchema, 'created'),
             '400': error('body invalid, unknown tool or requester (fields named)'),
-            '403': error('not a rule-writer; a manual_only tool; or your own calls'),
+            '403': error(
+              'not a rule-writer; a manual_only tool or runbook_gate; your own calls; or calls that could be routed to a quorum above one',
+            ),
             '409': error(
               'the request carries no trust suggestion, or fromCallId names requests of several runs',
             ),

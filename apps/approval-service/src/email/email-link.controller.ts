@@ -10,7 +10,7 @@ import { REFUSAL_STATUS } from '../approvals/vote-refused.filter';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { UnauthenticatedRequests } from '../auth/unauthenticated-requests';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
-import { contextLines, expiresInWords, nextStep } from '../approvals/approval-context';
+import { contextLines, editedHow, expiresInWords, nextStep } from '../approvals/approval-context';
 import { ApprovalRoute } from '../config/rate-limits';
 import { escapeHtml, page, relativeAge, sendPage } from '../html';
 import { outcomeText } from '../slack/slack-blocks';
@@ -127,7 +127,7 @@ function confirmationPage(a: StoredApproval, approverName: string, token: string
     )
     .join('');
   const edited = a.edited
-    ? `<p class="edited">✎ Edited by <b>${escapeHtml(a.edited.by)}</b> before approving; the agent asked for <code>${escapeHtml(JSON.stringify(r.args))}</code>. Approvals of the earlier arguments do not count.</p>`
+    ? `<p class="edited">✎ Edited by <b>${escapeHtml(a.edited.by)}</b>${editedHow(a)}; the agent asked for <code>${escapeHtml(JSON.stringify(r.args))}</code>. Approvals of the earlier arguments do not count.</p>`
     : '';
   return page(
     `Approve ${r.toolName}?`,

@@ -1,6 +1,6 @@
 // The texts of the emails: a request with its confirmation link, a manual-step notice, an expiry notice. A request
 // shows the same context as the inbox and Slack (approval-context.ts).
-import { contextLines } from '../approvals/approval-context';
+import { contextLines, editedHow } from '../approvals/approval-context';
 import { trustSuggestion, type StoredApproval } from '../approvals/approval-store';
 import { escapeHtml } from '../html';
 import type { Mail } from './email-notifier';
@@ -25,7 +25,7 @@ function contextHtml(a: StoredApproval, now: number): string {
 
 function editedText(a: StoredApproval): string {
   return a.edited
-    ? `Edited by ${a.edited.by} before approving: the agent asked for ${JSON.stringify(a.request.args)}. Approvals of the earlier arguments do not count.`
+    ? `Edited by ${a.edited.by}${editedHow(a)}: the agent asked for ${JSON.stringify(a.request.args)}. Approvals of the earlier arguments do not count.`
     : '';
 }
 

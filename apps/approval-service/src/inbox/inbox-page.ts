@@ -27,6 +27,8 @@ export interface Waiting {
   approvals: StoredApproval[];
   /** One per list that holds more than was read. */
   gaps: InboxGap[];
+  /** The approver's groups: what each card asks mayDecide about. */
+  groups: readonly string[];
 }
 
 const GAP_WHAT = { pending: 'pending requests', notice: 'manual-step notices' } as const;
@@ -40,7 +42,7 @@ export function inboxItems(waiting: Waiting, me: Approver, now = Date.now()): st
   const parts: string[] = [];
   for (const a of waiting.approvals) {
     while (gaps.length > 0 && a.createdAt > gaps[0].after) parts.push(gapMarker(gaps.shift()!));
-    parts.push(item(a, me, now));
+    parts.push(requestCard(a, { ...me, groups: waiting.groups }, now));
   }
   parts.push(...gaps.map(gapMarker));
   return notes + parts.join('\n');
@@ -52,10 +54,6 @@ function gapSummary(gap: InboxGap): string {
 
 function gapMarker(gap: InboxGap): string {
   return `<p class="muted between" data-status="${gap.status}">… ${gap.hidden} more ${GAP_WHAT[gap.status]} in between, not shown (all of them: <code>npx countersign approvals list</code>) …</p>`;
-}
-
-function item(a: StoredApproval, me: Approver, now: number): string {
-  return requestCard(a, me, now);
 }
 
 export function inboxPage(waiting: Waiting, me: Approver, nonce: string): string {

@@ -19,6 +19,7 @@ import {
 } from '@countersign/platform';
 import type { StoredApproval } from '../approvals/approval-store';
 import { ApprovalsService } from '../approvals/approvals.service';
+import { routedTo } from '../approvals/deciders';
 import { ApproverAuth, endSession, readCookie } from '../auth/approver-auth';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { SignInCodes } from '../auth/sign-in-codes';
@@ -285,10 +286,11 @@ export class InboxController {
     const mine = this.directory.groupsOf(me.id);
     const [pending, notices] = await Promise.all([this.read('pending'), this.read('notice')]);
     const approvals = [...pending.approvals, ...notices.approvals]
-      .filter((a) => a.groups.some((g) => mine.includes(g)))
+      .filter((a) => routedTo(mine, a))
       .sort((a, b) => a.createdAt - b.createdAt || a.request.callId.localeCompare(b.request.callId));
     await this.approvals.describe(approvals);
-    return { approvals, gaps: [pending.gap, notices.gap].filter((g): g is InboxGap => g !== undefined) };
+    const gaps = [pending.gap, notices.gap].filter((g): g is InboxGap => g !== undefined);
+    return { approvals, gaps, groups: mine };
   }
 
   /**

@@ -2,12 +2,16 @@
 // approve, deny, edit the arguments (a form generated from the tool's JSON schema) and approve the edit, accept a
 // trust suggestion as a standing rule, or mark a manual step done. All server-rendered and escaped; the inbox script
 // only reads the forms and posts them.
-import { contextLines } from '../approvals/approval-context';
+import { contextLines, editedHow } from '../approvals/approval-context';
 import { trustSuggestion, type StoredApproval } from '../approvals/approval-store';
+import { mayDecide, revisionOf } from '../approvals/deciders';
 import type { Approver } from '../config/approvals-config.schema';
 import { escapeHtml, relativeAge } from '../html';
 
-export function requestCard(a: StoredApproval, me: Approver, now: number): string {
+/** Who looks at the card: the signed-in approver, with their groups (what mayDecide asks about). */
+export type Viewer = Approver & { groups: readonly string[] };
+
+export function requestCard(a: StoredApproval, me: Viewer, now: number): string {
   const r = a.request;
   const notice = a.status === 'notice';
   const args = a.edited?.args ?? r.args;
@@ -43,35 +47,43 @@ function again(a: StoredApproval): string {
 function editedNote(a: StoredApproval): string {
   if (!a.edited) return '';
   const setAside = a.setAside.filter((v) => v.decision === 'approve').map((v) => v.approver);
-  return `<p class="edited">✎ Edited by <b>${escapeHtml(a.edited.by)}</b> before approving; the agent asked for <code>${escapeHtml(JSON.stringify(a.request.args))}</code>.${
+  return `<p class="edited">✎ Edited by <b>${escapeHtml(a.edited.by)}</b>${editedHow(a)}; the agent asked for <code>${escapeHtml(JSON.stringify(a.request.args))}</code>.${
     setAside.length > 0
       ? ` Approvals of the earlier arguments (${escapeHtml(setAside.join(', '))}) do not count for these.`
       : ''
   }</p>\n`;
 }
 
-/** The trust suggestion, with the button that accepts it for those who may write standing rules. */
-function suggestion(a: StoredApproval, me: Approver): string {
+/**
+ * The trust suggestion, with the button that accepts it for those who may write standing rules, when a rule of theirs
+ * could decide this call (mayDecide: not their own, not a runbook gate, a route of one approver).
+ */
+function suggestion(a: StoredApproval, me: Viewer): string {
   const text = trustSuggestion(a);
   if (!text || a.status !== 'pending') return '';
-  const canWrite = me.roles.includes('rule-writer') && a.request.requester !== me.id;
+  const canWrite =
+    me.roles.includes('rule-writer') &&
+    mayDecide({ kind: 'standing_rule', author: me.id }, revisionOf(a)).allowed;
   const button = canWrite
     ? ` <button type="button" class="make-rule secondary" data-request="${escapeHtml(a.request.requestId)}">Make it a standing rule (7 days)</button>`
     : ' <span class="muted">(someone with the rule-writer role can make it a standing rule)</span>';
   return `<p class="trust">💡 ${escapeHtml(text)}${button}<span class="rule-result muted"></span></p>\n`;
 }
 
-function actions(a: StoredApproval, me: Approver): string {
+function actions(a: StoredApproval, me: Viewer): string {
   const r = a.request;
   const request = escapeHtml(r.requestId);
-  if (r.requester === me.id)
+  const verdict = mayDecide({ kind: 'person', id: me.id, groups: me.groups }, revisionOf(a));
+  if (!verdict.allowed && verdict.refusal === 'self_approval')
     return '<p class="muted">This is your own request; another approver must decide.</p>';
+  if (!verdict.allowed && verdict.refusal === 'not_in_group')
+    return `<p class="muted">Routed to ${escapeHtml(a.groups.join(', '))}; you are not one of its approvers.</p>`;
   if (a.status === 'notice')
     return `<p class="outcome">Manual step required: a person must do this; the agent will not.</p>
 <div class="actions"><input type="text" class="note" placeholder="Note (optional): what you did" maxlength="2000" aria-label="Note">
 <button type="button" class="approve" data-done="${request}">Mark done</button><span class="result muted"></span></div>`;
   const mine = a.votes.find((v) => v.approver === me.id);
-  if (mine) {
+  if (!verdict.allowed && mine) {
     const left = a.quorum - a.votes.filter((v) => v.decision === 'approve').length;
     return `<p class="muted">You approved${mine.edited ? ' your edit' : ''}; waiting for ${left} more approver${left === 1 ? '' : 's'}.</p>`;
   }

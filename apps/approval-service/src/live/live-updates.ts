@@ -8,6 +8,8 @@ import { ApprovalStore } from '../approvals/approval-store';
 export interface ApprovalChange {
   requestId: string;
   status: string;
+  /** Groups the request was routed to before this change (an edit routed it anew): their inboxes refresh too. */
+  groups?: string[];
 }
 
 /**
@@ -46,7 +48,12 @@ export class LiveUpdates implements OnModuleInit, OnModuleDestroy {
       // One lookup per change, whatever the number of open inboxes; each inbox then filters by its own groups.
       this.store.routeOf(change.requestId).then(
         ({ callId, groups }) =>
-          this.events.emit('change', { ...change, callId, groups } satisfies RoutedChange),
+          this.events.emit('change', {
+            requestId: change.requestId,
+            status: change.status,
+            callId,
+            groups: [...new Set([...groups, ...(change.groups ?? [])])],
+          } satisfies RoutedChange),
         (error: unknown) =>
           this.logger.warn({ err: error, requestId: change.requestId }, 'live update not sent'),
       );

@@ -147,16 +147,18 @@ export class NotificationScheduler {
    * Votes were counted or the arguments edited (`rev` > 0 and `editedBy` set: just now): Slack messages are updated to
    * show the request as it is now, and after an edit every member with an address is emailed the edited call with a
    * link bound to its revision, except its requester and the editor (whose approval already counts). Links to the
-   * earlier revision are refused from then on.
+   * earlier revision are refused from then on. `routedFrom`: the edit routed the request anew, away from these groups,
+   * to `groups`: the channels of `groups` that did not show it yet get a message of their own, as for a new request.
    */
   async showProgress(
-    target: Omit<NotifyTarget, 'phase'> & { rev: number; editedBy?: string },
+    target: Omit<NotifyTarget, 'phase'> & { rev: number; editedBy?: string; routedFrom?: string[] },
   ): Promise<void> {
     const { requestId, callId, attempt, rev } = target;
     const jobs: Notice[] = [];
     if (target.channels.includes('slack') && this.slack.enabled)
       // Repeatable (chat.update sets the same content again), so no job ID: each change gets its own update.
       jobs.push({ name: Job.ShowProgress, data: { requestId, callId, attempt }, jobId: '' });
+    if (target.routedFrom && target.channels.includes('slack')) jobs.push(...this.newSlackPosts(target));
     if (target.editedBy && rev > 0 && target.channels.includes('email')) {
       for (const approver of this.directory.membersOf(target.groups)) {
         if (!approver.email || approver.id === target.requester || approver.id === target.editedBy) continue;
@@ -167,8 +169,24 @@ export class NotificationScheduler {
         });
       }
     }
-    // Not through the digest: these approvers were asked already, and are told of a change to that request.
+    // Not through the digest: an approver's edit, not the requester, asks them (and edits are rate-limited as votes).
     await this.addAll(requestId, jobs);
+  }
+
+  /** A Slack post in each channel of `target.groups` that no group of `routedFrom` posts in. */
+  private newSlackPosts(target: Omit<NotifyTarget, 'phase'> & { routedFrom?: string[] }): Notice[] {
+    const { requestId, callId, attempt } = target;
+    const shown = new Set((target.routedFrom ?? []).map((g) => this.directory.group(g)?.slackChannel));
+    const posts = new Map<string, string>();
+    for (const group of target.groups) {
+      const channel = this.directory.group(group)?.slackChannel;
+      if (channel && !shown.has(channel) && !posts.has(channel)) posts.set(channel, group);
+    }
+    return [...posts].map(([channel, group]) => ({
+      name: Job.NotifySlack,
+      data: { requestId, callId, attempt, group, channel },
+      jobId: ids.notifySlack(requestId, attempt, channel),
+    }));
   }
 
   hasOutcomeToShow({ channels, decidedBy }: { channels: string[]; decidedBy: DecidedBy }): boolean {

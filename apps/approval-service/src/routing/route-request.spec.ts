@@ -1,7 +1,7 @@
 import type { ApprovalRequest } from '@countersign/contracts';
 import { ApprovalsConfigSchema } from '../config/approvals-config.schema';
-import { routeRequest } from './route-request';
-import { matchesGlob } from './glob';
+import { possibleRoutes, routeRequest, type CallPattern } from './route-request';
+import { globsMayOverlap, matchesGlob } from './glob';
 
 const request = (over: Partial<ApprovalRequest> = {}): ApprovalRequest => ({
   requestId: 'rq-1',
@@ -113,6 +113,67 @@ describe('routeRequest', () => {
       afterMs: 600_000,
       groups: ['payments'],
     });
+  });
+});
+
+describe('possibleRoutes', () => {
+  const rules = [
+    { name: 'payments', match: { args: { service: 'payments*' } }, groups: ['payments'], quorum: 2 },
+    { name: 'billing agent', match: { agent: 'billing' }, groups: ['payments'], quorum: 3 },
+    { name: 'web', match: { args: { service: ['web', 'api'] } }, groups: ['ops'] },
+    { name: 'deletes', match: { tool: 'delete_*' }, groups: ['ops'], quorum: 2 },
+    { name: 'manual', match: { tier: 'manual_only' }, groups: ['ops'], quorum: 2 },
+  ];
+  const pattern = (args: CallPattern['args'] = {}): CallPattern => ({
+    toolName: 'scale_service',
+    tier: 'confirm',
+    requester: 'alice',
+    args,
+  });
+  const names = (p: CallPattern, defaultGroup?: string) =>
+    possibleRoutes(p, config({ rules, ...(defaultGroup ? { defaultGroup } : {}) }), fallback).map(
+      (r) => r.rule,
+    );
+
+  it.each<[string, CallPattern['args'], string[]]>([
+    [
+      'every rule an open argument could match, and the default',
+      {},
+      ['payments', 'billing agent', 'web', 'defaultGroup'],
+    ],
+    ['not a rule whose argument glob the pattern excludes', { service: 'web' }, ['billing agent', 'web']],
+    [
+      'a rule whose glob may overlap the pattern’s',
+      { service: 'pay*' },
+      ['payments', 'billing agent', 'defaultGroup'],
+    ],
+    ['not one whose fixed beginning differs', { service: 'search*' }, ['billing agent', 'defaultGroup']],
+  ])('lists %s', (_what, args, expected) => {
+    expect(names(pattern(args), 'ops')).toEqual(expected);
+  });
+
+  it('stops at a rule every covered call matches (no agent condition, literal arguments it matches)', () => {
+    const cfg = config({ rules: [rules[2], rules[0]], defaultGroup: 'ops' });
+    expect(possibleRoutes(pattern({ service: 'api' }), cfg, fallback).map((r) => r.rule)).toEqual(['web']);
+  });
+
+  it('leaves out rules of another tool or tier, and the default group when there is none', () => {
+    expect(names(pattern({ service: 'db' }))).toEqual(['billing agent']);
+  });
+});
+
+describe('globsMayOverlap', () => {
+  it.each([
+    ['web', 'web', true],
+    ['web', 'api', false],
+    ['payments-eu', 'payments*', true],
+    ['pay*', 'payments*', true],
+    ['web*', 'payments*', false],
+    ['*-eu', '*-us', false],
+    ['a*b', 'a*c*b', true],
+  ])('%s and %s → %s', (a, b, expected) => {
+    expect(globsMayOverlap(a, b)).toBe(expected);
+    expect(globsMayOverlap(b, a)).toBe(expected);
   });
 });
 

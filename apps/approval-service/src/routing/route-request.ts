@@ -1,8 +1,8 @@
 // Routing: which groups must decide a request, over which channels, with what quorum and deadline.
 // Pure: the first rule whose every condition matches wins; no rule → the default group; none → no route.
-import type { ApprovalRequest } from '@countersign/contracts';
+import type { ApprovalRequest, Tier } from '@countersign/contracts';
 import type { ApprovalsConfig, Channel, Rule, RuleMatch } from '../config/approvals-config.schema';
-import { matchesGlob } from './glob';
+import { globsMayOverlap, isLiteralGlob, matchesGlob } from './glob';
 
 export interface Route {
   rule: string;
@@ -113,3 +113,85 @@ function toRoute(
     escalation: escalation ? { afterMs: escalation.after, groups: escalation.groups } : undefined,
   };
 }
+
+/**
+ * Calls known only in part, as a standing rule describes those it covers when it is written: one tool, tier and
+ * requester, any agent, and arguments of which only `args` (path → globs their value matches) is known.
+ */
+export interface CallPattern {
+  toolName: string;
+  tier: Tier;
+  requester: string;
+  args: Record<string, string | readonly string[]>;
+}
+
+/**
+ * Every route a call of the pattern could get, in the order routing tries them: each rule that may match one of the
+ * calls, until one that certainly matches them all (later rules and the default group are then out of reach). A rule
+ * may match when its tool, tier and requester conditions match the pattern's, and each of its argument conditions
+ * may be met: always for a path the pattern leaves open, else when some glob of the pattern may overlap one of the
+ * rule's (globsMayOverlap). It certainly matches when it has no agent condition and each argument condition is met by
+ * every value the pattern allows (the pattern's globs there are literal values the rule's globs match). So the list
+ * holds every route a covered call can really get, and maybe more: what is refused for it errs on the safe side.
+ */
+export function possibleRoutes(
+  pattern: CallPattern,
+  config: ApprovalsConfig,
+  fallback: RoutingDefaults,
+): Route[] {
+  const routes: Route[] = [];
+  for (const [index, rule] of config.rules.entries()) {
+    const fit = patternFit(rule.match, pattern);
+    if (fit === 'never') continue;
+    routes.push(
+      toRoute(rule, config, fallback, rule.name ?? `rules[${index}]`, 'a covered call may match it'),
+    );
+    if (fit === 'always') return routes;
+  }
+  if (config.defaultGroup)
+    routes.push(
+      toRoute(
+        { groups: [config.defaultGroup], match: {} },
+        config,
+        fallback,
+        'defaultGroup',
+        'a covered call may match no rule',
+      ),
+    );
+  return routes;
+}
+
+/** The argument paths the routing rules look at: what a call must pin down to route like another. */
+export function routedArgumentPaths(config: ApprovalsConfig): string[] {
+  return [...new Set(config.rules.flatMap((rule) => Object.keys(rule.match.args ?? {})))];
+}
+
+/** The scalar argument at a dotted path, as routing reads it (undefined: objects, arrays and missing values). */
+export function routedArgument(args: Record<string, unknown>, path: string): string | undefined {
+  return argumentText(args, path);
+}
+
+function patternFit(match: RuleMatch, pattern: CallPattern): 'never' | 'maybe' | 'always' {
+  if (match.tool !== undefined && !matchesGlob(pattern.toolName, match.tool)) return 'never';
+  if (match.requester !== undefined && !matchesGlob(pattern.requester, match.requester)) return 'never';
+  if (
+    match.tier !== undefined &&
+    !(typeof match.tier === 'string' ? [match.tier] : match.tier).includes(pattern.tier)
+  )
+    return 'never';
+  let always = match.agent === undefined;
+  for (const [path, ruleGlobs] of Object.entries(match.args ?? {})) {
+    const known = pattern.args[path];
+    if (known === undefined) {
+      always = false;
+      continue;
+    }
+    const globs = asList(known);
+    if (!globs.some((g) => asList(ruleGlobs).some((r) => globsMayOverlap(g, r)))) return 'never';
+    if (!globs.every((g) => isLiteralGlob(g) && matchesGlob(g, ruleGlobs))) always = false;
+  }
+  return always ? 'always' : 'maybe';
+}
+
+const asList = (globs: string | readonly string[]): readonly string[] =>
+  typeof globs === 'string' ? [globs] : globs;

@@ -1,7 +1,7 @@
 // Block Kit messages for a request (with Approve / Deny buttons), a manual-step notice (no buttons),
 // and the outcome that replaces either once the request is settled. Each shows the same context as the inbox
 // (approval-context.ts): what the run is for, the tool, its preview, the route, who voted and the time left.
-import { contextLines, outcomeInWords } from '../approvals/approval-context';
+import { contextLines, editedHow, outcomeInWords } from '../approvals/approval-context';
 import { trustSuggestion, type StoredApproval } from '../approvals/approval-store';
 
 export const SlackAction = {
@@ -74,7 +74,7 @@ const shownArgs = (a: Shown) => a.edited?.args ?? a.request.args;
 
 function editedBlock(a: Shown): Record<string, unknown>[] {
   if (!a.edited) return [];
-  const text = `:pencil2: Edited by *${escapeMrkdwn(a.edited.by)}* before approving; the agent asked for \`${escapeMrkdwn(JSON.stringify(a.request.args))}\`. Approvals of the earlier arguments do not count.`;
+  const text = `:pencil2: Edited by *${escapeMrkdwn(a.edited.by)}*${editedHow(a)}; the agent asked for \`${escapeMrkdwn(JSON.stringify(a.request.args))}\`. Approvals of the earlier arguments do not count.`;
   return [{ type: 'context', elements: [{ type: 'mrkdwn', text: text.slice(0, 2_900) }] }];
 }
 

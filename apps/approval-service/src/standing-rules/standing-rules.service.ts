@@ -1,15 +1,34 @@
 // Standing rules: created (from a trust suggestion, or written) and revoked by rule-writers, audited both ways. The
-// rules decide in ApprovalsService.receive, which reads them from Redis for every request.
+// rules decide in ApprovalsService.receive, which reads them from Redis for every request. Whether a rule may decide
+// the calls it covers is mayDecide's (deciders.ts), asked here for every route they could get, and again when a call
+// matches.
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { STANDING_RULE_EXPIRY, type NewStandingRule, type StandingRule } from '@countersign/contracts';
+import {
+  STANDING_RULE_EXPIRY,
+  StandingRuleArgsSchema,
+  type ApprovalRequest,
+  type NewStandingRule,
+  type StandingRule,
+} from '@countersign/contracts';
 import { ToolCatalog, type Logger, type Principal } from '@countersign/platform';
 import { AmbiguousCallIdError } from '../approvals/approval-errors';
 import { trustSuggestion } from '../approvals/approval-store';
 import { ApprovalsService } from '../approvals/approvals.service';
+import { mayDecide, type Revision } from '../approvals/deciders';
 import { StandingRuleStore } from '../approvals/standing-rule-store';
 import { ApproverDirectory } from '../auth/approver-directory';
+import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import { AuditTrail } from '../core/audit-trail';
 import { LOGGER } from '../core/tokens';
+import {
+  possibleRoutes,
+  routedArgument,
+  routedArgumentPaths,
+  type CallPattern,
+} from '../routing/route-request';
+import { isLiteralGlob } from '../routing/glob';
+
+type RuleArgs = NonNullable<StandingRule['args']>;
 
 /** Why a rule cannot be made or revoked; `kind` is the HTTP answer's class, `message` names what is wrong. */
 export class StandingRuleRefusedError extends Error {
@@ -25,6 +44,7 @@ export class StandingRuleRefusedError extends Error {
 @Injectable()
 export class StandingRulesService implements OnModuleInit {
   constructor(
+    @Inject(APPROVAL_SERVICE_CONFIG) private readonly config: ApprovalServiceConfig,
     private readonly rules: StandingRuleStore,
     private readonly approvals: ApprovalsService,
     private readonly directory: ApproverDirectory,
@@ -40,18 +60,15 @@ export class StandingRulesService implements OnModuleInit {
   }
 
   /**
-   * A rule-writer accepts a request's trust suggestion (its tool and requester) or writes a rule. Refused when it
-   * would cover the author's own calls, a manual_only tool, a tool no agent declared, or an unknown requester.
+   * A rule-writer accepts a request's trust suggestion (its tool and requester, and the arguments routing looks at) or
+   * writes a rule. Refused when it names an unknown requester or a tool no agent declared, covers a manual_only tool,
+   * or when mayDecide refuses it for a route its calls could get: the author's own calls, runbook_gate, a route that
+   * needs more than one approver.
    */
   async create(body: NewStandingRule, author: Principal, now = Date.now()): Promise<StandingRule> {
     const target = body.fromCallId
       ? await this.fromSuggestion(body.fromCallId, author)
-      : { tool: body.tool!, requester: body.requester!, from: undefined };
-    if (target.requester === author.id)
-      throw new StandingRuleRefusedError(
-        'forbidden',
-        'a standing rule may not cover your own calls (the requester never decides)',
-      );
+      : { tool: body.tool!, requester: body.requester!, args: undefined, from: undefined };
     if (!this.directory.byId(target.requester))
       throw new StandingRuleRefusedError('invalid', `requester: no principal "${target.requester}"`);
     const definitions = await this.tools.byName(target.tool);
@@ -65,11 +82,21 @@ export class StandingRulesService implements OnModuleInit {
         'forbidden',
         `tool: ${target.tool} is manual_only: a person must do it, so no rule may decide it`,
       );
+    const args = target.args || body.args ? { ...target.args, ...body.args } : undefined;
+    if (args && !StandingRuleArgsSchema.safeParse(args).success)
+      throw new StandingRuleRefusedError(
+        'invalid',
+        'args: with the arguments pinned from the suggested call, more than 10 argument patterns; send fewer',
+      );
+    this.assertMayDecide(
+      { toolName: target.tool, tier: 'confirm', requester: target.requester, args: args ?? {} },
+      author,
+    );
     const rule: StandingRule = {
       id: StandingRuleStore.newId(),
       tool: target.tool,
       requester: target.requester,
-      ...(body.args ? { args: body.args } : {}),
+      ...(args ? { args } : {}),
       createdBy: author.id,
       createdAt: new Date(now).toISOString(),
       expiresAt: new Date(now + (body.expiresIn ?? STANDING_RULE_EXPIRY.defaultMs)).toISOString(),
@@ -85,6 +112,37 @@ export class StandingRulesService implements OnModuleInit {
       detail: { rule, ...(target.from ? { requestId: target.from.requestId } : {}) },
     });
     return rule;
+  }
+
+  /**
+   * Asks mayDecide about every route a call the rule covers could get (possibleRoutes: from the tool, the confirm tier
+   * a rule decides, the requester and the rule's argument patterns, any agent). Without any route the calls are
+   * denied before a rule is asked; the author and tool checks still apply, on a revision of no groups.
+   */
+  private assertMayDecide(pattern: CallPattern, author: Principal): void {
+    const fallback = { expiresInMs: this.config.env.APPROVAL_DEFAULT_EXPIRY };
+    const routes = possibleRoutes(pattern, this.config.approvals, fallback);
+    const base: Revision = {
+      toolName: pattern.toolName,
+      requester: pattern.requester,
+      groups: [],
+      quorum: 1,
+      voters: [],
+    };
+    const candidates = routes.length > 0 ? routes : [{ rule: '', groups: [], quorum: 1 }];
+    for (const route of candidates) {
+      const verdict = mayDecide(
+        { kind: 'standing_rule', author: author.id },
+        { ...base, groups: route.groups, quorum: route.quorum },
+      );
+      if (verdict.allowed) continue;
+      if (verdict.refusal !== 'needs_people')
+        throw new StandingRuleRefusedError('forbidden', verdict.message);
+      throw new StandingRuleRefusedError(
+        'forbidden',
+        `args: ${pattern.toolName} calls of ${pattern.requester}${Object.keys(pattern.args).length > 0 ? ' with these arguments' : ''} may be routed by ${routeLabel(route.rule)} to ${route.groups.join(', ')}, whose ${verdict.message}; narrow the rule with argument patterns that keep its calls off that route`,
+      );
+    }
   }
 
   /** Stops the rule at once: the next request reads the rules without it, on every replica. */
@@ -104,13 +162,18 @@ export class StandingRulesService implements OnModuleInit {
     return this.directory.isApproverOrRuleWriter(principal);
   }
 
-  /** `id`: a request ID, or a call ID that names one request (as in /approvals/:id). */
+  /**
+   * `id`: a request ID, or a call ID that names one request (as in /approvals/:id). The rule covers the suggested
+   * call's tool and requester, and pins each argument the routing rules look at to the suggested call's value, so it
+   * covers the calls that route like that one.
+   */
   private async fromSuggestion(
     id: string,
     author: Principal,
   ): Promise<{
     tool: string;
     requester: string;
+    args: RuleArgs | undefined;
     from: { requestId: string; callId: string; runId: string };
   }> {
     const mine = this.directory.groupsOf(author.id);
@@ -130,6 +193,31 @@ export class StandingRulesService implements OnModuleInit {
         `fromCallId: request ${id} carries no trust suggestion (fewer than 5 approvals in a row); write the rule with tool and requester instead`,
       );
     const { requestId, callId, runId, toolName, requester } = approval.request;
-    return { tool: toolName, requester, from: { requestId, callId, runId } };
+    return {
+      tool: toolName,
+      requester,
+      args: this.pinned(approval.request),
+      from: { requestId, callId, runId },
+    };
   }
+
+  /**
+   * The arguments routing looks at, as patterns that match exactly the request's values, where a rule's pattern can
+   * (StandingRuleArgsSchema); one it cannot stays open, and assertMayDecide then counts every route it allows.
+   */
+  private pinned(request: ApprovalRequest): RuleArgs | undefined {
+    const args: RuleArgs = {};
+    for (const path of routedArgumentPaths(this.config.approvals)) {
+      const value = routedArgument(request.args, path);
+      if (value === undefined || !isLiteralGlob(value)) continue;
+      const pinned = { ...args, [path]: value };
+      if (StandingRuleArgsSchema.safeParse(pinned).success) Object.assign(args, pinned);
+    }
+    return Object.keys(args).length > 0 ? args : undefined;
+  }
+}
+
+/** How the refusal names a routing rule. */
+function routeLabel(rule: string): string {
+  return rule === 'defaultGroup' ? 'the default group' : `rule “${rule}”`;
 }

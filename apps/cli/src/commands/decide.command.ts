@@ -3,6 +3,7 @@
 // The service records the vote on exactly that revision or refuses it (exit 7), and the command prints what it decided.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { fingerprint } from '@countersign/authorization';
+import type { DecisionResult } from '@countersign/contracts';
 import { ApprovalClient } from '../client/approval-client';
 import { CliError, EXIT_CODES_HELP, ExitCode } from '../cli-error';
 import { approvalUrlOption, legacyApproverTokenOption, tokenOf, tokenOption, trimUrl } from '../options';
@@ -69,10 +70,7 @@ function decideCommand(decision: 'approve' | 'deny'): Command {
         fingerprint: pinned,
       });
       const decided = await decidedRevision(client, callId, read, pinned, options.args);
-      const headline =
-        result.status === 'decided'
-          ? `${callId}: ${result.decision === 'approve' ? 'approved' : 'denied'} by ${result.approvers?.join(', ')}`
-          : `${callId}: vote recorded (${result.approvals}/${result.quorum} approvals); waiting for another approver`;
+      const headline = `${callId}: ${outcomeLine(result)}`;
       const lines = decided
         ? decidedLines(decided.revision, decided.ownEdit)
         : [`  fingerprint: ${options.args ? fingerprint(read.toolName, options.args) : pinned}`];
@@ -101,6 +99,20 @@ async function decidedRevision(
   const now = await client.get(callId);
   const revision = now && currentRevision(now);
   return revision?.fingerprint === expected ? { revision, ownEdit: false } : undefined;
+}
+
+/** What became of the vote, in one line (the lines after it say which revision it was on). */
+function outcomeLine(result: DecisionResult): string {
+  const { route } = result;
+  const moved = route
+    ? `your edit routed it anew to ${route.groups.join(', ')}${route.quorum > 1 ? ` (needs ${route.quorum} approvers)` : ''}`
+    : '';
+  if (result.status === 'rerouted')
+    return `not approved: ${moved}, and you are not one of them, so your approval does not count; they are asked now`;
+  if (result.status === 'vote_recorded')
+    return `vote recorded (${result.approvals}/${result.quorum} approvals)${moved ? `; ${moved}` : ''}; waiting for another approver`;
+  const how = result.decision === 'approve' ? 'approved' : 'denied';
+  return `${how} by ${result.approvers?.join(', ')}`;
 }
 
 function jsonObject(text: string): Record<string, unknown> {

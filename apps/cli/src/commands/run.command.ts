@@ -188,7 +188,9 @@ async function ask(
     say(
       result.status === 'decided'
         ? `  ${result.decision === 'approve' ? 'approved' : 'denied'} ${callText({ toolName: r.toolName, args: args ?? shown.args })} (by ${result.approvers?.join(', ')})`
-        : `  vote recorded (${result.approvals}/${result.quorum}); waiting for another approver`,
+        : result.status === 'rerouted'
+          ? `  not approved: your edit routed the call to ${result.route?.groups.join(', ')}, whose approvers decide it`
+          : `  vote recorded (${result.approvals}/${result.quorum}); waiting for another approver`,
     );
     if (result.next) say(`  ${result.next}`);
   } catch (error) {

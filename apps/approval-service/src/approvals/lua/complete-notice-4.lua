@@ -1,7 +1,9 @@
 --[[
   A person says they did the manual step of a notice: the notice is settled (moved to the decided set, with who did
   it and their note) and, like a decision, waits for its message to the worker to be published: its expiry timer
-  becomes the publish check (includes/settle-call), removed by mark-published.
+  becomes the publish check (includes/settle-call), removed by mark-published. Who may mark it done is not decided
+  here: the caller asked deciders.ts (mayDecide), and a notice's route never changes (no edits, no escalation), so
+  only its status is checked in the same step.
 
   KEYS[1] the request's hash  {tag}:request:<requestId>
   KEYS[2] notices set         {tag}:notices
@@ -10,7 +12,6 @@
 
   ARGV[1] JSON object (CompleteNoticeArgs in approval-store.ts):
     approver         who did it
-    approverGroups   their groups, comma-separated
     note             their note ("" for none)
     now              now (ms)
     nowIso           now (ISO 8601)
@@ -22,21 +23,16 @@
     {1, requestJSON}   done now: tell the worker
     {-1}               NOT_FOUND: no such request
     {-2, doneBy}       already done (by doneBy), or no longer open
-    {-3}               NOT_IN_GROUP: the approver is in none of the routed groups
-    {-4}               SELF_APPROVAL: the approver is the requester
    {-11}               NOT_A_NOTICE: the request asks for a decision, not a manual step
 ]]
---- @include "includes/comma-list"
 --- @include "includes/settle-call"
 
 local args = cjson.decode(ARGV[1])
-local f = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'requester', 'groups', 'request', 'requestId', 'doneBy')
-local status, attempt, requester, groups, requestJson, requestId, doneBy = f[1], f[2], f[3], f[4], f[5], f[6], f[7]
+local f = redis.call('HMGET', KEYS[1], 'status', 'attempt', 'request', 'requestId', 'doneBy')
+local status, attempt, requestJson, requestId, doneBy = f[1], f[2], f[3], f[4], f[5]
 if not status then return {-1} end
 if status == 'pending' then return {-11} end
 if status ~= 'notice' then return {-2, doneBy or status} end
-if args.approver == requester then return {-4} end
-if not sharesCommaListItem(groups, args.approverGroups) then return {-3} end
 
 -- outcomeDecidedBy/outcomeApprovers only so that a late vote is told who closed it (record-vote's ALREADY_DECIDED).
 redis.call('HSET', KEYS[1], 'status', 'decided', 'doneBy', args.approver, 'doneAt', args.nowIso,

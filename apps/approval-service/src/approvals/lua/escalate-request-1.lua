@@ -1,6 +1,7 @@
 --[[
-  Escalation: adds the request's escalation groups (stored when it was created) to a still-pending request,
-  so their members may decide too.
+  Escalation: adds the request's escalation groups (stored with its route: when it was created, or when an edit
+  routed it anew) to a still-pending request, so their members may decide too. Adding them is a change of the route:
+  the route version goes up, so a vote checked against the route before (record-vote's checkedRoute) is refused.
 
   KEYS[1] the request's hash  {tag}:request:<requestId>
 
@@ -26,4 +27,5 @@ for group in string.gmatch(f[4], '[^,]+') do
 end
 if not added then return {2, f[4]} end
 redis.call('HSET', KEYS[1], 'groups', groups)
+redis.call('HINCRBY', KEYS[1], 'routeVersion', 1)
 return {1, f[4]}
