@@ -1,4 +1,4 @@
-// The call ledger's transitions (libs/call-ledger/src/lua/call-ledger.lua) against a real Redis, held against the
+// The call ledger's transitions (libs/call-ledger/src/lua/includes/call-ledger.lua) against a real Redis, held against the
 // TypeScript state table (CALL_TRANSITIONS): what the scripts of every app include is checked once, here.
 import { join } from 'node:path';
 import { Redis } from 'ioredis';

@@ -1,4 +1,4 @@
-// The states of one governed call and the moves between them: the TypeScript side of lua/call-ledger.lua. Every
+// The states of one governed call and the moves between them: the TypeScript side of lua/includes/call-ledger.lua. Every
 // place that keeps a call (the agent worker's runs, the approvals API, the MCP gateway) checks states here, as
 // trigger.dev keeps every run-status check in one file.
 
@@ -55,7 +55,7 @@ export function isCallState(value: unknown): value is CallState {
   return typeof value === 'string' && value in CALL_TRANSITIONS;
 }
 
-/** The hash fields of a call under `prefix` (see lua/call-ledger.lua); storage names live only here and there. */
+/** The hash fields of a call under `prefix` (see lua/includes/call-ledger.lua); storage names live only here and there. */
 export function ledgerFields(prefix: string) {
   return {
     state: `${prefix}s`,

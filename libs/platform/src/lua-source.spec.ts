@@ -78,14 +78,15 @@ describe('readLuaSource', () => {
     );
   });
 
-  it('maps every line of the resolved script to the file and line it was written at', () => {
+  it('maps every line of the resolved script to the file and line it was written at, and its path', () => {
     write({
       'go-0.lua': '--[[\n  KEYS[1] k\n]]\n--- @include "includes/a"\nreturn a()\n',
       'includes/a.lua': '-- a snippet\nlocal function a() return 1 end\n',
     });
     const { text, origins } = readLuaSource(dir, 'go-0.lua');
     expect(text.split('\n')).toHaveLength(origins.length);
-    expect(origins).toEqual([
+    expect(origins[3].path).toBe(join(dir, 'lua', 'includes', 'a.lua'));
+    expect(origins.map(({ file, line }) => ({ file, line }))).toEqual([
       // The contract header keeps its line numbers: includes come after it.
       { file: 'go-0.lua', line: 1 },
       { file: 'go-0.lua', line: 2 },
@@ -159,7 +160,7 @@ describe('readLuaSource', () => {
     const source = readLuaSource(dir, 'go-1.lua');
     expect(source.text).toContain('local function ledgerClaim(');
     expect(source.origins[0].file).toBe('@countersign/call-ledger/call-ledger.lua');
-    expect(source.origins.at(-1)).toEqual({ file: 'go-1.lua', line: 2 });
+    expect(source.origins.at(-1)).toEqual({ file: 'go-1.lua', line: 2, path: join(dir, 'lua', 'go-1.lua') });
   });
 
   it('refuses a library include that leaves the library lua/ folder, or names no file', () => {

@@ -7,7 +7,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 const INCLUDE = /^-{2,3}[ \t]*@include[ \t]+(["'])(.+?)\1[ \t;]*$/;
 
 /**
- * A library's shared snippets: `--- @include "@countersign/<lib>/<name>"` is `libs/<lib>/src/lua/<name>.lua` (so the
+ * A library's shared snippets: `--- @include "@countersign/<lib>/<name>"` is `libs/<lib>/src/lua/includes/<name>.lua` (so the
  * call ledger's transitions are written once, in libs/call-ledger, and included by every app's scripts). Found from
  * this file's own place, which is libs/platform/src both in the sources and in dist/.
  */
@@ -18,6 +18,8 @@ const LIBS_ROOT = resolve(__dirname, '..', '..');
 export interface LuaOrigin {
   file: string;
   line: number;
+  /** The file's absolute path. */
+  path: string;
 }
 
 export interface LuaSource {
@@ -69,14 +71,14 @@ function inline(
     const directive = INCLUDE.exec(text);
     if (!directive) {
       lines.push(text);
-      origins.push({ file: name, line: index + 1 });
+      origins.push({ file: name, line: index + 1, path });
       return;
     }
     const where = `${name}:${index + 1}`;
     const wanted = directive[2];
     const file = wanted.endsWith('.lua') ? wanted : `${wanted}.lua`;
     const library = LIBRARY_INCLUDE.exec(file);
-    const base = library ? join(LIBS_ROOT, library[1], 'src', 'lua') : root;
+    const base = library ? join(LIBS_ROOT, library[1], 'src', 'lua', 'includes') : root;
     const target = library ? resolve(base, library[2]) : resolve(dirname(path), file);
     const fromRoot = relative(base, target);
     if (fromRoot.startsWith(`..${sep}`) || isAbsolute(fromRoot))
@@ -97,6 +99,6 @@ function inline(
 function displayName(root: string, path: string): string {
   const own = relative(root, path);
   if (!own.startsWith(`..${sep}`)) return own;
-  const [lib, , , ...rest] = relative(LIBS_ROOT, path).split(sep);
+  const [lib, , , , ...rest] = relative(LIBS_ROOT, path).split(sep);
   return `@countersign/${lib}/${rest.join('/')}`;
 }

@@ -1,5 +1,5 @@
 --[[
-  Test only: runs one function of the call ledger (libs/call-ledger/src/lua/call-ledger.lua) on a hash, so its
+  Test only: runs one function of the call ledger (libs/call-ledger/src/lua/includes/call-ledger.lua) on a hash, so its
   transitions are checked against a real Redis.
 
   KEYS[1] the hash
