@@ -6,6 +6,8 @@ const moduleNameMapper = {
   '^@countersign/tool-providers$': '<rootDir>/libs/tool-providers/src',
   '^@countersign/demo-infra$': '<rootDir>/libs/demo-infra/src',
   '^@countersign/call-ledger$': '<rootDir>/libs/call-ledger/src',
+  '^@countersign/audit$': '<rootDir>/libs/audit/src',
+  '^@countersign/shared-records$': '<rootDir>/libs/shared-records/src',
 };
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],

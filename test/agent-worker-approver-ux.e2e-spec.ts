@@ -4,7 +4,7 @@
 // "manual step done" reaches the model's next turn, and a forged one is refused.
 import { JobName, jobIds, type ManualStepDone } from '@countersign/contracts';
 import { withSignature } from '@countersign/authorization';
-import { DecidedCallResults, ToolCatalog } from '@countersign/platform';
+import { DecidedCallResults, ToolCatalog } from '@countersign/shared-records';
 import type { RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
 import { TEST_SECRET, WorkerHarness } from './support/agent-worker-harness';
 import { waitFor } from './support/redis';

@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ChatMessage, RunView } from '@countersign/contracts';
-import { ToolCatalog } from '@countersign/platform';
+import { ToolCatalog } from '@countersign/shared-records';
 import type { RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
 import { WorkerHarness } from './support/agent-worker-harness';
 import { writeConfig } from './support/mcp-config';

@@ -4,7 +4,7 @@
 // not routed to the caller answers 404 on every route, exactly like an unknown one.
 import { randomBytes } from 'node:crypto';
 import type { ApprovalRequest, StandingRule } from '@countersign/contracts';
-import { ToolCatalog } from '@countersign/platform';
+import { ToolCatalog } from '@countersign/shared-records';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
 import { ApprovalStore } from '../apps/approval-service/src/approvals/approval-store';
 import { StandingRuleStore } from '../apps/approval-service/src/approvals/standing-rule-store';

@@ -1,7 +1,7 @@
 // Batching of AuditLog appends. Regression: an append made by a caller the moment its previous append resolved
 // used to be stranded in the batch queue (the finishing flush had already seen it empty), hanging that run forever.
 import { Redis } from 'ioredis';
-import { AuditLog, auditKeys } from '@countersign/platform';
+import { AuditLog, auditKeys } from '@countersign/audit';
 import { testAuditKeyring } from './support/audit';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes } from './support/redis';
 

@@ -1,15 +1,15 @@
 // The shared audit log: one HMAC chain per writer in one stream; verify() finds where a chain breaks.
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { LuaScript } from '@countersign/platform';
 import {
   AUDIT_CHAIN_IDLE_MS,
   AuditKey,
   AuditKeyring,
   AuditLog,
   auditKeys,
-  LuaScript,
   MIN_AUDIT_RETENTION_MS,
-} from '@countersign/platform';
+} from '@countersign/audit';
 import { TEST_AUDIT_SECRET, testAuditKeyring } from './support/audit';
 import { freshKeyPrefixes, TEST_REDIS_URL } from './support/redis';
 
@@ -163,7 +163,7 @@ describe('AuditLog (real Redis)', () => {
       service: 'svc',
       type: 'run.parked',
     });
-    const script = LuaScript.load(`${__dirname}/../libs/platform/src`, 'audit-append-2.lua');
+    const script = LuaScript.load(`${__dirname}/../libs/audit/src`, 'audit-append-2.lua');
     await script.run(redis, [keys.stream, keys.heads], [shared, head, link(shared, head, json), json]);
 
     await expect(sut.append({ type: 'run.resumed', runId: 'run-1' })).rejects.toThrow(

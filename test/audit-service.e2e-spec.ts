@@ -4,7 +4,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { AuditEntry } from '@countersign/contracts';
-import { AuditLog } from '@countersign/platform';
+import { AuditLog } from '@countersign/audit';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
 import { AuditTrail } from '../apps/approval-service/src/core/audit-trail';
 import { slackSignature } from '../apps/approval-service/src/slack/slack-signature';

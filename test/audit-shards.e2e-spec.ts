@@ -1,7 +1,8 @@
 // The audit log over three streams (AUDIT_SHARDS=3) on one Redis: each writer's chain lives in the stream of its chain
 // ID; reading, verifying and trimming go over all of them.
 import { Redis } from 'ioredis';
-import { AuditLog, auditKeys, MIN_AUDIT_RETENTION_MS, queueShardOf } from '@countersign/platform';
+import { queueShardOf } from '@countersign/platform';
+import { AuditLog, auditKeys, MIN_AUDIT_RETENTION_MS } from '@countersign/audit';
 import { testAuditKeyring } from './support/audit';
 import { freshKeyPrefixes, TEST_REDIS_URL } from './support/redis';
 

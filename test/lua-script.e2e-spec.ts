@@ -137,10 +137,10 @@ describe('LuaScript (real Redis)', () => {
   });
 
   it('takes the number of keys from the file name', () => {
-    const script = LuaScript.load(`${__dirname}/../libs/platform/src`, 'audit-append-2.lua');
+    const script = LuaScript.load(`${__dirname}/../libs/audit/src`, 'audit-append-2.lua');
     expect(script.numberOfKeys).toBe(2);
     expect(script.sha).toMatch(/^[0-9a-f]{40}$/);
-    expect(() => LuaScript.load(`${__dirname}/../libs/platform/src`, 'audit-append.lua')).toThrow(
+    expect(() => LuaScript.load(`${__dirname}/../libs/audit/src`, 'audit-append.lua')).toThrow(
       '<command>-<numberOfKeys>.lua',
     );
   });

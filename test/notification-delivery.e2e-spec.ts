@@ -10,7 +10,7 @@ import {
   approvalServiceJobIds as jobIds,
   type ApprovalRequest,
 } from '@countersign/contracts';
-import type { AuditInput } from '@countersign/platform';
+import type { AuditInput } from '@countersign/audit';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
 import { approvalKeys } from '../apps/approval-service/src/approvals/approval-keys';
 import { ApprovalStore, type DeliveryClaim } from '../apps/approval-service/src/approvals/approval-store';

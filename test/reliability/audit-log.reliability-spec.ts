@@ -2,7 +2,7 @@
 // audit append never resolved. An append made right as the previous batch finished was queued behind a
 // flush that had already ended, and waited for a later append that a quiet system never makes.
 import { Redis } from 'ioredis';
-import { AuditLog } from '@countersign/platform';
+import { AuditLog } from '@countersign/audit';
 import { testAuditKeyring } from '../support/audit';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes } from '../support/redis';
 import { ScenarioTally } from './support/scenario-tally';

@@ -15,7 +15,7 @@ import {
   type StartRunBody,
   withRequestedAt,
 } from '@countersign/contracts';
-import { AuditLog } from '@countersign/platform';
+import { AuditLog } from '@countersign/audit';
 import { startAgentWorker, type RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
 import type { InfraView } from '../../apps/agent-worker/src/infra/infra-store';
 import { TEST_AUDIT_SECRET, testAuditKeyring } from './audit';

@@ -1,5 +1,5 @@
 // The audit signing secret of the tests' services, and a keyring with it for tests that read or write the log directly.
-import { AuditKeyring } from '@countersign/platform';
+import { AuditKeyring } from '@countersign/audit';
 
 export const TEST_AUDIT_SECRET = 'e2e-audit-signing-secret-0123456789abcdef';
 

@@ -10,8 +10,6 @@ import {
 } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import {
-  AuditKeyring,
-  AuditLog,
   Authenticator,
   BearerAuthenticator,
   METRICS_REGISTRY,
@@ -24,12 +22,11 @@ import {
   rateLimitGuards,
   redisRateLimitStorage,
   REQUEST_AUTHENTICATOR,
-  DecidedCallResults,
-  RunReaders,
-  ToolCatalog,
   type Logger,
   type PrincipalsConfig,
 } from '@countersign/platform';
+import { AuditKeyring, AuditLog } from '@countersign/audit';
+import { DecidedCallResults, RunReaders, ToolCatalog } from '@countersign/shared-records';
 import { ToolProviders } from '@countersign/tool-providers';
 import { AgentCatalog } from './agents/agent-catalog';
 import type { RunbookLibrary } from './runbooks/runbook-library';

@@ -13,11 +13,9 @@ import {
   rateLimitGuards,
   redisRateLimitStorage,
   REQUEST_AUTHENTICATOR,
-  DecidedCallResults,
-  RunReaders,
-  ToolCatalog,
   type Logger,
 } from '@countersign/platform';
+import { DecidedCallResults, RunReaders, ToolCatalog } from '@countersign/shared-records';
 import { approvalKeys } from './approvals/approval-keys';
 import { ApprovalStore } from './approvals/approval-store';
 import { ApprovalsController } from './approvals/approvals.controller';

@@ -6,8 +6,6 @@ import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import pino from 'pino';
 import {
-  AuditKeyring,
-  AuditLog,
   Authenticator,
   ConfigError,
   createLogger,
@@ -21,6 +19,7 @@ import {
   redisAnswers,
   redisRateLimitStorage,
 } from '@countersign/platform';
+import { AuditKeyring, AuditLog } from '@countersign/audit';
 import { CountersignClient } from '@countersign/sdk';
 import { McpHttpEndpoint, SecretSource, serveMcpHttp, ToolProviders } from '@countersign/tool-providers';
 import { CallRecordStore } from './approvals/call-record-store';

@@ -1,23 +1,14 @@
-// @countersign/platform: the plumbing both services share (config, Redis, queues, logs, audit log, validation).
+// @countersign/platform: the plumbing both services share (config, Redis, queues, identity, rate limits, logs, validation).
 export * from './base-config';
 export * from './redis';
 export * from './logger';
 export * from './lua';
 export * from './lua-source';
-export * from './audit-log';
-export * from './audit-entry';
-export * from './audit-keyring';
-export * from './audit-checkpoint';
-export * from './audit-page-reader';
-export * from './audit-retention';
-export * from './audit-verifier';
-export * from './stream-id';
 export * from './zod-validation.pipe';
 export * from './pino-nest-logger';
 export * from './config-file';
 export * from './duration';
 export * from './identity';
-export * from './run-readers';
 export * from './metrics-endpoint';
 export * from './queues/failed-for-good';
 export * from './queues/job-catalog';
@@ -27,6 +18,4 @@ export * from './queues/queue.module';
 export * from './queues/queues';
 export * from './queues/redis-connections';
 export * from './rate-limits';
-export * from './tool-catalog';
 export * from './queues/queue-shards';
-export * from './audit-shards';

@@ -2,13 +2,8 @@
 // cluster), a key/queue prefix, worker processes, and test-side clients for queues and state.
 import { Queue } from 'bullmq';
 import { type ApprovalRequest, JobName, jobIds, QueueName, type StartRunJob } from '@countersign/contracts';
-import {
-  AuditLog,
-  createRedis,
-  queueShardOf,
-  queueShardPrefixes,
-  type RedisClient,
-} from '@countersign/platform';
+import { createRedis, queueShardOf, queueShardPrefixes, type RedisClient } from '@countersign/platform';
+import { AuditLog } from '@countersign/audit';
 import { infraKeys } from '../../../apps/agent-worker/src/infra/infra-keys';
 import { runKey } from '../../../apps/agent-worker/src/runs/run-keys';
 import { workerEnv } from '../../support/agent-worker-harness';

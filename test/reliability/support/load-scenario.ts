@@ -1,7 +1,8 @@
 // The load scenario, shared by the one-Redis and the Redis Cluster specs: three worker processes,
 // RELIABILITY_RUNS runs (default the full 10,000: about 35 s on 2 cores; set it lower for a quick check),
 // decisions in random order, about one in ten delivered twice.
-import { auditKeys, queueShardPrefixes } from '@countersign/platform';
+import { queueShardPrefixes } from '@countersign/platform';
+import { auditKeys } from '@countersign/audit';
 import { DecisionDesk } from './decision-desk';
 import { Deployment, type DeploymentOptions, type RedisTarget } from './deployment';
 import { type MasterShare, MasterShares } from './master-shares';

@@ -7,7 +7,8 @@ import {
   type SignedDecision,
   type SignedManualStepDone,
 } from '@countersign/contracts';
-import type { AuditInput, AuditLog, Logger } from '@countersign/platform';
+import type { Logger } from '@countersign/platform';
+import type { AuditInput, AuditLog } from '@countersign/audit';
 import type { WorkerMetrics } from '../observability/worker-metrics';
 import type { RunLoop } from './run-loop';
 import type { Lease, StoredDecision } from './run-state';

@@ -11,7 +11,8 @@ import {
   ToolRegistry,
 } from '@countersign/authorization';
 import type { ApprovalRequest, ChatMessage, RunEvent, StartRunJob, Tier } from '@countersign/contracts';
-import type { AuditInput, AuditLog, Logger } from '@countersign/platform';
+import type { Logger } from '@countersign/platform';
+import type { AuditInput, AuditLog } from '@countersign/audit';
 import type { AgentCatalog, AgentRuntime } from '../agents/agent-catalog';
 import { AgentConfigSchema } from '../config/agents-config.schema';
 import type { ChatModel, ModelReply, ModelRequest, ModelToolCall } from '../models/chat-model';

@@ -24,7 +24,9 @@ import {
   type RunEvent,
   type StartRunJob,
 } from '@countersign/contracts';
-import type { AuditInput, AuditLog, DecidedCallResults, Logger, ToolCatalog } from '@countersign/platform';
+import type { Logger } from '@countersign/platform';
+import type { AuditInput, AuditLog } from '@countersign/audit';
+import type { DecidedCallResults, ToolCatalog } from '@countersign/shared-records';
 import type { AgentCatalog, AgentRuntime } from '../agents/agent-catalog';
 import type { ModelToolCall } from '../models/chat-model';
 import type { WorkerMetrics } from '../observability/worker-metrics';

@@ -17,7 +17,9 @@ import {
   type StartRunBody,
   type StartRunbookBody,
 } from '@countersign/contracts';
-import { hasRole, mayActFor, type AuditLog, type Principal, type RunReaders } from '@countersign/platform';
+import { hasRole, mayActFor, type Principal } from '@countersign/platform';
+import { type AuditLog } from '@countersign/audit';
+import { type RunReaders } from '@countersign/shared-records';
 import type { AgentCatalog } from '../agents/agent-catalog';
 import { initialState } from '../runbooks/runbook-interpreter';
 import { readRunbook } from '../runbooks/runbook-model';

@@ -3,7 +3,8 @@
 import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { ApprovalRequest, ApprovalStatus, AuditEntry, StandingRule } from '@countersign/contracts';
 import { fingerprint, printableReadableForm } from '@countersign/authorization';
-import { DecidedCallResults, RunReaders, ToolCatalog, type Logger } from '@countersign/platform';
+import { type Logger } from '@countersign/platform';
+import { DecidedCallResults, RunReaders, ToolCatalog } from '@countersign/shared-records';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import { AuditTrail } from '../core/audit-trail';

@@ -3,7 +3,7 @@
 // like a new request (routeRequest). The store then writes it only if that revision and route are still current.
 import { fingerprint } from '@countersign/authorization';
 import type { ApprovalRequest, DecisionValue } from '@countersign/contracts';
-import type { ToolCatalog } from '@countersign/platform';
+import type { ToolCatalog } from '@countersign/shared-records';
 import type { Route } from '../routing/route-request';
 import { decideRefusal, ErrorCode, VoteRefusedError } from './approval-errors';
 import type { CheckedVote, RevisionRoute, StoredApproval, VoteChannel } from './approval-store';

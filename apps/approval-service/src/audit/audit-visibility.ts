@@ -2,7 +2,8 @@
 // to one of the caller's groups, and those of runs the caller may read because a call of theirs was routed so.
 import { Injectable } from '@nestjs/common';
 import type { AuditEntry } from '@countersign/contracts';
-import { hasRole, RunReaders, type Principal } from '@countersign/platform';
+import { hasRole, type Principal } from '@countersign/platform';
+import { RunReaders } from '@countersign/shared-records';
 import { ApprovalStore } from '../approvals/approval-store';
 import { ApproverDirectory } from '../auth/approver-directory';
 

@@ -3,13 +3,8 @@
 import { Controller, Get, Query, Res } from '@nestjs/common';
 import type { HttpResponse as Response } from '../http-types';
 import { AuditQuerySchema, type AuditEntry, type AuditQuery } from '@countersign/contracts';
-import {
-  CurrentPrincipal,
-  RequireRole,
-  ZodValidationPipe,
-  type ChainCheck,
-  type Principal,
-} from '@countersign/platform';
+import { CurrentPrincipal, RequireRole, ZodValidationPipe, type Principal } from '@countersign/platform';
+import { type ChainCheck } from '@countersign/audit';
 import { AuditTrail } from '../core/audit-trail';
 import { AuditVisibility } from './audit-visibility';
 

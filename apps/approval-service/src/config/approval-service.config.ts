@@ -7,12 +7,12 @@ import {
   ConfigError,
   loadEnv,
   loadJsonConfig,
-  MIN_AUDIT_RETENTION_MS,
   PrincipalsConfigSchema,
   rateLimitSetting,
   TrustProxySchema,
   type PrincipalsConfig,
 } from '@countersign/platform';
+import { MIN_AUDIT_RETENTION_MS } from '@countersign/audit';
 import { ApprovalsConfigSchema, type ApprovalsConfig } from './approvals-config.schema';
 import { DurationSchema } from './duration';
 

@@ -1,14 +1,13 @@
 // The shared HMAC-chained audit log (AuditLog batches this process's appends onto this process's own chain).
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { type Logger, RedisConnections } from '@countersign/platform';
 import {
   AuditKeyring,
   AuditLog,
   type AuditInput,
   type ChainCheck,
-  type Logger,
-  RedisConnections,
   type TrimResult,
-} from '@countersign/platform';
+} from '@countersign/audit';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import { LOGGER } from './tokens';
 

@@ -5,7 +5,8 @@
 // sets the same content again.
 import { Inject, Injectable } from '@nestjs/common';
 import type { ApprovalServiceJobName, JobPayload } from '@countersign/contracts';
-import { ToolCatalog, type Logger } from '@countersign/platform';
+import { type Logger } from '@countersign/platform';
+import { ToolCatalog } from '@countersign/shared-records';
 import { ApprovalStore, type StoredApproval } from '../approvals/approval-store';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';

@@ -10,7 +10,8 @@ import {
   type NewStandingRule,
   type StandingRule,
 } from '@countersign/contracts';
-import { ToolCatalog, type Logger, type Principal } from '@countersign/platform';
+import { type Logger, type Principal } from '@countersign/platform';
+import { ToolCatalog } from '@countersign/shared-records';
 import { AmbiguousCallIdError } from '../approvals/approval-errors';
 import { trustSuggestion } from '../approvals/approval-store';
 import { ApprovalsService } from '../approvals/approvals.service';

@@ -9,7 +9,8 @@ import {
   type Progress,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ExternalApprovalView } from '@countersign/contracts';
-import type { AuditLog, Logger, Principal } from '@countersign/platform';
+import type { Logger, Principal } from '@countersign/platform';
+import type { AuditLog } from '@countersign/audit';
 import { ProviderCallError } from '@countersign/tool-providers';
 import type { ConfirmedCalls } from '../approvals/confirmed-calls';
 import type { GatewayCatalog } from '../tools/gateway-catalog';

@@ -1,6 +1,6 @@
 // The run readers set (see runReadersKey in @countersign/contracts): written by the approval service, read by the worker.
 import { runReadersKey } from '@countersign/contracts';
-import type { RedisClient } from './redis';
+import type { RedisClient } from '@countersign/platform';
 
 export class RunReaders {
   constructor(

@@ -8,7 +8,7 @@ import {
   type DecidedCallResult,
   type ToolCatalogEntry,
 } from '@countersign/contracts';
-import type { RedisClient } from './redis';
+import type { RedisClient } from '@countersign/platform';
 
 export class ToolCatalog {
   private readonly key: string;

@@ -1,7 +1,7 @@
 // How an audit entry is stored in the stream and read back, and how its chain names its writer and its key.
 import type { AuditEntry } from '@countersign/contracts';
 import canonicalize from 'canonicalize';
-import { shardedHashTag } from './queues/queue-shards';
+import { shardedHashTag } from '@countersign/platform';
 
 export type AuditInput = Omit<
   AuditEntry,

@@ -8,10 +8,10 @@ import type { AuditKeyring } from './audit-keyring';
 import { AUDIT_SCAN_LIMIT, readAuditPage, type AuditPage, type AuditPageQuery } from './audit-page-reader';
 import { trimAuditLog, type TrimResult } from './audit-retention';
 import { mergeAuditPages, mergeTrims, mergeVerifications } from './audit-shards';
-import { queueShardOf } from './queues/queue-shards';
+import { queueShardOf } from '@countersign/platform';
 import { verifyAuditLog } from './audit-verifier';
-import { LuaScript } from './lua';
-import type { RedisClient } from './redis';
+import { LuaScript } from '@countersign/platform';
+import type { RedisClient } from '@countersign/platform';
 
 /** What `verify()` reports (`GET /audit/verify`). */
 export type ChainCheck = AuditVerification;

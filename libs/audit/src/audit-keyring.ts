@@ -1,7 +1,7 @@
 // The keys of the audit log: entries are linked by HMAC, so rewriting a chain takes AUDIT_SIGNING_SECRET, not only
 // write access to Redis. The current secret signs; previous ones (rotation) are kept to verify what they signed.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { ConfigError } from './base-config';
+import { ConfigError } from '@countersign/platform';
 
 /** Labels of the keys derived from one secret: an entry link is never valid as a checkpoint signature, or back. */
 const DERIVED = {

@@ -5,7 +5,7 @@ import { AuditChainWalk } from './audit-chain-walk';
 import { readCheckpoint, type AuditCheckpoint } from './audit-checkpoint';
 import { storedEntry, type AuditKeys } from './audit-entry';
 import type { AuditKeyring } from './audit-keyring';
-import type { RedisClient } from './redis';
+import type { RedisClient } from '@countersign/platform';
 import { compareStreamIds } from './stream-id';
 
 /** Stream entries read per XRANGE. */

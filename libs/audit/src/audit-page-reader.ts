@@ -3,7 +3,7 @@
 import type { AuditEntry } from '@countersign/contracts';
 import { AuditCheckpointSchema } from './audit-checkpoint';
 import { storedEntry, toEntry, type AuditKeys, type StoredEntry } from './audit-entry';
-import type { RedisClient } from './redis';
+import type { RedisClient } from '@countersign/platform';
 
 /** Stream entries one page reads at most (one request's work and memory). */
 export const AUDIT_SCAN_LIMIT = 10_000;

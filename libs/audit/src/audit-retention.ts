@@ -1,11 +1,11 @@
 // Retention: entries older than the retention leave the audit stream, and a signed checkpoint says what left, so the
 // chains that go on still verify. Only what verifies is trimmed: evidence of tampering stays until someone looks.
-import { encodeScriptArgs, LuaScript } from './lua';
+import { encodeScriptArgs, LuaScript } from '@countersign/platform';
 import { AuditChainWalk } from './audit-chain-walk';
 import { readCheckpoint, signCheckpoint, type AuditCheckpoint } from './audit-checkpoint';
 import { storedEntry, type AuditKeys } from './audit-entry';
 import type { AuditKeyring } from './audit-keyring';
-import type { RedisClient } from './redis';
+import type { RedisClient } from '@countersign/platform';
 import { nextStreamId } from './stream-id';
 
 const TRIM_SCRIPT = LuaScript.load(__dirname, 'audit-trim-3.lua');
