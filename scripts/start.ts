@@ -52,7 +52,7 @@ async function main(): Promise<void> {
       `  approval service  ${approval.url}   /inbox, /approvals, /audit, /docs`,
       `  ops MCP server    ${services.ops.url}   the ops agent's tools (the worker calls them over MCP)`,
       `  Redis             ${redis.url}${redis.started ? ' (started for this session: its data goes when you stop)' : ''}, key prefix ${serviceEnv.KEY_PREFIX ?? 'countersign'}`,
-      `  mail              ${services.catcher ? 'caught locally: each approval email and its link is printed here' : `sent through ${serviceEnv.SMTP_URL ?? serviceEnv.SMTP_HOST}`}`,
+      `  mail              ${services.catcher ? `caught locally: read every mail at ${services.catcher.viewerUrl} (each approval link is printed here too)` : `sent through ${serviceEnv.SMTP_URL ?? serviceEnv.SMTP_HOST}`}`,
       devSecrets.length
         ? `  secrets           DEVELOPMENT-ONLY values for ${devSecrets.join(', ')} (set them in the environment for anything real)`
         : '  secrets           from the environment',
@@ -64,7 +64,8 @@ async function main(): Promise<void> {
         : [`  export COUNTERSIGN_WORKER_URL=${worker.url} COUNTERSIGN_APPROVAL_URL=${approval.url}`]),
       `  npx countersign run ops "restart payments" --token ${token('alice')} --script examples/runbook.json`,
       `  npx countersign approvals list --token ${token('carol')}`,
-      `  npx countersign approve <callId> --token ${token('carol')}   (payments needs dave too)`,
+      `  npx countersign approve <requestId> --token ${token('carol')}   (the ID \`approvals list\` shows)`,
+      `  npx countersign approve <requestId> --token ${token('dave')}    (payments needs two approvers: carol and dave)`,
       `  npx countersign inbox-link --token ${token('carol')}   (a one-time link that opens carol's web inbox)`,
       '',
       'Stop with Ctrl-C.',

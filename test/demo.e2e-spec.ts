@@ -88,9 +88,19 @@ it('runs the payments-failover runbook end to end and prints what ran, what was 
   expect(stdout).toMatch(
     /◆ step mitigate\/restart: running[\s\S]*◆ step mitigate\/scale: running[\s\S]*⏸ restart_service/,
   );
-  expect(stdout).toContain('approval request rb.mitigate.restart@1 (step 3 of 7 of payments-failover)');
+  const restart =
+    /approval request (\S+) for call rb\.mitigate\.restart@1 \(step 3 of 7 of payments-failover\)/.exec(
+      stdout,
+    );
+  expect(restart).not.toBeNull();
+  // Addressed by request ID (call IDs repeat across runs), one command per approver the quorum of two needs.
+  const commands =
+    stdout.match(new RegExp(`CLI \\((\\w+)\\): npx countersign approve ${restart![1]} `, 'g')) ?? [];
+  expect(commands.map((line) => /\((\w+)\)/.exec(line)![1]).sort()).toEqual(['carol', 'dave']);
   expect(stdout).toContain('◆ step mitigate/scale: refused');
-  expect(stdout).toContain('approval request rb.cleanup-gate@1 (step 6 of 7 of payments-failover)');
+  expect(stdout).toMatch(
+    /approval request \S+ for call rb\.cleanup-gate@1 \(step 6 of 7 of payments-failover\)/,
+  );
   expect(stdout).toContain('◆ step delete: done');
   expect(stdout).toContain('▶ run resumed');
 });

@@ -5,6 +5,7 @@
 //   job never published (it failed for good) is found by the request sweep, counted until then in the metric and
 //   health detail of parked calls without a request;
 // - an approved call whose tool fails part-way is audited as started, and as failed with the error.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -162,11 +163,29 @@ describe('a request of its own for every parked call', () => {
     expect(a.request.requestId).not.toBe(b.request.requestId);
 
     // Two open requests carry the call ID: it names neither, and the answer says which to name.
-    const ambiguous = await system.api<{ message: string }>('GET', '/approvals/shared', 'bob');
+    const ambiguous = await system.api<{ message: string; error: string; requestIds: string[] }>(
+      'GET',
+      '/approvals/shared',
+      'bob',
+    );
     expect(ambiguous.status).toBe(409);
     expect(ambiguous.json.message).toContain(a.request.requestId);
     expect(ambiguous.json.message).toContain(b.request.requestId);
+    // A code of its own, not "already decided", and the IDs to choose from.
+    expect(ambiguous.json.error).toBe('ambiguous_call_id');
+    expect([...ambiguous.json.requestIds].sort()).toEqual([a.request.requestId, b.request.requestId].sort());
     expect((await approve(system, 'shared')).status).toBe(409);
+    // The CLI says so distinctly (exit 8), naming the request IDs to use.
+    const cli = await countersign(system.approvalUrl, [
+      'approve',
+      'shared',
+      '--token',
+      system.bearer('bob').Authorization.slice(7),
+    ]);
+    expect(cli.code).toBe(8);
+    expect(cli.stderr).toContain('is used by requests of several runs');
+    expect(cli.stderr).toContain(a.request.requestId);
+    expect(cli.stderr).not.toContain('already decided');
     // Someone routed neither learns nothing about them.
     expect((await system.api('GET', '/approvals/shared', 'dave')).status).toBe(404);
 
@@ -323,4 +342,19 @@ function agentsConfigWith(infra: { restartMs?: number }): string {
   const file = join(mkdtempSync(join(tmpdir(), 'cs-agents-')), 'agents.json');
   writeFileSync(file, JSON.stringify(config));
   return file;
+}
+
+/** The compiled CLI against this system's approval service: its exit code and output. */
+function countersign(
+  approvalUrl: string,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [join(__dirname, '..', 'bin', 'countersign.js'), ...args], {
+    env: { ...process.env, COUNTERSIGN_APPROVAL_URL: approvalUrl },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr })));
 }

@@ -90,15 +90,26 @@ it('runs both services until Ctrl-C, and the README example runs the shipped run
   );
   await waitFor(() => /needs confirmation \(call (\S+),/.exec(run.stdout()), 'the confirmation', 30_000);
   const callId = /needs confirmation \(call (\S+),/.exec(run.stdout())![1];
-  // payments* needs two approvers (config/approvals.json): carol's vote, then dave's.
-  for (const approver of ['carol', 'dave'] as const) {
-    const vote = countersign('approve', callId, '--token', TOKENS[approver]);
-    expect({ approver, code: await vote.code, stderr: vote.stderr() }).toEqual({
-      approver,
-      code: 0,
-      stderr: '',
-    });
-  }
+  // payments* needs two approvers (config/approvals.json): carol votes with the CLI; dave reads his approval email in
+  // the local mail viewer the banner names, and approves from its link, as the docs' email guide says.
+  const vote = countersign('approve', callId, '--token', TOKENS.carol);
+  expect({ code: await vote.code, stderr: vote.stderr() }).toEqual({ code: 0, stderr: '' });
+  const viewer = /read every mail at (http:\S+)/.exec(banner)![1];
+  const mailPath = await waitFor(async () => {
+    const index = await (await fetch(viewer)).text();
+    return /<a href="(\/mail\/\d+)">[^<]*<\/a> — to dave@example\.test/.exec(index)?.[1];
+  }, "dave's mail in the viewer");
+  const mail = await fetch(new URL(mailPath, viewer));
+  expect(mail.headers.get('content-security-policy')).toContain("script-src 'none'");
+  const link = /href="(http:[^"]+\/approve\/[^"]+)"/.exec(await mail.text())![1];
+  expect((await fetch(link)).status).toBe(200); // the confirmation page: a GET decides nothing
+  const decided = await fetch(link, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'decision=approve',
+  });
+  expect(decided.status).toBe(200);
+  expect(await decided.text()).toContain('Thank you');
   expect(await run.code).toBe(0);
   expect(run.stderr()).toBe('');
 

@@ -70,7 +70,9 @@ export async function decideAsStandIn(
 ): Promise<Vote[]> {
   const votes: Vote[] = [];
   for (const approver of approvers.eligible(view)) {
-    const result = await approvers.as(approver).decide(view.request.callId, wanted.decision, wanted.reason);
+    const result = await approvers
+      .as(approver)
+      .decide(view.request.requestId, wanted.decision, wanted.reason);
     votes.push({
       approver,
       decision: wanted.decision,

@@ -47,7 +47,10 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     if (!redis.started) cleanup.push(() => deleteKeys(redis.url, id));
     cleanup.push(() => services.stop());
     log(redis.started ? `started redis-server for the demo on ${redis.url}` : `using Redis on ${redis.url}`);
-    if (catcher) log('mail catcher (local SMTP): every approval email is kept and its link printed here');
+    if (catcher)
+      log(
+        `mail catcher (local SMTP): every approval email is kept, its link printed here; read them at ${catcher.viewerUrl}`,
+      );
     log(`agent worker      ${worker.url}   (POST /runs, GET /runs/:id/events, GET /demo/infra)`);
     log(`approval service  ${approval.url}   (/inbox, /approvals, /audit, /docs)`);
     log(`ops MCP server    ${services.ops.url}   (the ops agent's tools; the worker calls them over MCP)`);
@@ -63,7 +66,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     log(
       options.autoApprove
         ? 'mode: non-interactive — an approver stand-in decides as the runbook says (approve the restart, deny the scale, pass the gate)'
-        : 'mode: interactive — decide each request in the inbox, by email link, or with `countersign approve|deny <callId>`',
+        : 'mode: interactive — decide each request in the inbox, by email link, or with `countersign approve|deny <requestId>`',
     );
 
     // ---- the run -------------------------------------------------------------------------------
@@ -75,16 +78,20 @@ export async function runDemo(options: DemoOptions): Promise<number> {
       const view = await waitForApproval(approvers, observer, call.callId);
       const votes = view.quorum > 1 ? `, needs ${view.quorum} approvers` : '';
       const step = view.request.context?.step ? ` (${view.request.context.step})` : '';
-      log(`  ✋ approval request ${call.callId}${step}: routed to ${view.groups.join(', ')}${votes}`);
+      log(
+        `  ✋ approval request ${view.request.requestId} for call ${call.callId}${step}: routed to ${view.groups.join(', ')}${votes}`,
+      );
       log(`     inbox: ${approval.url}/inbox`);
       const links = catcher ? await mailLinks(catcher, call.callId, approvers.eligible(view).length) : [];
       for (const { to, link } of links) {
         log(`     email to ${to}: ${link}`);
       }
-      const who = approvers.eligible(view)[0];
-      log(
-        `     CLI:   npx countersign approve ${call.callId} --approval-url ${approval.url} --token ${approvers.tokenOf(who)}`,
-      );
+      // One command per approver the request needs (its quorum), by request ID: call IDs repeat across runs.
+      for (const who of approvers.eligible(view).slice(0, view.quorum)) {
+        log(
+          `     CLI (${who}): npx countersign approve ${view.request.requestId} --approval-url ${approval.url} --token ${approvers.tokenOf(who)}`,
+        );
+      }
       if (!options.autoApprove) {
         log('     waiting for a person to decide …');
         return;

@@ -17,6 +17,8 @@ export const ExitCode = {
   Conflict: 6,
   /** The arguments changed since the revision you decided on (another approver edited them): nothing was decided. */
   Changed: 7,
+  /** A call ID that requests of several runs used (call IDs may repeat across runs): name the request by its request ID. */
+  Ambiguous: 8,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
@@ -39,4 +41,5 @@ Exit codes:
   4  unknown call ID, run or agent
   5  not authorized (missing/rejected approver token, not an approver of this call)
   6  already decided, expired, or nothing to decide
-  7  the arguments changed since the revision you decided on (someone edited them): nothing decided`;
+  7  the arguments changed since the revision you decided on (someone edited them): nothing decided
+  8  the call ID names requests of several runs: use the request ID it lists`;

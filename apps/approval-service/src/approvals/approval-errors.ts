@@ -1,5 +1,6 @@
 // Every way a vote can be refused: the Lua scripts' negative codes and the refusals of mayDecide (deciders.ts), mapped
 // to typed errors in one place.
+import { ConflictException } from '@nestjs/common';
 import type { Refusal } from './deciders';
 
 export enum ErrorCode {
@@ -133,5 +134,15 @@ export class AmbiguousCallIdError extends Error {
       `call ID ${callId} is used by requests of several runs; name the request by its request ID${choices}`,
     );
     this.name = this.constructor.name;
+  }
+
+  /** The 409 answer: a code of its own (`ambiguous_call_id`, not "already decided") and the request IDs to choose from. */
+  toHttp(): ConflictException {
+    return new ConflictException({
+      statusCode: 409,
+      error: 'ambiguous_call_id',
+      message: this.message,
+      requestIds: this.requestIds,
+    });
   }
 }

@@ -2,7 +2,6 @@
 // by its request ID, or by its call ID when that names one request (ApprovalsService.resolve).
 import {
   Body,
-  ConflictException,
   Controller,
   Get,
   HttpCode,
@@ -109,7 +108,7 @@ export class ApprovalsController {
       ...(body.fingerprint ? { seen: { fingerprint: body.fingerprint } } : {}),
     };
     const { requestId, result } = await this.approvals.voteOn(id, vote).catch((error: unknown) => {
-      if (error instanceof AmbiguousCallIdError) throw new ConflictException(error.message);
+      if (error instanceof AmbiguousCallIdError) throw error.toHttp();
       throw error;
     });
     const { callId } = result;
@@ -160,7 +159,7 @@ export class ApprovalsController {
         channel: channelOf(req),
       })
       .catch((error: unknown) => {
-        if (error instanceof AmbiguousCallIdError) throw new ConflictException(error.message);
+        if (error instanceof AmbiguousCallIdError) throw error.toHttp();
         throw error;
       });
     return {
@@ -180,7 +179,7 @@ export class ApprovalsController {
 function named(id: string, resolution: Resolution): StoredApproval | undefined {
   if (resolution.status === 'found') return resolution.approval;
   if (resolution.status === 'not_found') return undefined;
-  throw new ConflictException(new AmbiguousCallIdError(id, resolution.requestIds).message);
+  throw new AmbiguousCallIdError(id, resolution.requestIds).toHttp();
 }
 
 /** Which channel a REST vote came through, for the audit: the inbox page (cookie), the CLI, or the API. */

@@ -193,6 +193,7 @@ export class ApprovalClient {
     const { status, body } = answer;
     if (status >= 200 && status < 300) return body;
     const message = errorMessage(body);
+    if (status === 409 && errorCode(body) === 'ambiguous_call_id') throw ambiguous(subject, body);
     switch (status) {
       case 400:
         throw new CliError(`invalid request: ${message}`, ExitCode.InvalidInput);
@@ -215,6 +216,17 @@ export class ApprovalClient {
         throw new CliError(`the approval service answered ${status}: ${message}`, ExitCode.Failure);
     }
   }
+}
+
+/** A call ID that several runs' requests used: which request IDs to choose from, and how. */
+function ambiguous(id: string, body: unknown): CliError {
+  const ids = (body as { requestIds?: unknown }).requestIds;
+  const choices = Array.isArray(ids) ? ids.map(String) : [];
+  const how =
+    choices.length > 0
+      ? `; name one by its request ID: ${choices.join(', ')} (e.g. countersign approve ${choices[0]})`
+      : '; name the request by its request ID (countersign approvals list shows them)';
+  return new CliError(`call ID ${id} is used by requests of several runs${how}`, ExitCode.Ambiguous);
 }
 
 /** The machine-readable `error` of a refusal (e.g. `arguments_edited`), when the body has one. */
