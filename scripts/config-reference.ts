@@ -21,7 +21,12 @@ import { AgentsConfigSchema } from '../apps/agent-worker/src/config/agents-confi
 import { AgentWorkerEnvSchema } from '../apps/agent-worker/src/config/worker-config';
 import { ApprovalServiceEnvSchema } from '../apps/approval-service/src/config/approval-service.config';
 import { ApprovalsConfigSchema } from '../apps/approval-service/src/config/approvals-config.schema';
-import { approvalUrlOption, approverTokenOption, tokenOption, workerUrlOption } from '../apps/cli/src/options';
+import {
+  approvalUrlOption,
+  approverTokenOption,
+  tokenOption,
+  workerUrlOption,
+} from '../apps/cli/src/options';
 import { GatewayConfigSchema } from '../apps/mcp-gateway/src/config/gateway-config.schema';
 import { GatewayEnvSchema } from '../apps/mcp-gateway/src/config/gateway-env';
 import { OpsServerEnvSchema } from '../apps/ops-mcp-server/src/config/ops-server-config';
@@ -35,7 +40,9 @@ type ObjectSchema = z.ZodObject<z.ZodRawShape>;
 /** How the shared value formats are written, told by the schema they are built on (a refine or default keeps it). */
 const valueForms = z.registry<{ values: string }>();
 valueForms.add(DurationSchema, { values: 'a duration: `250ms`, `90s`, `30m`, `2h`, `1d`' });
-valueForms.add(RateLimitSchema, { values: '`<requests>/<window>` (window in `ms`, `s`, `m`, `h`), or `off`' });
+valueForms.add(RateLimitSchema, {
+  values: '`<requests>/<window>` (window in `ms`, `s`, `m`, `h`), or `off`',
+});
 valueForms.add(TrustProxySchema, { values: 'a hop count, or addresses/subnets (`loopback,10.0.0.0/8`)' });
 
 /** The placeholder a record's keys get in a key path, by the record's own key. */
@@ -77,7 +84,7 @@ export function descriptionOf(schema: Schema): string | undefined {
  */
 function declaredDefault(schema: Schema): { value: unknown; raw: boolean } | undefined {
   let raw = false;
-  for (let current = schema; ; ) {
+  for (let current = schema; ;) {
     const d = def(current);
     if (d.type === 'prefault') return { value: d.defaultValue, raw: true };
     if (d.type === 'default') return { value: d.defaultValue, raw };
@@ -113,7 +120,10 @@ function presenceOf(schema: Schema, path: string, where: 'environment' | 'file')
   );
 }
 
-function writtenForm(declared: { value: unknown; raw: boolean }, where: 'environment' | 'file'): string | undefined {
+function writtenForm(
+  declared: { value: unknown; raw: boolean },
+  where: 'environment' | 'file',
+): string | undefined {
   const { value, raw } = declared;
   if (where === 'file') return JSON.stringify(value);
   if (raw || ['string', 'number', 'boolean'].includes(typeof value)) return String(value);
@@ -137,7 +147,8 @@ function valuesOf(schema: Schema, nested = false): string {
       const input = valuesOf(d.in as Schema, nested);
       const output = d.out as Schema;
       if (input || def(output).type === 'transform') return input;
-      if (def(output).type === 'array') return `comma-separated: ${valuesOf(def(output).element as Schema, true)}`;
+      if (def(output).type === 'array')
+        return `comma-separated: ${valuesOf(def(output).element as Schema, true)}`;
       return valuesOf(output, nested);
     }
     case 'string':
@@ -151,7 +162,7 @@ function valuesOf(schema: Schema, nested = false): string {
     case 'literal':
       return choices((d.values as unknown[]).map(String));
     case 'union':
-      return (d.options as Schema[]).map((option) => valuesOf(option, true)).join(' or ');
+      return unionValues(d.options as Schema[]);
     case 'array': {
       const element = valuesOf(d.element as Schema, true);
       return element ? `list of ${element}` : 'list';
@@ -163,6 +174,16 @@ function valuesOf(schema: Schema, nested = false): string {
     default:
       return '';
   }
+}
+
+/** `a or b`; "one or a list" (`X, or a list of them`) when the second form is a list of the first. */
+function unionValues(options: Schema[]): string {
+  const [one, list] = options;
+  if (options.length === 2 && def(list).type === 'array') {
+    const item = valuesOf(def(list).element as Schema, true);
+    if (item === valuesOf(one, true)) return `${item}, or a list of them`;
+  }
+  return options.map((option) => valuesOf(option, true)).join(' or ');
 }
 
 function stringValues(schema: z.ZodString, nested: boolean): string {
@@ -197,7 +218,8 @@ function keyName(schema: Schema): string {
 function objectSummary(schema: ObjectSchema): string {
   const keys = Object.entries(schema.shape).map(([key, value]) => {
     const inner = core(value);
-    if (def(inner).type === 'literal') return `${key}: ${JSON.stringify((def(inner).values as unknown[])[0])}`;
+    if (def(inner).type === 'literal')
+      return `${key}: ${JSON.stringify((def(inner).values as unknown[])[0])}`;
     return z.safeParse(value, undefined).success ? `${key}?` : key;
   });
   return `{ ${keys.join(', ')} }`;
@@ -214,7 +236,7 @@ interface Row {
 }
 
 /** Every variable of an environment schema, minus those of `except` (shown in another section). */
-function envRows(schema: ObjectSchema, except?: ObjectSchema): Row[] {
+export function envRows(schema: ObjectSchema, except?: ObjectSchema): Row[] {
   return Object.entries(schema.shape)
     .filter(([key]) => !except || !(key in except.shape))
     .map(([key, value]) => ({ key, schema: value }));
@@ -225,7 +247,7 @@ function envRows(schema: ObjectSchema, except?: ObjectSchema): Row[] {
  * objects `[]` segments, and a union of objects one set of keys. A key in `closed` is one row, described where it
  * is opened. A described object or list gets a row of its own before its keys.
  */
-function fileRows(schema: Schema, path = '', closed: string[] = []): Row[] {
+export function fileRows(schema: Schema, path = '', closed: string[] = []): Row[] {
   const inner = core(schema);
   const d = def(inner);
   const own: Row[] = path && descriptionOf(schema) ? [{ key: path, schema }] : [];
@@ -269,7 +291,11 @@ function unionRows(union: Schema, path: string, closed: string[]): Row[] {
   return [...byKey.values()].map(({ forms: having, ...row }) => ({
     ...row,
     ...(row.key === discriminatorKey
-      ? { schema: z.enum(forms.map((form) => form.name) as [string, ...string[]]).describe(descriptionOf(row.schema) ?? '') }
+      ? {
+          schema: z
+            .enum(forms.map((form) => form.name) as [string, ...string[]])
+            .describe(descriptionOf(row.schema) ?? ''),
+        }
       : {}),
     ...(having.length < forms.length ? { onlyWith: having } : {}),
   }));
@@ -277,28 +303,42 @@ function unionRows(union: Schema, path: string, closed: string[]): Row[] {
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
-function shownPresence(presence: Presence): string {
+/** A default in milliseconds of a minute or more, as people read it: `86400000` (24 h). */
+function readableMs(key: string, shown: string): string {
+  const ms = Number(shown);
+  if (!/(Ms|_MS)$/.test(key) || !Number.isInteger(ms) || ms < 60_000) return '';
+  const [unit, size] =
+    ms % 3_600_000 === 0 ? ['h', 3_600_000] : ms % 60_000 === 0 ? ['min', 60_000] : ['s', 1_000];
+  return ` (${ms / size} ${unit})`;
+}
+
+function shownPresence(presence: Presence, key: string): string {
   if (presence.kind === 'required') return '**required**';
   if (presence.kind === 'unset') return '—';
-  return `\`${presence.shown.replace(/`/g, 'ˋ')}\``;
+  return `\`${presence.shown}\`${readableMs(key, presence.shown)}`;
 }
+
+/** "The model; …" after "`openai` only: " reads "`openai` only: the model; …" (an acronym keeps its capitals). */
+const lowerFirst = (text: string) =>
+  /^[A-Z][a-z]/.test(text) ? text[0].toLowerCase() + text.slice(1) : text;
 
 function table(rows: Row[], where: 'environment' | 'file', header: string): string {
   const lines = [`| ${header} | default | values | meaning |`, '| --- | --- | --- | --- |'];
   for (const row of rows) {
     const presence = presenceOf(row.schema, row.key, where);
-    const only = row.onlyWith ? `${choices(row.onlyWith)} only: ` : '';
-    const meaning = `${only}${descriptionOf(row.schema) ?? ''}`;
+    const description = descriptionOf(row.schema) ?? '';
+    const meaning = row.onlyWith ? `${choices(row.onlyWith)} only: ${lowerFirst(description)}` : description;
     lines.push(
-      `| \`${row.key}\` | ${cell(shownPresence(presence))} | ${cell(valuesOf(row.schema))} | ${cell(meaning)} |`,
+      `| \`${row.key}\` | ${cell(shownPresence(presence, row.key))} | ${cell(valuesOf(row.schema))} | ${cell(meaning)} |`,
     );
   }
   return lines.join('\n');
 }
 
-const envTable = (schema: ObjectSchema, except?: ObjectSchema) =>
+export const envTable = (schema: ObjectSchema, except?: ObjectSchema) =>
   table(envRows(schema, except), 'environment', 'variable');
-const fileTable = (schema: Schema, closed: string[] = []) => table(fileRows(schema, '', closed), 'file', 'key');
+export const fileTable = (schema: Schema, closed: string[] = []) =>
+  table(fileRows(schema, '', closed), 'file', 'key');
 
 /** The CLI's settings, from its commander options (each a flag and an environment variable). */
 function cliTable(options: Option[]): string {
@@ -346,7 +386,7 @@ export function renderConfigReference(): string {
       'stops start-up with a message naming the variable or the config path. An empty variable (`FOO=`) counts as ' +
       'unset. One section per service; each JSON file is described under the service that reads it. How to set them ' +
       'for a deployment: [Deploy and scale](../guides/deploy.md).',
-    'In the tables, **default** is what applies when the variable or key is left out (— : unset, **required**: the ' +
+    'In the tables, **default** is what applies when the variable or key is left out (—: unset, **required**: the ' +
       'service refuses to start without it), and **values** what the schema accepts.',
     '## Shared: agent worker and approval service',
     'Both services read these; the ops MCP server and the MCP gateway read some of them (listed in their sections). ' +
@@ -357,8 +397,8 @@ export function renderConfigReference(): string {
       'a person who requests runs and approves others\u2019 calls (bob) is one identity everywhere.',
     fileTable(PrincipalsConfigSchema),
     'The demo\u2019s principals (alice, bob, carol, dave, mallory, and the machine clients `runbook-bot`, which may ' +
-      'start runs for alice, `prometheus`, a metrics reader, `agent-runner`, an approvals client, and `mcp-gateway`, ' +
-      'the MCP gateway\u2019s own principal) have the readable tokens `<id>-demo-token-change-me`: replace them. ' +
+      'start runs for alice, `agent-worker`, the workers\u2019 own principal towards the ops MCP server, `prometheus`, ' +
+      'a metrics reader, `agent-runner`, an approvals client, and `mcp-gateway`, the MCP gateway\u2019s own principal) have the readable tokens `<id>-demo-token-change-me`: replace them. ' +
       'carol is the demo\u2019s rule-writer.',
     '## Agent worker',
     envTable(AgentWorkerEnvSchema, BaseEnvSchema),
@@ -407,7 +447,11 @@ export function renderConfigReference(): string {
 /** The page as committed: rendered, then laid out by Prettier with the repository's settings. */
 export async function formattedConfigReference(): Promise<string> {
   const settings = JSON.parse(readFileSync(join(ROOT, '.prettierrc'), 'utf8')) as Record<string, unknown>;
-  return format(`${renderConfigReference()}\n`, { ...settings, parser: 'markdown', plugins: [markdownPlugin] });
+  return format(`${renderConfigReference()}\n`, {
+    ...settings,
+    parser: 'markdown',
+    plugins: [markdownPlugin],
+  });
 }
 
 async function main(): Promise<void> {
