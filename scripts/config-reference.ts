@@ -40,9 +40,7 @@ type ObjectSchema = z.ZodObject<z.ZodRawShape>;
 /** How the shared value formats are written, told by the schema they are built on (a refine or default keeps it). */
 const valueForms = z.registry<{ values: string }>();
 valueForms.add(DurationSchema, { values: 'a duration: `250ms`, `90s`, `30m`, `2h`, `1d`' });
-valueForms.add(RateLimitSchema, {
-  values: '`<requests>/<window>` (window in `ms`, `s`, `m`, `h`), or `off`',
-});
+valueForms.add(RateLimitSchema, { values: '`<requests>/<window>` (`30/1m`) or `off`' });
 valueForms.add(TrustProxySchema, { values: 'a hop count, or addresses/subnets (`loopback,10.0.0.0/8`)' });
 
 /** The placeholder a record's keys get in a key path, by the record's own key. */

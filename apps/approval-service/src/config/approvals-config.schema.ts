@@ -35,7 +35,7 @@ export type Group = z.infer<typeof GroupSchema>;
 
 export const RuleMatchSchema = z
   .object({
-    tool: GlobsSchema.optional().describe('Tool-name globs (one, or a list).'),
+    tool: GlobsSchema.optional().describe('Tool-name globs.'),
     tier: z
       .union([TierSchema, z.array(TierSchema).min(1)])
       .optional()
