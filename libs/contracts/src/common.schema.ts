@@ -21,7 +21,16 @@ const PermissionSchema = z.string().regex(/^tool:([a-zA-Z0-9_-]+|\*)$/, 'must be
 export const RolesConfigSchema = z.record(
   IdSchema,
   z
-    .object({ allow: z.array(PermissionSchema).default([]), deny: z.array(PermissionSchema).default([]) })
+    .object({
+      allow: z
+        .array(PermissionSchema)
+        .default([])
+        .describe('What the role may call: `tool:<name>` or `tool:*`.'),
+      deny: z
+        .array(PermissionSchema)
+        .default([])
+        .describe('What it may not call, whatever another role allows.'),
+    })
     .strict(),
 );
 
@@ -31,8 +40,8 @@ export const UsersConfigSchema = z.record(IdSchema, z.array(IdSchema).min(1));
 /** Tools that wait for a decision although their tier is `auto`, beyond what the tiers ask. */
 export const ConfirmationConfigSchema = z
   .object({
-    require: z.array(ToolNameSchema).default([]),
-    requireForAll: z.boolean().default(false),
+    require: z.array(ToolNameSchema).default([]).describe('These tools wait for a decision.'),
+    requireForAll: z.boolean().default(false).describe('Every tool waits for a decision.'),
   })
   .strict()
   .default({ require: [], requireForAll: false });

@@ -20,47 +20,66 @@ const ToolPatternSchema = z.string().min(1).max(128);
 const MAX_RESULT_BYTES = 1024 * 1024;
 
 const McpServerCommon = {
-  description: z.string().max(500).optional(),
-  /**
-   * Put before each of the server's tool names. Another prefix keeps a moved tool's name (and the RBAC, routing rules
-   * and runbooks that name it); a name two providers of one agent both offer is then offered by neither.
-   * @defaultValue `<server>__`
-   */
+  description: z.string().max(500).optional().describe('A note for people reading the config.'),
+  // Another prefix keeps a moved tool's name (and the RBAC, routing rules and runbooks that name it).
   prefix: z
     .string()
     .max(40)
     .regex(/^[A-Za-z0-9_-]*$/, 'may contain only letters, digits, _ and -')
-    .optional(),
-  /** Tool-name pattern → tier; a tool no pattern names is `confirm`. Annotations may only raise it. */
-  tiers: z.record(ToolPatternSchema, TierSchema).default({}),
-  /** Longest a call may take, then it is cancelled at the server and the model told so. */
-  timeoutMs: ms(3_600_000).default(30_000),
-  /** Per tool (the server's own name): overrides `timeoutMs`. */
-  toolTimeoutMs: z.record(ToolPatternSchema, ms(3_600_000)).default({}),
-  /** Connecting and listing the tools (at start the worker waits this long before it takes runs). */
-  connectTimeoutMs: ms(600_000).default(10_000),
-  /** Results are cut to this many bytes of text (with a note to the model). */
+    .optional()
+    .describe(
+      "Put before each of the server's tool names; unset: `<name>__`. A name two providers of one agent both offer " +
+        'is offered by neither.',
+    ),
+  tiers: z
+    .record(ToolPatternSchema, TierSchema)
+    .default({})
+    .describe(
+      'Tool-name glob (`*`, `?`) → `auto`, `confirm` or `manual_only`; a tool no pattern names is `confirm`. The ' +
+        "server's annotations may only raise a tier.",
+    ),
+  timeoutMs: ms(3_600_000)
+    .default(30_000)
+    .describe('The longest a call may take; then it is cancelled at the server and the model told so.'),
+  toolTimeoutMs: z
+    .record(ToolPatternSchema, ms(3_600_000))
+    .default({})
+    .describe("Tool-name glob (the server's own names) → its timeout, instead of `timeoutMs`."),
+  connectTimeoutMs: ms(600_000)
+    .default(10_000)
+    .describe('Connecting and listing the tools (at start the worker waits this long before it takes runs).'),
   maxResultBytes: z
     .number()
     .int()
     .min(256)
     .max(MAX_RESULT_BYTES)
-    .default(32 * 1024),
-  /** Reconnecting (HTTP) or restarting (stdio) after a failure: the delay doubles from `initialDelayMs` up to `maxDelayMs`. */
+    .default(32 * 1024)
+    .describe('Results are cut to this many bytes of text (with a note to the model).'),
   restart: z
-    .object({ initialDelayMs: ms(600_000).default(500), maxDelayMs: ms(3_600_000).default(30_000) })
+    .object({
+      initialDelayMs: ms(600_000).default(500).describe('The first delay before reconnecting or restarting.'),
+      maxDelayMs: ms(3_600_000).default(30_000).describe('The longest delay (it doubles up to this).'),
+    })
     .strict()
-    .default({ initialDelayMs: 500, maxDelayMs: 30_000 }),
+    .default({ initialDelayMs: 500, maxDelayMs: 30_000 })
+    .describe('Reconnecting (HTTP) or restarting (stdio) after a failure.'),
 };
 
 export const StdioServerConfigSchema = z
   .object({
-    transport: z.literal('stdio'),
-    command: z.string().min(1),
-    args: z.array(z.string()).default([]),
-    /** The server's whole environment besides PATH, HOME and the like: the worker's own is not passed on. */
-    env: z.record(EnvNameSchema, ConfigValueSchema).default({}),
-    cwd: z.string().min(1).optional(),
+    transport: z
+      .literal('stdio')
+      .describe('`stdio`: a process the service starts; `http`: a streamable HTTP endpoint.'),
+    command: z.string().min(1).describe('The program to start.'),
+    args: z.array(z.string()).default([]).describe('Its arguments.'),
+    env: z
+      .record(EnvNameSchema, ConfigValueSchema)
+      .default({})
+      .describe(
+        "The server's whole environment besides `PATH`, `HOME` and the like (the service's own is not passed on); " +
+          'values may be `$secret` references.',
+      ),
+    cwd: z.string().min(1).optional().describe('Its working directory.'),
     ...McpServerCommon,
   })
   .strict();
@@ -68,10 +87,13 @@ export const StdioServerConfigSchema = z
 export const HttpServerConfigSchema = z
   .object({
     transport: z.literal('http'),
-    /** The streamable HTTP endpoint, e.g. `http://ops-mcp:3002/mcp`, or `{"$env": "OPS_MCP_URL", "default": ...}`. */
-    url: PlainValueSchema,
-    /** Sent with every request, secrets read for each one. */
-    headers: z.record(HeaderNameSchema, ConfigValueSchema).default({}),
+    url: PlainValueSchema.describe(
+      'The streamable HTTP endpoint, e.g. `http://ops-mcp:3002/mcp` (or `$env`).',
+    ),
+    headers: z
+      .record(HeaderNameSchema, ConfigValueSchema)
+      .default({})
+      .describe('Sent with every request (`$secret` references read for each one).'),
     ...McpServerCommon,
   })
   .strict();
@@ -89,24 +111,31 @@ const ObjectSchemaSchema = z
 
 export const HttpToolConfigSchema = z
   .object({
-    description: z.string().min(1).max(2_000),
-    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']),
-    /**
-     * `{name}` placeholders are filled from the arguments (URL-encoded; each must be a required argument). The other
-     * arguments go in the query string (GET, DELETE) or the JSON body (POST, PUT, PATCH).
-     */
-    url: PlainValueSchema,
-    args: ObjectSchemaSchema.default({ type: 'object', properties: {}, additionalProperties: false }),
-    headers: z.record(HeaderNameSchema, ConfigValueSchema).default({}),
-    /** @defaultValue confirm: a request to an internal API may change something unless the config says it does not */
-    tier: TierSchema.default('confirm'),
-    timeoutMs: ms(600_000).default(10_000),
+    description: z.string().min(1).max(2_000).describe('What the model and the approvers read.'),
+    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).describe('The HTTP method.'),
+    url: PlainValueSchema.describe(
+      'With `{name}` placeholders filled from the arguments (URL-encoded; each must be a required argument), or ' +
+        '`$env`. The other arguments go in the query string (GET, DELETE) or the JSON body (POST, PUT, PATCH).',
+    ),
+    args: ObjectSchemaSchema.default({
+      type: 'object',
+      properties: {},
+      additionalProperties: false,
+    }).describe('The arguments\' JSON schema (`"type": "object"`), checked with ajv when the tool is built.'),
+    headers: z
+      .record(HeaderNameSchema, ConfigValueSchema)
+      .default({})
+      .describe('Sent with every request (`$secret` references allowed).'),
+    // A request to an internal API may change something unless the config says it does not.
+    tier: TierSchema.default('confirm').describe('Its tier.'),
+    timeoutMs: ms(600_000).default(10_000).describe('The longest a call may take.'),
     maxResultBytes: z
       .number()
       .int()
       .min(256)
       .max(MAX_RESULT_BYTES)
-      .default(32 * 1024),
+      .default(32 * 1024)
+      .describe('The response body is cut to this many bytes.'),
   })
   .strict();
 export type HttpToolConfig = z.infer<typeof HttpToolConfigSchema>;
@@ -114,8 +143,14 @@ export type HttpToolConfig = z.infer<typeof HttpToolConfigSchema>;
 /** What a service's config declares: `mcpServers` by server name, `httpTools` by tool name. */
 export const ToolProvidersConfigSchema = z
   .object({
-    mcpServers: z.record(ServerNameSchema, McpServerConfigSchema).default({}),
-    httpTools: z.record(ToolNameSchema, HttpToolConfigSchema).default({}),
+    mcpServers: z
+      .record(ServerNameSchema, McpServerConfigSchema)
+      .default({})
+      .describe('MCP servers whose tools agents may use, by server name (below).'),
+    httpTools: z
+      .record(ToolNameSchema, HttpToolConfigSchema)
+      .default({})
+      .describe('HTTP APIs as tools, one per request, by tool name (below).'),
   })
   .strict();
 export type ToolProvidersConfig = z.infer<typeof ToolProvidersConfigSchema>;

@@ -16,14 +16,23 @@ import { ConfigError } from '@countersign/platform';
 import { ServerNameSchema, ToolProvidersConfigSchema } from '@countersign/tool-providers';
 
 const ModelSchema = z.discriminatedUnion('provider', [
-  z.object({ provider: z.literal('scripted') }).strict(),
+  z
+    .object({
+      provider: z
+        .literal('scripted')
+        .describe(
+          "`scripted`: a deterministic model that plays the run's script (the demo, tests); `openai`: an " +
+            'OpenAI-compatible chat-completions API.',
+        ),
+    })
+    .strict(),
   z
     .object({
       provider: z.literal('openai'),
-      /** Default OPENAI_MODEL / OPENAI_BASE_URL; the API key always comes from OPENAI_API_KEY. */
-      model: z.string().min(1).optional(),
-      baseUrl: z.url().optional(),
-      temperature: z.number().min(0).max(2).optional(),
+      // The API key always comes from OPENAI_API_KEY.
+      model: z.string().min(1).optional().describe('The model; unset: `OPENAI_MODEL`.'),
+      baseUrl: z.url().optional().describe("The API's base URL; unset: `OPENAI_BASE_URL`."),
+      temperature: z.number().min(0).max(2).optional().describe('The sampling temperature.'),
     })
     .strict(),
 ]);
@@ -42,34 +51,65 @@ const ToolEntrySchema = z.union([
 
 export const AgentConfigSchema = z
   .object({
-    description: z.string().default(''),
-    systemPrompt: z.string().default('You are an operations assistant. Use the tools you are given.'),
-    model: ModelSchema.default({ provider: 'scripted' }),
-    tools: z.array(ToolEntrySchema).min(1),
-    /** Tools that wait for a decision although their tier is `auto`. */
-    confirmation: ConfirmationConfigSchema,
-    roles: RolesConfigSchema,
-    /** userId → role names. Users not listed may run nothing. */
-    users: UsersConfigSchema,
-    maxConcurrentTools: z.number().int().min(1).max(64).default(4),
-    /** Model turns before a run is failed (a loop guard). */
-    maxTurns: z.number().int().min(1).max(200).default(20),
-    /** Simulated infrastructure knobs of the built-in ops tools. */
+    description: z.string().default('').describe('What the agent is for, for people.'),
+    systemPrompt: z
+      .string()
+      .default('You are an operations assistant. Use the tools you are given.')
+      .describe('The system prompt of its model.'),
+    model: ModelSchema.default({ provider: 'scripted' }).describe('Its model.'),
+    tools: z
+      .array(ToolEntrySchema)
+      .min(1)
+      .describe(
+        'Its tools: a name (built in, or an HTTP tool), `{ name, tier }` (a stricter tier than the tool declares: a ' +
+          'config may raise a tier, never lower it), or `{ server, only? }` (every tool of an MCP server, or those ' +
+          'whose own names match the `only` globs).',
+      ),
+    confirmation: ConfirmationConfigSchema.describe(
+      'Tools that wait for a decision although their tier is `auto`.',
+    ),
+    roles: RolesConfigSchema.describe('RBAC: what each role may call; an explicit deny wins.'),
+    users: UsersConfigSchema.describe('Principal ID → its role names. A user not listed may run nothing.'),
+    maxConcurrentTools: z
+      .number()
+      .int()
+      .min(1)
+      .max(64)
+      .default(4)
+      .describe('Tool calls of one turn running at once.'),
+    maxTurns: z
+      .number()
+      .int()
+      .min(1)
+      .max(200)
+      .default(20)
+      .describe('Model turns before the run is failed (a loop guard).'),
     infra: z
       .object({
-        /** Milliseconds a restart takes (the service shows `restarting` meanwhile). */
-        restartMs: z.number().int().min(0).max(600_000).default(0),
-        /** Upper bound of `scale_service` replicas; part of the tool's definition (its JSON schema). */
-        maxReplicas: z.number().int().min(1).max(1_000).default(20),
+        restartMs: z
+          .number()
+          .int()
+          .min(0)
+          .max(600_000)
+          .default(0)
+          .describe('Milliseconds a restart takes (the service shows `restarting` meanwhile).'),
+        maxReplicas: z
+          .number()
+          .int()
+          .min(1)
+          .max(1_000)
+          .default(20)
+          .describe("The upper bound of `scale_service`'s replicas (part of the tool's JSON schema)."),
       })
       .strict()
-      .default({ restartMs: 0, maxReplicas: 20 }),
+      .default({ restartMs: 0, maxReplicas: 20 })
+      .describe('The simulated infrastructure of the built-in ops tools.'),
   })
   .strict();
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
 
 export const AgentsConfigSchema = ToolProvidersConfigSchema.extend({
-  agents: z.record(IdSchema, AgentConfigSchema),
+  agents: z.record(IdSchema, AgentConfigSchema).describe('The agents, by name (what `POST /runs` names).'),
 }).strict();
 export type AgentsConfig = z.infer<typeof AgentsConfigSchema>;
 

@@ -6,61 +6,91 @@ import { TEST_FAULTS } from '../runs/test-faults';
 const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(3_600_000).default(fallback);
 
 export const AgentWorkerEnvSchema = BaseEnvSchema.extend({
-  PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
-  HOST: z.string().min(1).default('0.0.0.0'),
-  /** Path of the agents config (JSON), relative to the working directory. */
-  AGENTS_CONFIG: z.string().min(1).default('config/agents.json'),
-  /**
-   * Directory of runbook definitions (`*.yaml`, `*.yml`, `*.json`), e.g. `config/runbooks`; an invalid one refuses
-   * start-up. Unset: no runbooks (their agents must exist in AGENTS_CONFIG, so they are not loaded by default).
-   */
-  RUNBOOKS_DIR: z.string().min(1).optional(),
-  /** Jobs each queue worker of this process handles at once. */
-  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(16),
-  /** How often BullMQ looks for jobs whose worker died; short in tests of killed workers. */
-  STALLED_INTERVAL_MS: milliseconds(30_000),
-  /** How long a job's lock lives without renewal; a dead worker's job is redelivered after this. */
-  LOCK_DURATION_MS: milliseconds(30_000),
-  /** Redeliveries of a job whose lock lapsed (its worker died or starved) before BullMQ fails it; its run then fails. */
-  MAX_STALLED_COUNT: z.coerce.number().int().min(0).max(100).default(3),
-  /** How often a worker executing an approved call renews the call's heartbeat (in the run's Redis hash). */
-  EXECUTION_HEARTBEAT_MS: milliseconds(1_000),
-  /**
-   * A call whose heartbeat is this old is taken for dead: a worker that took its run over marks it interrupted
-   * and asks again. Fresher, it waits for the result. Keep it several heartbeats long (at least 3).
-   */
-  EXECUTION_STALE_MS: milliseconds(10_000),
-  /**
-   * How long a graceful stop (SIGTERM/SIGINT) may take to finish in-flight jobs and tool calls before the process
-   * exits anyway (code 1), e.g. when Redis is gone and nothing can be recorded. What it cut short is handled as
-   * after a crash: jobs are redelivered, an interrupted call is asked about again. A second signal exits at once.
-   */
-  SHUTDOWN_TIMEOUT_MS: milliseconds(60_000),
-  /** Attempts of a job that throws (e.g. the model provider is down) before the run is failed. */
-  JOB_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
-  JOB_BACKOFF_MS: z.coerce.number().int().min(0).max(600_000).default(1_000),
-  /** Finished runs stay readable this long, then expire. */
+  PORT: z.coerce.number().int().min(0).max(65_535).default(3000).describe('The HTTP port.'),
+  HOST: z.string().min(1).default('0.0.0.0').describe('The address the HTTP server listens on.'),
+  AGENTS_CONFIG: z
+    .string()
+    .min(1)
+    .default('config/agents.json')
+    .describe('The agents config file (below), relative to the working directory.'),
+  // Unset by default: a runbook's agents must exist in AGENTS_CONFIG, so none is loaded unless asked.
+  RUNBOOKS_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'The directory of runbook definitions (`*.yaml`, `*.yml`, `*.json`); unset: no runbooks. Compose and the demo ' +
+        'set `config/runbooks`. A missing directory or an invalid file refuses start-up.',
+    ),
+  WORKER_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .default(16)
+    .describe('Jobs each queue worker of the process handles at once.'),
+  // Short in the tests of killed workers.
+  STALLED_INTERVAL_MS: milliseconds(30_000).describe('How often BullMQ looks for jobs whose worker died.'),
+  LOCK_DURATION_MS: milliseconds(30_000).describe(
+    "How long a job's lock lives without renewal: a dead worker's job is redelivered after this.",
+  ),
+  MAX_STALLED_COUNT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100)
+    .default(3)
+    .describe(
+      'Redeliveries of a job whose lock lapsed (its worker died or starved) before it fails, and its run with it ' +
+        '(visibly).',
+    ),
+  EXECUTION_HEARTBEAT_MS: milliseconds(1_000).describe(
+    "How often a worker running an approved call renews the call's heartbeat.",
+  ),
+  EXECUTION_STALE_MS: milliseconds(10_000).describe(
+    'A call `executing` with an older heartbeat belongs to a dead worker: the worker that takes its run over marks ' +
+      'it interrupted and asks about it again (fresher, it waits for the result). At least 3 × ' +
+      '`EXECUTION_HEARTBEAT_MS`.',
+  ),
+  // e.g. when Redis is gone and nothing can be recorded.
+  SHUTDOWN_TIMEOUT_MS: milliseconds(60_000).describe(
+    'How long a SIGTERM/SIGINT may take to finish in-flight jobs and tool calls; then the worker exits (code 1) and ' +
+      'what it cut short is handled as after a crash. A second signal exits at once.',
+  ),
+  JOB_ATTEMPTS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(20)
+    .default(3)
+    .describe('Attempts of a job that throws (e.g. the model provider is down) before its run is failed.'),
+  JOB_BACKOFF_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(600_000)
+    .default(1_000)
+    .describe('The first delay between those attempts (exponential backoff).'),
   FINISHED_RUN_TTL_SECONDS: z.coerce
     .number()
     .int()
     .min(1)
-    .default(7 * 24 * 3600),
-  /**
-   * Rotation of DECISION_SIGNING_SECRET: decisions signed with this earlier secret are still accepted, so the workers
-   * can take the new secret first and the approval services after, with no decision refused in between.
-   */
-  DECISION_SIGNING_PREVIOUS_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
-  /**
-   * How often each replica looks for parked calls whose approval request was never confirmed on the queue (the job
-   * that parked the run died or failed between the park and the publish), and publishes them; a call is looked at
-   * once it has waited this long for its publish.
-   */
-  REQUEST_SWEEP_MS: milliseconds(5_000),
-  /**
-   * TEST ONLY: faults injected between a park and its publish (comma-separated: decision-park-then-kill,
-   * decision-park-then-fail-publish; see runs/test-faults.ts). The reliability tests set it; never set it in a
-   * deployment.
-   */
+    .default(7 * 24 * 3600)
+    .describe('Finished runs stay readable this long, then expire.'),
+  // The workers take the new secret first and the approval services after, so no decision is refused in between.
+  DECISION_SIGNING_PREVIOUS_SECRET: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .optional()
+    .describe(
+      'During a rotation of `DECISION_SIGNING_SECRET`: decisions signed with this earlier secret are accepted too.',
+    ),
+  // The job that parked a run may die or fail between the park and the publish.
+  REQUEST_SWEEP_MS: milliseconds(5_000).describe(
+    'How often each replica publishes the requests of parked calls that their parking job left unpublished (a call ' +
+      'waits this long first).',
+  ),
+  // See runs/test-faults.ts; the reliability tests set it.
   COUNTERSIGN_TEST_FAULTS: z
     .string()
     .default('')
@@ -70,26 +100,49 @@ export const AgentWorkerEnvSchema = BaseEnvSchema.extend({
         .map((name) => name.trim())
         .filter(Boolean),
     )
-    .pipe(z.array(z.enum(TEST_FAULTS))),
-  /**
-   * Seeds the simulated infrastructure of the `ops` agent and serves GET /demo/infra. Off unless asked: a deployment
-   * has no simulated infrastructure; the demo, `npm start` and the compose file set it to true.
-   */
-  SEED_DEMO_INFRA: z.stringbool().default(false),
-  /** Defaults for agents whose model provider is `openai` (the agents config may override them). */
-  OPENAI_BASE_URL: z.url().optional(),
-  OPENAI_API_KEY: z.string().min(1).optional(),
-  OPENAI_MODEL: z.string().min(1).default('gpt-4o-mini'),
-  /**
-   * POST /runs per principal and window (`<requests>/<window>`, or `off`): a person starts a handful of runs a
-   * minute; a machine client (CI, an agent framework) acting for many users gets more. Past it: 429 + Retry-After.
-   */
-  RATE_LIMIT_RUN_STARTS: rateLimitSetting('30/1m'),
-  RATE_LIMIT_RUN_STARTS_MACHINE: rateLimitSetting('600/1m'),
-  /** POST /runs per source address, credential or not (many people may share one address behind a NAT). */
-  RATE_LIMIT_RUN_STARTS_ADDRESS: rateLimitSetting('1200/1m'),
-  /** The proxies whose X-Forwarded-For names the client's address (hop count or addresses/subnets); unset: none. */
-  TRUST_PROXY: TrustProxySchema.optional(),
+    .pipe(z.array(z.enum(TEST_FAULTS)))
+    .describe(
+      '**Test only**, never set in a deployment: faults the reliability tests inject between a park and its publish.',
+    ),
+  SEED_DEMO_INFRA: z
+    .stringbool()
+    .default(false)
+    .describe(
+      'Seed the simulated infrastructure of the `ops` tools (when the prefix has none) and serve `GET /demo/infra`; ' +
+        'off, that route does not exist. A deployment has no simulated infrastructure: `npm run demo`, `npm start` ' +
+        'and `docker-compose.yml` turn it on.',
+    ),
+  OPENAI_BASE_URL: z
+    .url()
+    .optional()
+    .describe(
+      'The default base URL of agents whose model provider is `openai` (the agents config may override it).',
+    ),
+  OPENAI_API_KEY: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('The API key of agents whose model provider is `openai` (only ever read from here).'),
+  OPENAI_MODEL: z
+    .string()
+    .min(1)
+    .default('gpt-4o-mini')
+    .describe(
+      'The default model of agents whose model provider is `openai` (the agents config may override it).',
+    ),
+  // A person starts a handful of runs a minute; a machine client (CI, an agent framework) acting for many users more.
+  RATE_LIMIT_RUN_STARTS: rateLimitSetting('30/1m').describe(
+    '`POST /runs` per person principal (429 with `Retry-After` past it).',
+  ),
+  RATE_LIMIT_RUN_STARTS_MACHINE: rateLimitSetting('600/1m').describe('`POST /runs` per machine principal.'),
+  // Many people may share one address behind a NAT.
+  RATE_LIMIT_RUN_STARTS_ADDRESS: rateLimitSetting('1200/1m').describe(
+    '`POST /runs` per source address, with or without a valid credential.',
+  ),
+  TRUST_PROXY: TrustProxySchema.optional().describe(
+    "The proxies whose `X-Forwarded-For` names the client's address, for the per-address rate limits; unset: none " +
+      '(the TCP peer is the address).',
+  ),
 }).refine((env) => env.EXECUTION_STALE_MS >= 3 * env.EXECUTION_HEARTBEAT_MS, {
   path: ['EXECUTION_STALE_MS'],
   message: 'must be at least 3 x EXECUTION_HEARTBEAT_MS, or a slow heartbeat is taken for a dead worker',

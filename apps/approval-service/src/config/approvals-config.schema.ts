@@ -16,37 +16,80 @@ const GlobsSchema = z.union([z.string().min(1), z.array(z.string().min(1)).min(1
 export type Approver = Principal;
 
 export const GroupSchema = z.object({
-  id: IdSchema,
-  members: z.array(IdSchema).min(1),
-  slackChannel: z.string().min(1).max(80).optional(),
+  id: IdSchema.describe("The group's ID, as rules name it."),
+  members: z
+    .array(IdSchema)
+    .min(1)
+    .describe(
+      'Principal IDs of `PRINCIPALS_CONFIG` (checked at start-up; a machine client with `actAs` may not be one). Who ' +
+        "they are (name, email, Slack user, tokens) is the directory's.",
+    ),
+  slackChannel: z
+    .string()
+    .min(1)
+    .max(80)
+    .optional()
+    .describe('The Slack channel its requests are posted in.'),
 });
 export type Group = z.infer<typeof GroupSchema>;
 
 export const RuleMatchSchema = z
   .object({
-    tool: GlobsSchema.optional(),
-    tier: z.union([TierSchema, z.array(TierSchema).min(1)]).optional(),
-    agent: GlobsSchema.optional(),
-    requester: GlobsSchema.optional(),
-    /** Argument path (dots for nesting) → glob its value must match, e.g. `{ "service": "payments*" }`. */
-    args: z.record(z.string().min(1), GlobsSchema).optional(),
+    tool: GlobsSchema.optional().describe('Tool-name globs.'),
+    tier: z
+      .union([TierSchema, z.array(TierSchema).min(1)])
+      .optional()
+      .describe('The tiers it matches.'),
+    agent: GlobsSchema.optional().describe(
+      'Agent-name globs (an approvals client or the MCP gateway is the agent).',
+    ),
+    requester: GlobsSchema.optional().describe('Requester (principal ID) globs.'),
+    args: z
+      .record(z.string().min(1), GlobsSchema)
+      .optional()
+      .describe(
+        'Argument path (dots for nesting) → the glob its scalar value must match, e.g. `{ "service": "payments*" }`.',
+      ),
   })
   .strict();
 export type RuleMatch = z.infer<typeof RuleMatchSchema>;
 
 export const EscalationSchema = z
-  .object({ after: DurationSchema, groups: z.array(IdSchema).min(1) })
+  .object({
+    after: DurationSchema.describe('How long after the request it fires (shorter than its expiry).'),
+    groups: z
+      .array(IdSchema)
+      .min(1)
+      .describe('The groups added to the route and notified; their members may decide too.'),
+  })
   .strict();
 
 export const RuleSchema = z
   .object({
-    name: z.string().min(1).max(100).optional(),
-    match: RuleMatchSchema.default({}),
-    groups: z.array(IdSchema).min(1),
-    channels: z.array(ChannelSchema).min(1).optional(),
-    quorum: z.number().int().min(1).max(32).optional(),
-    expiresIn: DurationSchema.optional(),
-    escalation: EscalationSchema.optional(),
+    name: z.string().min(1).max(100).optional().describe('Shown to approvers with why the rule matched.'),
+    match: RuleMatchSchema.default({}).describe(
+      'Every condition given must match; none given matches every request.',
+    ),
+    groups: z.array(IdSchema).min(1).describe('The groups whose members may decide.'),
+    channels: z
+      .array(ChannelSchema)
+      .min(1)
+      .optional()
+      .describe('Where they are asked; unset: `defaults.channels`, else all three.'),
+    quorum: z
+      .number()
+      .int()
+      .min(1)
+      .max(32)
+      .optional()
+      .describe('Distinct approvals needed (a single deny decides); unset: `defaults.quorum`, else 1.'),
+    expiresIn: DurationSchema.optional().describe(
+      'Undecided this long, the request is denied as expired; unset: `defaults.expiresIn`, else ' +
+        '`APPROVAL_DEFAULT_EXPIRY`.',
+    ),
+    escalation: EscalationSchema.optional().describe(
+      'More groups asked after a delay; unset: `defaults.escalation`.',
+    ),
   })
   .strict();
 export type Rule = z.infer<typeof RuleSchema>;
@@ -60,19 +103,24 @@ export const ApprovalsConfigSchema = z
           'approvers moved to PRINCIPALS_CONFIG (with their token hashes, never the tokens); list only groups here',
       })
       .optional(),
-    groups: z.array(GroupSchema),
-    rules: z.array(RuleSchema).default([]),
-    /** Where a request that matches no rule goes; without one it is denied "no approver route". */
-    defaultGroup: IdSchema.optional(),
+    groups: z.array(GroupSchema).describe('The approver groups.'),
+    rules: z
+      .array(RuleSchema)
+      .default([])
+      .describe('The routing rules, in order: the first whose every condition matches routes the request.'),
+    defaultGroup: IdSchema.optional().describe(
+      'Where a request that matches no rule goes; unset: it is denied with "no approver route".',
+    ),
     defaults: z
       .object({
-        channels: z.array(ChannelSchema).min(1).optional(),
-        quorum: z.number().int().min(1).max(32).optional(),
-        expiresIn: DurationSchema.optional(),
-        escalation: EscalationSchema.optional(),
+        channels: z.array(ChannelSchema).min(1).optional().describe('For rules that name none.'),
+        quorum: z.number().int().min(1).max(32).optional().describe('For rules that name none.'),
+        expiresIn: DurationSchema.optional().describe('For rules that name none.'),
+        escalation: EscalationSchema.optional().describe('For rules that name none.'),
       })
       .strict()
-      .default({}),
+      .default({})
+      .describe("What a rule that does not say gets (and the `defaultGroup`'s requests)."),
   })
   .strict()
   .superRefine((config, ctx) => {

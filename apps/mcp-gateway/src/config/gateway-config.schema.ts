@@ -9,20 +9,24 @@ export const MAX_HOLD_MS = 55_000;
 
 export const GatewayConfigSchema = z
   .object({
-    /** The servers whose tools the gateway serves, each as `<server>__<tool>` unless its `prefix` says otherwise. */
     mcpServers: z
       .record(ServerNameSchema, McpServerConfigSchema)
-      .refine((servers) => Object.keys(servers).length > 0, 'must name at least one server'),
-    /** `{ "<role>": { "allow": ["tool:<name>" or "tool:*"], "deny": [...] } }`: an explicit deny wins. */
-    roles: RolesConfigSchema,
-    /** Principal ID → role names. A principal not listed sees and calls nothing. */
-    users: UsersConfigSchema,
-    /** Tools (gateway names) that wait for a decision although their tier is `auto`. */
-    confirmation: ConfirmationConfigSchema,
-    /** A confirm-tier call of a client without MCP tasks is held this long, then answered "waiting for approval". */
+      .refine((servers) => Object.keys(servers).length > 0, 'must name at least one server')
+      .describe(
+        "The servers whose tools the gateway serves (at least one), as the agents config's `mcpServers`; each tool " +
+          'as `<server>__<tool>` unless its `prefix` says otherwise.',
+      ),
+    roles: RolesConfigSchema.describe(
+      "RBAC as an agent's, over gateway names: `tool:<gateway name>` or `tool:*`; an explicit deny wins.",
+    ),
+    users: UsersConfigSchema.describe(
+      'Principal ID → its role names. A principal not listed sees and calls nothing.',
+    ),
+    confirmation: ConfirmationConfigSchema.describe(
+      'Tools (gateway names) that wait for a decision although their tier is `auto`.',
+    ),
     hold: z
       .object({
-        /** @defaultValue 45000 (0: answer at once) */
         maxMs: z
           .number()
           .int()
@@ -31,38 +35,58 @@ export const GatewayConfigSchema = z
             MAX_HOLD_MS,
             `must stay below the 60 s request timeout of common MCP clients (at most ${MAX_HOLD_MS})`,
           )
-          .default(45_000),
-        /** A progress notification this often while held (to clients that sent a progress token). */
-        progressEveryMs: z.number().int().min(250).max(30_000).default(5_000),
+          .default(45_000)
+          .describe(
+            'How long a confirm-tier call of a client without MCP tasks is held before it is answered "waiting for ' +
+              'approval" (0: at once; below the 60 s after which common MCP clients give up).',
+          ),
+        progressEveryMs: z
+          .number()
+          .int()
+          .min(250)
+          .max(30_000)
+          .default(5_000)
+          .describe('A progress notification this often while held (to clients that sent a progress token).'),
       })
       .strict()
       .default({ maxMs: 45_000, progressEveryMs: 5_000 }),
-    /** How long a confirm-tier call's outcome (its result, or the refusal) answers identical calls; then they ask anew. */
     resultTtlMs: z
       .number()
       .int()
       .min(60_000)
       .max(30 * 86_400_000)
-      .default(86_400_000),
+      .default(86_400_000)
+      .describe(
+        "How long a confirm-tier call's outcome (its result, or the refusal) answers identical calls; then they are " +
+          'asked about anew.',
+      ),
     tasks: z
       .object({
-        /** Offer MCP tasks for confirm-tier tools (`execution.taskSupport: "optional"`). */
-        enabled: z.boolean().default(true),
-        /** A task's life when the client asks for none; a longer request is cut to `maxTtlMs`. */
+        enabled: z
+          .boolean()
+          .default(true)
+          .describe('Offer MCP tasks for confirm-tier tools (`execution.taskSupport: "optional"`).'),
         defaultTtlMs: z
           .number()
           .int()
           .min(1_000)
           .max(7 * 86_400_000)
-          .default(3_600_000),
+          .default(3_600_000)
+          .describe("A task's life when the client asks for none."),
         maxTtlMs: z
           .number()
           .int()
           .min(1_000)
           .max(7 * 86_400_000)
-          .default(86_400_000),
-        /** Unfinished tasks one session may have at once. */
-        maxPerSession: z.number().int().min(1).max(10_000).default(100),
+          .default(86_400_000)
+          .describe('The longest life a client may ask for (a longer one is cut to this).'),
+        maxPerSession: z
+          .number()
+          .int()
+          .min(1)
+          .max(10_000)
+          .default(100)
+          .describe('Unfinished tasks one session may have at once.'),
       })
       .strict()
       .default({ enabled: true, defaultTtlMs: 3_600_000, maxTtlMs: 86_400_000, maxPerSession: 100 }),

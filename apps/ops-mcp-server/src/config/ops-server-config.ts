@@ -9,12 +9,8 @@ export const OpsServerEnvSchema = BaseEnvSchema.pick({
   LOG_LEVEL: true,
   PRINCIPALS_CONFIG: true,
 }).extend({
-  PORT: z.coerce.number().int().min(0).max(65_535).default(3002),
-  HOST: z.string().min(1).default('0.0.0.0'),
-  /**
-   * Principals (PRINCIPALS_CONFIG) allowed to call the tools, comma-separated: the agent workers' machine client.
-   * Everyone else is refused with 403, even with a valid token.
-   */
+  PORT: z.coerce.number().int().min(0).max(65_535).default(3002).describe('The HTTP port (`/mcp`).'),
+  HOST: z.string().min(1).default('0.0.0.0').describe('The address the HTTP server listens on.'),
   OPS_MCP_CALLERS: z
     .string()
     .min(1)
@@ -24,13 +20,29 @@ export const OpsServerEnvSchema = BaseEnvSchema.pick({
         .split(',')
         .map((id) => id.trim())
         .filter(Boolean),
+    )
+    .describe(
+      "The principals (comma-separated IDs) allowed to call the tools: the agent workers' machine client, and " +
+        '`mcp-gateway` when the gateway fronts this server. Everyone else gets 403, even with a valid token.',
     ),
-  /** Milliseconds a restart takes (the service shows `restarting` meanwhile). */
-  OPS_RESTART_MS: z.coerce.number().int().min(0).max(600_000).default(0),
-  /** Upper bound of `scale_service` replicas (part of the tool's JSON schema). */
-  OPS_MAX_REPLICAS: z.coerce.number().int().min(1).max(1_000).default(20),
-  /** Seeds the simulated infrastructure when this key prefix has none. */
-  SEED_DEMO_INFRA: z.stringbool().default(true),
+  OPS_RESTART_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(600_000)
+    .default(0)
+    .describe('Milliseconds a restart takes (the service shows `restarting` meanwhile).'),
+  OPS_MAX_REPLICAS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .default(20)
+    .describe("The upper bound of `scale_service`'s replicas (part of the tool's JSON schema)."),
+  SEED_DEMO_INFRA: z
+    .stringbool()
+    .default(true)
+    .describe('Seed the simulated infrastructure when this key prefix has none.'),
 });
 export type OpsServerConfig = z.infer<typeof OpsServerEnvSchema>;
 

@@ -26,60 +26,101 @@ export type ServiceRole = z.infer<typeof ServiceRoleSchema>;
 
 export const StoredTokenSchema = z
   .object({
-    /** Lowercase hex SHA-256 of the bearer token (`npx countersign token new` prints a token and its hash). */
-    sha256: Sha256HexSchema,
-    /** Where the token is used, for people reading the file ("laptop", "ci"). */
-    label: z.string().min(1).max(100).optional(),
-    /** After this instant the token is refused (rotation: add the new token, let the old one expire). */
-    expiresAt: IsoDateSchema.optional(),
+    sha256: Sha256HexSchema.describe(
+      'The lowercase hex SHA-256 of a bearer token, never the token (`npx countersign token new` prints a token and ' +
+        'its hash; `token hash <token>` the hash).',
+    ),
+    label: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Where the token is used, for people reading the file ("laptop", "ci").'),
+    expiresAt: IsoDateSchema.optional().describe(
+      'After this instant the token is refused (rotation: add the new token, let the old one expire).',
+    ),
   })
   .strict();
 export type StoredToken = z.infer<typeof StoredTokenSchema>;
 
 export const PrincipalSchema = z
   .object({
-    id: IdSchema,
-    name: z.string().min(1).max(200),
-    /** People request runs and decide; machine clients call the APIs (CI, an agent framework, a gateway). */
-    kind: z.enum(['person', 'machine']).default('person'),
-    email: z.email().optional(),
-    slackUserId: z.string().min(1).max(40).optional(),
-    /** Hashes of this principal's bearer tokens; never the tokens. */
-    tokens: z.array(StoredTokenSchema).max(20).default([]),
-    /**
-     * The OIDC claim value (see `oidc.claim`) that signs in as this principal. A person defaults to the ID; a machine
-     * principal is reached through OIDC only when this is set (see oidcSubjectOf).
-     */
-    oidcSubject: z.string().min(1).max(256).optional(),
-    roles: z.array(ServiceRoleSchema).default([]),
-    /**
-     * Machine clients only: the principals this one may start runs for (`onBehalfOf`), or "*" for any. The run and the
-     * audit then record both: the user as the requester, this client as the submitter.
-     */
-    actAs: z.array(z.union([IdSchema, z.literal('*')])).default([]),
+    id: IdSchema.describe("The principal's ID: what routing rules, groups, RBAC `users` and the audit name."),
+    name: z.string().min(1).max(200).describe('Its name as people read it (the inbox, Slack, email).'),
+    kind: z
+      .enum(['person', 'machine'])
+      .default('person')
+      .describe(
+        'People request runs and decide; machine clients call the APIs (CI, an agent framework, a gateway) and get ' +
+          'the `…_MACHINE` rate limits.',
+      ),
+    email: z.email().optional().describe('Where approval emails go.'),
+    slackUserId: z
+      .string()
+      .min(1)
+      .max(40)
+      .optional()
+      .describe('The Slack user whose button clicks decide as this principal.'),
+    tokens: z
+      .array(StoredTokenSchema)
+      .max(20)
+      .default([])
+      .describe("The hashes of this principal's bearer tokens (at most 20)."),
+    // A machine principal is reached through OIDC only when this is set: see oidcSubjectOf.
+    oidcSubject: z
+      .string()
+      .min(1)
+      .max(256)
+      .optional()
+      .describe(
+        'The value of the OIDC claim (`oidc.claim`) that signs in as this principal. A person defaults to its ID; a ' +
+          "machine principal is reached through OIDC only when this is set (a token whose subject is a machine's ID, " +
+          'e.g. `mcp-gateway`, is refused).',
+      ),
+    roles: z
+      .array(ServiceRoleSchema)
+      .default([])
+      .describe(
+        'What it may do beyond its own runs and the requests routed to its groups: `runs-reader` (read every run), ' +
+          '`audit-reader` (read the whole audit log and verify it), `metrics-reader` (scrape `/metrics`), ' +
+          '`approvals-client` (submit calls to the approvals API), `rule-writer` (create and revoke standing rules).',
+      ),
+    // The run and the audit then record both: the user as the requester, this client as the submitter.
+    actAs: z
+      .array(z.union([IdSchema, z.literal('*')]))
+      .default([])
+      .describe(
+        'Machine clients only: the principals (or `"*"`) it may act for (`onBehalfOf`); such a client may not be an ' +
+          'approver.',
+      ),
   })
   .strict();
 export type Principal = z.infer<typeof PrincipalSchema>;
 
 export const OidcConfigSchema = z
   .object({
-    /** `iss` every token must carry. */
-    issuer: z.url(),
-    /** `aud` every token must carry (one of them). */
-    audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
-    /** The issuer's JSON Web Key Set. */
-    jwksUrl: z.url(),
-    /** The claim that names the principal (matched against `oidcSubject`, else the principal's ID). */
-    claim: z.string().min(1).default('sub'),
-    /** Accepted signing algorithms. */
-    algorithms: z.array(z.string().min(1)).min(1).default(['RS256', 'ES256', 'EdDSA']),
-    /**
-     * The longest a token may be valid (`exp` − `iat`, counted from now when `iat` is absent or in the future); a token
-     * without `exp` is refused. Issuers' defaults range from minutes to a day (e.g. Auth0's access tokens): lower it
-     * to what your issuer gives.
-     * @defaultValue 24h
-     */
-    maxTokenLifetime: DurationSchema.default(24 * 3_600_000),
+    issuer: z.url().describe('The `iss` every token must carry.'),
+    audience: z
+      .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+      .describe('The `aud` every token must carry (one of them).'),
+    jwksUrl: z
+      .url()
+      .describe("The issuer's JSON Web Key Set (refetched when a token carries an unknown `kid`)."),
+    claim: z
+      .string()
+      .min(1)
+      .default('sub')
+      .describe("The claim that names the principal (matched against `oidcSubject`, else a person's ID)."),
+    algorithms: z
+      .array(z.string().min(1))
+      .min(1)
+      .default(['RS256', 'ES256', 'EdDSA'])
+      .describe('The accepted signing algorithms.'),
+    // Issuers' defaults range from minutes to a day (e.g. Auth0's access tokens).
+    maxTokenLifetime: DurationSchema.prefault('24h').describe(
+      'The longest a token may be valid (`exp` − `iat`, counted from now when `iat` is absent or in the future); a ' +
+        'token without `exp` is refused. Lower it to what your issuer gives.',
+    ),
   })
   .strict();
 export type OidcConfig = z.infer<typeof OidcConfigSchema>;
@@ -95,9 +136,11 @@ export function oidcSubjectOf(principal: Pick<Principal, 'id' | 'kind' | 'oidcSu
 
 export const PrincipalsConfigSchema = z
   .object({
-    principals: z.array(PrincipalSchema),
-    /** Optional: also accept JWT bearer tokens of this OpenID Connect issuer. */
-    oidc: OidcConfigSchema.optional(),
+    principals: z.array(PrincipalSchema).describe('Every person and machine client that may call a service.'),
+    oidc: OidcConfigSchema.optional().describe(
+      'Also accept JWT bearer tokens of this OpenID Connect issuer (signature, issuer, audience and expiry checked ' +
+        'with `jose`).',
+    ),
   })
   .strict()
   .superRefine((config, ctx) => {
