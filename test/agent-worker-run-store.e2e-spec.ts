@@ -6,7 +6,8 @@ import type { ChatMessage, RunEvent } from '@countersign/contracts';
 import { RUN_EVENT_HISTORY } from '../apps/agent-worker/src/runs/run-event-codec';
 import { runKey } from '../apps/agent-worker/src/runs/run-keys';
 import { RunStore } from '../apps/agent-worker/src/runs/run-store';
-import { CallState, type FrontierCall, type StoredDecision } from '../apps/agent-worker/src/runs/run-state';
+import { CallState } from '@countersign/call-ledger';
+import { type FrontierCall, type StoredDecision } from '../apps/agent-worker/src/runs/run-state';
 import {
   ExecutionLostError,
   OwnershipLostError,

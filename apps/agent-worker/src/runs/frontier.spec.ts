@@ -1,4 +1,5 @@
-import { CallState, type FrontierCall, type ParkedCallBody } from './run-state';
+import { CallState } from '@countersign/call-ledger';
+import { type FrontierCall, type ParkedCallBody } from './run-state';
 import { manualStepBody, reasked, toFrontierCall, toolMessages } from './frontier';
 
 const body = (id: string, i: number): ParkedCallBody => ({

@@ -11,7 +11,8 @@ import {
   type RequestContext,
 } from '@countersign/contracts';
 import type { ModelToolCall } from '../models/chat-model';
-import { CallState, type FrontierCall, type ParkedCallBody } from './run-state';
+import { CallState } from '@countersign/call-ledger';
+import { type FrontierCall, type ParkedCallBody } from './run-state';
 
 /** What one call of a fresh turn becomes in the frontier. */
 export function toFrontierCall(call: ModelToolCall, index: number, outcome: ToolCallOutcome): FrontierCall {

@@ -21,7 +21,8 @@ import type { ApprovalRequestsProducer } from '../queues/producers';
 import type { RunEvents } from './run-events';
 import type { UnpublishedRequest } from './run-keys';
 import { RunLoop } from './run-loop';
-import { CallState, type FrontierCall, type Lease, type RunRecord } from './run-state';
+import { CallState } from '@countersign/call-ledger';
+import { type FrontierCall, type Lease, type RunRecord } from './run-state';
 import type { NewRun, RunStore } from './run-store';
 import { OwnershipLostError } from './run-store.errors';
 

@@ -43,8 +43,8 @@ import {
   toPendingCall,
 } from './frontier';
 import type { RunEvents } from './run-events';
+import { CallState } from '@countersign/call-ledger';
 import {
-  CallState,
   type CallResult,
   type FrontierCall,
   type Lease,
@@ -53,7 +53,7 @@ import {
   type RunRecord,
 } from './run-state';
 import type { NewRun, RunStore } from './run-store';
-import { ExecutionLostError, OwnershipLostError } from './run-store.errors';
+import { ExecutionLostError, OwnershipLostError, WrongCallStateError } from './run-store.errors';
 import { TestFaults } from './test-faults';
 
 export interface RunLoopDeps {
@@ -349,8 +349,12 @@ export class RunLoop {
     const settled = await mapWithConcurrency(frontier, agent.pipeline.maxConcurrentTools, async (call) => {
       switch (call.state) {
         case CallState.Done:
+        case CallState.Refused:
         case CallState.Pending:
           return call;
+        case CallState.Interrupted:
+          // Never at rest in a run: the step that interrupts a call asks about it again (settle-executing-call).
+          throw new WrongCallStateError(run.runId, call.body.id, 'a decided call', call.state);
         case CallState.Denied:
           return this.settleDenied(run, lease, call, carried);
         case CallState.Approved:

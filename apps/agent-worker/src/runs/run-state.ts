@@ -8,15 +8,8 @@ import type {
   ScriptTurn,
   Tier,
 } from '@countersign/contracts';
+import type { CallState } from '@countersign/call-ledger';
 
-export const CallState = {
-  Pending: 'pending',
-  Approved: 'approved',
-  Denied: 'denied',
-  Executing: 'executing',
-  Done: 'done',
-} as const;
-export type CallState = (typeof CallState)[keyof typeof CallState];
 
 /** A call of the frontier as parked. Rewritten only when the call is asked about again. */
 export interface ParkedCallBody {

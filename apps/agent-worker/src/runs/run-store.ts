@@ -1,5 +1,6 @@
 // All Redis I/O of runs: every transition is one Lua script over the run's hash (one key, one slot).
 import { type ChatMessage, jobIds, type RunEvent } from '@countersign/contracts';
+import type { CallState } from '@countersign/call-ledger';
 import { encodeScriptArgs, LuaScript, type RedisClient } from '@countersign/platform';
 import {
   callFields,
@@ -18,7 +19,6 @@ import {
 } from './run-store.errors';
 import {
   type CallResult,
-  type CallState,
   type FrontierCall,
   type Lease,
   type ManualNote,
@@ -38,7 +38,7 @@ const SCRIPTS = {
   finishRun: LuaScript.load(__dirname, 'finish-run-1.lua'),
   startCall: LuaScript.load(__dirname, 'start-call-1.lua'),
   heartbeatCall: LuaScript.load(__dirname, 'heartbeat-call-1.lua'),
-  completeCall: LuaScript.load(__dirname, 'complete-call-1.lua'),
+  completeCall: LuaScript.load(__dirname, 'record-call-result-1.lua'),
   settleExecutingCall: LuaScript.load(__dirname, 'settle-executing-call-1.lua'),
   appendEvents: LuaScript.load(__dirname, 'append-events-1.lua'),
   noteManualStep: LuaScript.load(__dirname, 'note-manual-step-1.lua'),
@@ -295,7 +295,7 @@ export class RunStore {
     )) as [number, string];
     if (code === 1 || code === 2) return { stillOwner: code === 1 };
     throwOnErrorCode(code, { runId, callId, actual: detail });
-    throw new UnexpectedScriptReplyError('complete-call', [code, detail]);
+    throw new UnexpectedScriptReplyError('record-call-result', [code, detail]);
   }
 
   /** The owner settles a call an earlier processing left `executing`: wait for a live executor, else re-ask. */

@@ -27,7 +27,8 @@ import { TemplateError } from '../runbooks/runbook-template';
 import type { RunsProducer } from '../queues/producers';
 import { isWaiting, toolMessages, toPendingCall } from './frontier';
 import type { RunEvents } from './run-events';
-import { CallState, type RunRecord } from './run-state';
+import { CallState } from '@countersign/call-ledger';
+import { type RunRecord } from './run-state';
 import type { RunStore } from './run-store';
 import { toNewRun } from './run-loop';
 

@@ -1,12 +1,12 @@
 --[[
-  Records the result of an executed call (executing -> done), guarded by the call's execution token,
-  not by run ownership: a tool that ran is recorded exactly once even when the run was taken over
-  while it ran (the new owner waits for this result). Says whether the caller still owns the run,
-  so a caller that lost it stops there and leaves the rest of the run to the owner.
+  Records the result of an executed call (executing -> done), guarded by the call's execution token, not by run
+  ownership (ledgerComplete, libs/call-ledger): a tool that ran is recorded exactly once even when the run was taken
+  over while it ran (the new owner waits for this result). Says whether the caller still owns the run, so a caller
+  that lost it stops there and leaves the rest of the run to the owner.
 
   KEYS[1] run hash
 
-  ARGV[1] JSON object (CompleteCallArgs in run-store.ts):
+  ARGV[1] JSON object (RecordCallResultArgs in run-calls.ts):
     callId           the call
     executionToken   from start-call
     resultJson       result (JSON), stored at c:<callId>:r
@@ -18,13 +18,10 @@
    {-7, state}   the call is no longer executing under this token (it was declared interrupted and
                  asked about again): nothing recorded
 ]]
+--- @include "@countersign/call-ledger/call-ledger"
+
 local args = cjson.decode(ARGV[1])
-local c = 'c:' .. args.callId
-local state, token, owner = unpack(redis.call('HMGET', KEYS[1], c .. ':s', c .. ':x', 'owner'))
-if state ~= 'executing' or token ~= args.executionToken then
-  return {-7, state or ''}
-end
-redis.call('HSET', KEYS[1], c .. ':s', 'done', c .. ':r', args.resultJson)
-redis.call('HDEL', KEYS[1], c .. ':x', c .. ':h')
-if owner == args.owner then return {1, ''} end
+local recorded, state = ledgerComplete(KEYS[1], 'c:' .. args.callId .. ':', args.executionToken, args.resultJson)
+if not recorded then return {-7, state} end
+if redis.call('HGET', KEYS[1], 'owner') == args.owner then return {1, ''} end
 return {2, ''}
