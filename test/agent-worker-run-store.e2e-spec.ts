@@ -5,7 +5,9 @@ import { fingerprint } from '@countersign/authorization';
 import type { ChatMessage, RunEvent } from '@countersign/contracts';
 import { RUN_EVENT_HISTORY } from '../apps/agent-worker/src/runs/run-event-codec';
 import { runKey } from '../apps/agent-worker/src/runs/run-keys';
+import { RunCalls } from '../apps/agent-worker/src/runs/run-calls';
 import { RunStore } from '../apps/agent-worker/src/runs/run-store';
+import { UnpublishedRequests } from '../apps/agent-worker/src/runs/unpublished-requests';
 import { CallState } from '@countersign/call-ledger';
 import { type FrontierCall, type StoredDecision } from '../apps/agent-worker/src/runs/run-state';
 import {
@@ -18,6 +20,8 @@ import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes } from './support/re
 const prefixes = uniquePrefixes('runstore');
 const redis = new Redis(TEST_REDIS_URL);
 const sut = new RunStore(redis, prefixes.keyPrefix, 60);
+const calls = new RunCalls(redis, prefixes.keyPrefix);
+const unpublished = new UnpublishedRequests(redis, prefixes.keyPrefix);
 afterAll(async () => {
   await redis.quit();
   await deletePrefixedKeys(prefixes);
@@ -32,19 +36,19 @@ const approve: StoredDecision = {
   fingerprint: FP,
   decidedAt: new Date().toISOString(),
 };
-const pending = (id: string, i: number): FrontierCall => ({
+const pending = (id: string, position: number): FrontierCall => ({
   state: CallState.Pending,
   body: {
     id,
     name: 'restart_service',
     args: { service: 'api' },
     tier: 'confirm',
-    fp: FP,
-    defHash: 'b'.repeat(64),
+    fingerprint: FP,
+    definitionHash: 'b'.repeat(64),
     attempt: 0,
     reason: 'confirmation_required',
-    rq: `rq-${id}`,
-    i,
+    requestId: `rq-${id}`,
+    position,
   },
 });
 /** The request a decision answers: by default the one `pending(callId)` waits for. */
@@ -76,9 +80,9 @@ describe('run store scripts', () => {
     expect((await sut.applyDecision('r2', req('c1', 0), approve, first)).kind).toBe('resume');
     const redelivered = { jobId: 'd1', token: 'second', started: 2 };
     expect((await sut.applyDecision('r2', req('c1', 0), approve, redelivered)).kind).toBe('takeover');
-    await expect(sut.startCall('r2', first, 'c1', 'x1')).rejects.toBeInstanceOf(OwnershipLostError);
-    await sut.startCall('r2', redelivered, 'c1', 'x2');
-    await expect(sut.startCall('r2', redelivered, 'c1', 'x3')).rejects.toBeInstanceOf(WrongCallStateError);
+    await expect(calls.startCall('r2', first, 'c1', 'x1')).rejects.toBeInstanceOf(OwnershipLostError);
+    await calls.startCall('r2', redelivered, 'c1', 'x2');
+    await expect(calls.startCall('r2', redelivered, 'c1', 'x3')).rejects.toBeInstanceOf(WrongCallStateError);
   });
 
   it("checkpoints a running run's messages for its owner only, and a redelivered resumer takes over from there", async () => {
@@ -124,7 +128,7 @@ describe('run store scripts', () => {
       OwnershipLostError,
     );
     await expect(sut.assertOwner('stale-d', redelivered)).resolves.toEqual([]);
-    await expect(sut.startCall('stale-d', stale, 'c1', 'x1')).rejects.toBeInstanceOf(OwnershipLostError);
+    await expect(calls.startCall('stale-d', stale, 'c1', 'x1')).rejects.toBeInstanceOf(OwnershipLostError);
   });
 
   it('never lets an earlier processing of a start job claim the run back from its redelivery', async () => {
@@ -154,7 +158,7 @@ describe('run store scripts', () => {
     const resumer = { jobId: 'decision-rq-c1', token: 'first', started: 1 };
     expect((await sut.applyDecision('r5', req('c1'), approve, resumer)).kind).toBe('resume');
     // The next turn reuses the call ID: a new call, waiting for a request of its own.
-    const next = { ...pending('c1', 0), body: { ...pending('c1', 0).body, rq: 'rq-turn-2' } };
+    const next = { ...pending('c1', 0), body: { ...pending('c1', 0).body, requestId: 'rq-turn-2' } };
     await sut.parkRun('r5', resumer, [], [next]);
 
     const again = await sut.applyDecision('r5', req('c1'), approve, {
@@ -179,15 +183,15 @@ describe('run store scripts', () => {
       { runId: 'u1', callId: 'c1', requestId: 'rq-1' },
       { runId: 'u1', callId: 'c2', requestId: 'rq-2' },
     ];
-    await sut.markUnpublished(entries, 1_000);
-    await sut.markUnpublished([entries[0]], 5_000); // noted again (a retried park): keeps its first time
-    expect(await sut.unpublishedBefore(1_000, 10)).toEqual(['u1|c1|rq-1', 'u1|c2|rq-2']);
-    expect(await sut.unpublishedBefore(999, 10)).toEqual([]);
-    expect(await sut.countUnpublishedBefore(1_000)).toBe(2);
-    await sut.markPublished([entries[0]]);
-    expect(await sut.unpublishedBefore(1_000, 10)).toEqual(['u1|c2|rq-2']);
-    await sut.dropUnpublished(['u1|c2|rq-2']);
-    expect(await sut.countUnpublishedBefore(Number.MAX_SAFE_INTEGER)).toBe(0);
+    await unpublished.markUnpublished(entries, 1_000);
+    await unpublished.markUnpublished([entries[0]], 5_000); // noted again (a retried park): keeps its first time
+    expect(await unpublished.unpublishedBefore(1_000, 10)).toEqual(['u1|c1|rq-1', 'u1|c2|rq-2']);
+    expect(await unpublished.unpublishedBefore(999, 10)).toEqual([]);
+    expect(await unpublished.countUnpublishedBefore(1_000)).toBe(2);
+    await unpublished.markPublished([entries[0]]);
+    expect(await unpublished.unpublishedBefore(1_000, 10)).toEqual(['u1|c2|rq-2']);
+    await unpublished.dropUnpublished(['u1|c2|rq-2']);
+    expect(await unpublished.countUnpublishedBefore(Number.MAX_SAFE_INTEGER)).toBe(0);
   });
 
   describe('a call executing when its run is taken over', () => {
@@ -199,15 +203,15 @@ describe('run store scripts', () => {
     async function executingThenTakenOver(runId: string): Promise<void> {
       await parkedRun(runId, [pending('c1', 0)]);
       await sut.applyDecision(runId, req('c1', 0), approve, first);
-      await sut.startCall(runId, first, 'c1', 'exec-1');
+      await calls.startCall(runId, first, 'c1', 'exec-1');
       expect((await sut.applyDecision(runId, req('c1', 0), approve, redelivered)).kind).toBe('takeover');
     }
     const reask = { ...pending('c1', 0).body, attempt: 1, reason: 'interrupted' as const };
 
     it('waits for an executor whose heartbeat is fresh, and changes nothing', async () => {
       await executingThenTakenOver('e1');
-      expect(await sut.heartbeatCall('e1', 'c1', 'exec-1')).toBe(true);
-      expect(await sut.settleExecutingCall('e1', redelivered, 'c1', 10_000, reask)).toMatchObject({
+      expect(await calls.heartbeatCall('e1', 'c1', 'exec-1')).toBe(true);
+      expect(await calls.settleExecutingCall('e1', redelivered, 'c1', 10_000, reask)).toMatchObject({
         kind: 'in_flight',
       });
       expect((await sut.load('e1'))!.frontier[0]).toMatchObject({ state: 'executing', body: { attempt: 0 } });
@@ -215,11 +219,11 @@ describe('run store scripts', () => {
 
     it("records the executor's result by its execution token though it lost the run, exactly once", async () => {
       await executingThenTakenOver('e2');
-      expect(await sut.completeCall('e2', first, 'c1', 'exec-1', result)).toEqual({ stillOwner: false });
-      await expect(sut.completeCall('e2', first, 'c1', 'exec-1', result)).rejects.toBeInstanceOf(
+      expect(await calls.completeCall('e2', first, 'c1', 'exec-1', result)).toEqual({ stillOwner: false });
+      await expect(calls.completeCall('e2', first, 'c1', 'exec-1', result)).rejects.toBeInstanceOf(
         ExecutionLostError,
       );
-      expect(await sut.settleExecutingCall('e2', redelivered, 'c1', 10_000, reask)).toEqual({
+      expect(await calls.settleExecutingCall('e2', redelivered, 'c1', 10_000, reask)).toEqual({
         kind: 'done',
         result,
       });
@@ -229,7 +233,7 @@ describe('run store scripts', () => {
     it('interrupts and re-asks a call whose executor stopped beating, and then refuses its late result', async () => {
       await executingThenTakenOver('e3');
       await redis.hset(`{${prefixes.keyPrefix}:run:e3}`, 'c:c1:h', '0'); // last beat long ago: dead
-      expect(await sut.settleExecutingCall('e3', redelivered, 'c1', 10_000, reask)).toEqual({
+      expect(await calls.settleExecutingCall('e3', redelivered, 'c1', 10_000, reask)).toEqual({
         kind: 'interrupted',
       });
       expect((await sut.load('e3'))!.frontier[0]).toMatchObject({
@@ -237,15 +241,15 @@ describe('run store scripts', () => {
         body: { attempt: 1, reason: 'interrupted' },
         decision: undefined,
       });
-      expect(await sut.heartbeatCall('e3', 'c1', 'exec-1')).toBe(false);
-      await expect(sut.completeCall('e3', first, 'c1', 'exec-1', result)).rejects.toBeInstanceOf(
+      expect(await calls.heartbeatCall('e3', 'c1', 'exec-1')).toBe(false);
+      await expect(calls.completeCall('e3', first, 'c1', 'exec-1', result)).rejects.toBeInstanceOf(
         ExecutionLostError,
       );
     });
 
     it('lets only the current owner settle an executing call', async () => {
       await executingThenTakenOver('e4');
-      await expect(sut.settleExecutingCall('e4', first, 'c1', 10_000, reask)).rejects.toBeInstanceOf(
+      await expect(calls.settleExecutingCall('e4', first, 'c1', 10_000, reask)).rejects.toBeInstanceOf(
         OwnershipLostError,
       );
     });

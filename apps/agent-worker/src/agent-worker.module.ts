@@ -46,7 +46,9 @@ import { Decisions } from './runs/decisions';
 import { RequestSweep } from './runs/request-sweep';
 import { RunEvents } from './runs/run-events';
 import { RunLoop } from './runs/run-loop';
+import { RunCalls } from './runs/run-calls';
 import { RunStore } from './runs/run-store';
+import { UnpublishedRequests } from './runs/unpublished-requests';
 import { RunsController } from './runs/runs.controller';
 import { RunsService } from './runs/runs.service';
 import { TestFaults } from './runs/test-faults';
@@ -186,6 +188,8 @@ export class AgentWorkerModule {
             const faults = new TestFaults(config.COUNTERSIGN_TEST_FAULTS);
             return new RunLoop({
               store,
+              calls: new RunCalls(c.commands, config.KEY_PREFIX),
+              unpublished: new UnpublishedRequests(c.commands, config.KEY_PREFIX),
               catalog,
               approvals,
               events,
@@ -227,9 +231,16 @@ export class AgentWorkerModule {
         {
           // Starts once the app has booted and stops before the queues close (it publishes on them).
           provide: RequestSweep,
-          useFactory: (store: RunStore, runLoop: RunLoop, metrics: WorkerMetrics) =>
-            new RequestSweep({ store, runLoop, metrics, logger, intervalMs: config.REQUEST_SWEEP_MS }),
-          inject: [RunStore, RunLoop, WorkerMetrics],
+          useFactory: (store: RunStore, runLoop: RunLoop, metrics: WorkerMetrics, c: RedisConnections) =>
+            new RequestSweep({
+              store,
+              unpublished: new UnpublishedRequests(c.commands, config.KEY_PREFIX),
+              runLoop,
+              metrics,
+              logger,
+              intervalMs: config.REQUEST_SWEEP_MS,
+            }),
+          inject: [RunStore, RunLoop, WorkerMetrics, RedisConnections],
         },
         {
           provide: RunsProcessor,

@@ -105,7 +105,7 @@ export class Decisions {
         await this.ignored(decision, result.kind, {
           expected: printableReadableForm(result.parked.name, result.parked.args),
           shown: printableReadableForm(decision.shown.toolName, decision.shown.args),
-          expectedFingerprint: result.parked.fp,
+          expectedFingerprint: result.parked.fingerprint,
           decisionFingerprint: decision.fingerprint,
         });
         break;

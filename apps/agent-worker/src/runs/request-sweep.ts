@@ -11,6 +11,7 @@ import { isWaiting } from './frontier';
 import { parseUnpublishedMember } from './run-keys';
 import type { RunLoop } from './run-loop';
 import type { RunStore } from './run-store';
+import type { UnpublishedRequests } from './unpublished-requests';
 
 /** Entries read at once. */
 const BATCH = 100;
@@ -32,6 +33,7 @@ export interface SweepPass {
 
 export interface RequestSweepDeps {
   store: RunStore;
+  unpublished: UnpublishedRequests;
   runLoop: RunLoop;
   metrics: WorkerMetrics;
   logger: Logger;
@@ -65,7 +67,7 @@ export class RequestSweep implements OnApplicationBootstrap, OnModuleDestroy {
    * confirmed on the queue. 0 in normal operation (a publish takes milliseconds).
    */
   overdue(now = Date.now()): Promise<number> {
-    return this.deps.store.countUnpublishedBefore(now - this.deps.intervalMs);
+    return this.deps.unpublished.countUnpublishedBefore(now - this.deps.intervalMs);
   }
 
   /** One pass over the overdue entries, oldest first, at most MAX_PER_PASS of them. */
@@ -74,7 +76,7 @@ export class RequestSweep implements OnApplicationBootstrap, OnModuleDestroy {
     const before = now - this.deps.intervalMs;
     for (let looked = 0; looked < MAX_PER_PASS;) {
       // Kept entries stay where they are, so the next page starts after them.
-      const members = await this.deps.store.unpublishedBefore(before, BATCH, pass.kept);
+      const members = await this.deps.unpublished.unpublishedBefore(before, BATCH, pass.kept);
       if (members.length === 0) break;
       looked += members.length;
       for (let i = 0; i < members.length; i += CONCURRENCY) {
@@ -89,25 +91,25 @@ export class RequestSweep implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async handle(member: string): Promise<Handled> {
-    const { store, runLoop, logger } = this.deps;
+    const { store, unpublished, runLoop, logger } = this.deps;
     const entry = parseUnpublishedMember(member);
     const run = entry && (await store.load(entry.runId));
     if (!entry || !run || run.status === 'completed' || run.status === 'failed') {
-      await store.dropUnpublished([member]);
+      await unpublished.dropUnpublished([member]);
       return 'dropped';
     }
-    const call = run.frontier.find((c) => c.body.id === entry.callId && c.body.rq === entry.requestId);
+    const call = run.frontier.find((c) => c.body.id === entry.callId && c.body.requestId === entry.requestId);
     const parked = run.status === 'awaiting_confirmation';
     if (!call) {
       // Parked on other requests: this one's park never happened (its turn ran again). Otherwise a park may be
       // in flight (the index is written just before the park script): look again next time.
       if (!parked) return 'kept';
-      await store.dropUnpublished([member]);
+      await unpublished.dropUnpublished([member]);
       return 'dropped';
     }
     if (!isWaiting(call)) {
       // Decided, so its request went out.
-      await store.dropUnpublished([member]);
+      await unpublished.dropUnpublished([member]);
       return 'dropped';
     }
     if (!parked) return 'kept';

@@ -23,7 +23,9 @@ import type { UnpublishedRequest } from './run-keys';
 import { RunLoop } from './run-loop';
 import { CallState } from '@countersign/call-ledger';
 import { type FrontierCall, type Lease, type RunRecord } from './run-state';
+import type { RunCalls } from './run-calls';
 import type { NewRun, RunStore } from './run-store';
+import type { UnpublishedRequests } from './unpublished-requests';
 import { OwnershipLostError } from './run-store.errors';
 
 const lease: Lease = { jobId: 'job-1', token: 'token-1', started: 1 };
@@ -174,6 +176,8 @@ function setup(options: {
   const quiet = () => undefined;
   const sut = new RunLoop({
     store: store as unknown as RunStore,
+    calls: store as unknown as RunCalls,
+    unpublished: store as unknown as UnpublishedRequests,
     catalog: { get: (name: string) => (name === 'ops' ? agent : undefined) } as AgentCatalog,
     approvals: {
       requestApproval: async (r: ApprovalRequest) => void requests.push(r),
@@ -331,7 +335,7 @@ describe('RunLoop, a fresh turn', () => {
       `published c1 ${c1}`,
       `published c2 ${c2}`,
     ]);
-    expect(store.parked?.frontier.map((c) => c.body.rq)).toEqual([c1, c2]);
+    expect(store.parked?.frontier.map((c) => c.body.requestId)).toEqual([c1, c2]);
     expect(new Set([c1, c2]).size).toBe(2);
   });
 
@@ -411,12 +415,12 @@ describe('RunLoop, resuming on a decision', () => {
         name: 'restart_service',
         args,
         tier: 'confirm',
-        fp,
-        defHash: agent.registry.get('restart_service')!.definitionHash,
+        fingerprint: fp,
+        definitionHash: agent.registry.get('restart_service')!.definitionHash,
         attempt: 0,
         reason: 'confirmation_required',
-        rq: 'rq-1',
-        i: 0,
+        requestId: 'rq-1',
+        position: 0,
       },
       decision: { decision, decidedBy: 'person', approvers: ['bob'], fingerprint: fp, decidedAt: 'now' },
     };

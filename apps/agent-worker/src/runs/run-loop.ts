@@ -52,12 +52,16 @@ import {
   type ParkedCallBody,
   type RunRecord,
 } from './run-state';
+import type { RunCalls } from './run-calls';
 import type { NewRun, RunStore } from './run-store';
+import type { UnpublishedRequests } from './unpublished-requests';
 import { ExecutionLostError, OwnershipLostError, WrongCallStateError } from './run-store.errors';
 import { TestFaults } from './test-faults';
 
 export interface RunLoopDeps {
   store: RunStore;
+  calls: RunCalls;
+  unpublished: UnpublishedRequests;
   catalog: AgentCatalog;
   approvals: ApprovalRequestsProducer;
   events: RunEvents;
@@ -399,7 +403,7 @@ export class RunLoop {
   ): Promise<FrontierCall> {
     const content = refusalMessage({ decidedBy: call.decision?.decidedBy, reason: call.decision?.reason });
     const result = { outcome: 'denied', content };
-    await this.deps.store.transitionCall(run.runId, lease, call.body.id, CallState.Denied, CallState.Done, {
+    await this.deps.calls.transitionCall(run.runId, lease, call.body.id, CallState.Denied, CallState.Done, {
       result,
     });
     await Promise.all([
@@ -435,7 +439,7 @@ export class RunLoop {
     call: FrontierCall,
     carried: AuditInput[],
   ): Promise<FrontierCall> {
-    const { store, logger } = this.deps;
+    const { calls, logger } = this.deps;
     const { body } = call;
     const ctx = callerOf(run);
     const edited = call.decision?.args;
@@ -444,14 +448,14 @@ export class RunLoop {
     await agent.refreshTool?.(body.name);
     const tool = agent.registry.get(body.name);
 
-    if (tool && tool.definitionHash !== body.defHash) {
+    if (tool && tool.definitionHash !== body.definitionHash) {
       // A deploy changed the tool since the approver looked: what they approved no longer exists.
       const fresh = await agent.pipeline.authorize({ ...toolCall, args: body.args }, ctx);
       if (fresh.kind === 'pending_confirmation') {
         const next = reasked(body, 'definition_changed', {
           args: fresh.args as Record<string, unknown>,
-          fp: fresh.fingerprint,
-          defHash: fresh.definitionHash,
+          fingerprint: fresh.fingerprint,
+          definitionHash: fresh.definitionHash,
           tier: fresh.tier,
         });
         return this.reask(run, lease, call, CallState.Approved, next);
@@ -472,8 +476,8 @@ export class RunLoop {
         ? reasked(body, 'edit_not_applied')
         : reasked(body, 'definition_changed', {
             args: authorization.args as Record<string, unknown>,
-            fp: authorization.fingerprint,
-            defHash: authorization.definitionHash,
+            fingerprint: authorization.fingerprint,
+            definitionHash: authorization.definitionHash,
           });
       return this.reask(run, lease, call, CallState.Approved, next);
     }
@@ -483,21 +487,21 @@ export class RunLoop {
         ? `An approver edited the arguments to ${JSON.stringify(edited)} and approved, but that call was refused, so nothing ran: ${authorization.content}`
         : authorization.content;
       const result = { outcome: authorization.kind, content };
-      await store.transitionCall(run.runId, lease, body.id, CallState.Approved, CallState.Done, { result });
+      await calls.transitionCall(run.runId, lease, body.id, CallState.Approved, CallState.Done, { result });
       await this.recordResult(call, result);
       this.afterSettle(run, call, result);
       return { ...call, state: CallState.Done, result };
     }
 
     const executionToken = randomUUID();
-    await store.startCall(run.runId, lease, body.id, executionToken);
+    await calls.startCall(run.runId, lease, body.id, executionToken);
     // Durable before the tool runs: whatever happens next, the log shows an action that may have changed the world.
     // The audit keeps both, when an approver edited the arguments: what the agent asked for and what ran.
     const approvedBy = call.decision?.decidedBy === 'policy' ? 'policy' : 'person';
     const approval = {
       approvers: call.decision?.approvers ?? [],
       attempt: body.attempt,
-      requestId: body.rq,
+      requestId: body.requestId,
       ...(edited ? { args: edited, requestedArgs: body.args } : {}),
       ...(call.decision?.rule ? { standingRule: call.decision.rule } : {}),
     };
@@ -516,7 +520,7 @@ export class RunLoop {
     const ended = outcome.kind === 'executed' ? 'executed' : 'failed';
     const endDetail = { ...approval, ...(outcome.kind === 'error' ? { error: outcome.message } : {}) };
     // Recorded by the execution token, not by run ownership: a result is never thrown away for a takeover.
-    const recorded = await store
+    const recorded = await calls
       .completeCall(run.runId, lease, body.id, executionToken, result)
       .catch(async (error: unknown) => {
         if (error instanceof ExecutionLostError) {
@@ -540,10 +544,10 @@ export class RunLoop {
   /** What became of a decided call, for approvers' history (best effort: the run does not depend on it). */
   private async recordResult(call: FrontierCall, result: CallResult): Promise<void> {
     const { results } = this.deps;
-    if (!results || !call.body.rq) return;
+    if (!results || !call.body.requestId) return;
     await results.store
       .record(
-        call.body.rq,
+        call.body.requestId,
         {
           outcome: result.outcome.slice(0, 40),
           content: excerpt(result.content, DECIDED_CALL_RESULT_CHARS) ?? '',
@@ -554,7 +558,7 @@ export class RunLoop {
       )
       .catch((error: unknown) =>
         this.deps.logger.warn(
-          { callId: call.body.id, requestId: call.body.rq, err: String(error) },
+          { callId: call.body.id, requestId: call.body.requestId, err: String(error) },
           'call result not kept for history',
         ),
       );
@@ -593,9 +597,9 @@ export class RunLoop {
     executionToken: string,
     work: () => Promise<T>,
   ): Promise<T> {
-    const { store, logger } = this.deps;
+    const { calls, logger } = this.deps;
     const timer = setInterval(() => {
-      store.heartbeatCall(runId, callId, executionToken).then(
+      calls.heartbeatCall(runId, callId, executionToken).then(
         (alive) => {
           if (alive) return;
           clearInterval(timer);
@@ -618,10 +622,10 @@ export class RunLoop {
    * died mid-call; never re-run it on our own, ask again.
    */
   private async settleExecuting(run: RunRecord, lease: Lease, call: FrontierCall): Promise<FrontierCall> {
-    const { store, audit, metrics, logger } = this.deps;
+    const { calls, audit, metrics, logger } = this.deps;
     const next = reasked(call.body, 'interrupted');
     const where = { runId: run.runId, callId: call.body.id };
-    const found = await store.settleExecutingCall(
+    const found = await calls.settleExecutingCall(
       run.runId,
       lease,
       call.body.id,
@@ -646,7 +650,7 @@ export class RunLoop {
           detail: {
             toolName: call.body.name,
             attempt: call.body.attempt,
-            requestId: call.body.rq,
+            requestId: call.body.requestId,
             nextAttempt: next.attempt,
           },
         });
@@ -663,7 +667,7 @@ export class RunLoop {
     from: typeof CallState.Approved,
     body: FrontierCall['body'],
   ): Promise<FrontierCall> {
-    await this.deps.store.transitionCall(run.runId, lease, call.body.id, from, CallState.Pending, { body });
+    await this.deps.calls.transitionCall(run.runId, lease, call.body.id, from, CallState.Pending, { body });
     this.noteReask(run, body);
     return { body, state: CallState.Pending };
   }
@@ -702,9 +706,9 @@ export class RunLoop {
     messages: ChatMessage[],
     frontier: FrontierCall[],
   ): Promise<void> {
-    const { store, audit, metrics, logger } = this.deps;
+    const { store, unpublished: index, audit, metrics, logger } = this.deps;
     const waiting = frontier.filter(isWaiting);
-    await store.markUnpublished(unpublished(run, waiting));
+    await index.markUnpublished(unpublished(run, waiting));
     await store.parkRun(run.runId, lease, messages, frontier, run.script);
     metrics.runsParked.inc();
     logger.info({ runId: run.runId, pending: waiting.map((c) => c.body.id) }, 'run parked');
@@ -734,7 +738,7 @@ export class RunLoop {
     byDecision = false,
     messages: ChatMessage[] = run.messages,
   ): Promise<void> {
-    const { store, logger } = this.deps;
+    const { unpublished: index, logger } = this.deps;
     const asked = waiting.filter((call) => hasRequest(call.body));
     // Only a run parked by an older version has a waiting call without a request ID; no decision can apply to it.
     if (asked.length < waiting.length)
@@ -746,10 +750,10 @@ export class RunLoop {
     await this.requestApprovals(
       run,
       this.deps.catalog.get(run.agent),
-      asked.map((call) => call.body as typeof call.body & { rq: string }),
+      asked.map((call) => call.body as typeof call.body & { requestId: string }),
       messages,
     );
-    await store.markPublished(unpublished(run, asked));
+    await index.markPublished(unpublished(run, asked));
     this.emit(
       ...waiting.map((call): RunEvent => ({
         type: RunEventName.ToolConfirmation,
@@ -767,7 +771,7 @@ export class RunLoop {
   private async requestApprovals(
     run: RunRecord,
     agent: AgentRuntime | undefined,
-    bodies: (ParkedCallBody & { rq: string })[],
+    bodies: (ParkedCallBody & { requestId: string })[],
     messages: ChatMessage[],
   ): Promise<void> {
     const ctx = callerOf(run);
@@ -780,7 +784,7 @@ export class RunLoop {
         const tool = agent?.registry.get(body.name);
         // Only a preview of the definition that was parked: after a deploy, the old call is shown without one.
         const preview =
-          tool && tool.definitionHash === body.defHash
+          tool && tool.definitionHash === body.definitionHash
             ? await previewCall(
                 tool.definition,
                 body.args,
@@ -873,7 +877,7 @@ function checkpointsTurns(agent: AgentRuntime): boolean {
 function unpublished(run: RunRecord, waiting: FrontierCall[]) {
   return waiting
     .filter((call) => hasRequest(call.body))
-    .map((call) => ({ runId: run.runId, callId: call.body.id, requestId: call.body.rq! }));
+    .map((call) => ({ runId: run.runId, callId: call.body.id, requestId: call.body.requestId! }));
 }
 
 /** The fingerprint of edited arguments; one that cannot be computed matches nothing (so nothing runs). */
