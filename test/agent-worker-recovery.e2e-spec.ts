@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { jobIds, QueueName, type StartRunBody } from '@countersign/contracts';
 import { AgentCatalog } from '../apps/agent-worker/src/agents/agent-catalog';
-import { InfraStore } from '../apps/agent-worker/src/infra/infra-store';
+import { InfraStore } from '@countersign/demo-infra';
 import type { ChatModel } from '../apps/agent-worker/src/models/chat-model';
 import { RunStore } from '../apps/agent-worker/src/runs/run-store';
 import { OwnershipLostError } from '../apps/agent-worker/src/runs/run-store.errors';

@@ -3,7 +3,7 @@
 // proof of what really ran.
 import { JobName, jobIds, QueueName } from '@countersign/contracts';
 import type { RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
-import { infraKeys } from '../apps/agent-worker/src/infra/infra-keys';
+import { infraKeys } from '@countersign/demo-infra';
 import { runKey } from '../apps/agent-worker/src/runs/run-keys';
 import { post, restartScript, WorkerHarness } from './support/agent-worker-harness';
 import { bearer } from './support/principals';

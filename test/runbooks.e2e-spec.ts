@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunView } from '@countersign/contracts';
 import type { RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
-import { infraKeys } from '../apps/agent-worker/src/infra/infra-keys';
+import { infraKeys } from '@countersign/demo-infra';
 import { post, WorkerHarness } from './support/agent-worker-harness';
 import { waitFor } from './support/redis';
 import { readSse, type SseEvent } from './support/sse';

@@ -2,7 +2,7 @@
 // /demo/infra; the demo, `npm start` and the compose file turn it on with SEED_DEMO_INFRA=true.
 import { Redis } from 'ioredis';
 import { startAgentWorker, type RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
-import { infraKeys } from '../apps/agent-worker/src/infra/infra-keys';
+import { infraKeys } from '@countersign/demo-infra';
 import { workerEnv } from './support/agent-worker-harness';
 import { bearer } from './support/principals';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes } from './support/redis';

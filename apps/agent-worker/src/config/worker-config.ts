@@ -1,7 +1,21 @@
-// The agent worker's environment, validated once at start-up. Nothing else reads process.env.
+// The agent worker's configuration, read and validated once at start-up (bootstrap), then injected by its token
+// (WORKER_CONFIG): the environment, the agents and principals files, the runbooks directory. Nothing else reads
+// process.env or a config file.
+import { existsSync } from 'node:fs';
 import { z } from 'zod';
-import { BaseEnvSchema, loadEnv, rateLimitSetting, TrustProxySchema } from '@countersign/platform';
-import { TEST_FAULTS } from '../runs/test-faults';
+import {
+  BaseEnvSchema,
+  ConfigError,
+  loadEnv,
+  loadJsonConfig,
+  type PrincipalsConfig,
+  PrincipalsConfigSchema,
+  rateLimitSetting,
+  TrustProxySchema,
+} from '@countersign/platform';
+import { checkRunbookAgents } from '../runbooks/runbook-agents';
+import { InvalidRunbookError, RunbookLibrary } from '../runbooks/runbook-library';
+import { type AgentsConfig, loadAgentsConfig } from './agents-config.schema';
 
 const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(3_600_000).default(fallback);
 
@@ -57,21 +71,6 @@ export const AgentWorkerEnvSchema = BaseEnvSchema.extend({
    */
   REQUEST_SWEEP_MS: milliseconds(5_000),
   /**
-   * TEST ONLY: faults injected between a park and its publish (comma-separated: decision-park-then-kill,
-   * decision-park-then-fail-publish; see runs/test-faults.ts). The reliability tests set it; never set it in a
-   * deployment.
-   */
-  COUNTERSIGN_TEST_FAULTS: z
-    .string()
-    .default('')
-    .transform((list) =>
-      list
-        .split(',')
-        .map((name) => name.trim())
-        .filter(Boolean),
-    )
-    .pipe(z.array(z.enum(TEST_FAULTS))),
-  /**
    * Seeds the simulated infrastructure of the `ops` agent and serves GET /demo/infra. Off unless asked: a deployment
    * has no simulated infrastructure; the demo, `npm start` and the compose file set it to true.
    */
@@ -94,8 +93,44 @@ export const AgentWorkerEnvSchema = BaseEnvSchema.extend({
   path: ['EXECUTION_STALE_MS'],
   message: 'must be at least 3 x EXECUTION_HEARTBEAT_MS, or a slow heartbeat is taken for a dead worker',
 });
-export type AgentWorkerConfig = z.infer<typeof AgentWorkerEnvSchema>;
+export type AgentWorkerEnv = z.infer<typeof AgentWorkerEnvSchema>;
 
-export function loadWorkerConfig(env: Record<string, string | undefined>): AgentWorkerConfig {
-  return loadEnv(AgentWorkerEnvSchema, env);
+/** Everything the worker is configured with; one instance per app instance (several may share a process). */
+export interface WorkerConfig {
+  env: AgentWorkerEnv;
+  agents: AgentsConfig;
+  principals: PrincipalsConfig;
+  /** The runbooks of RUNBOOKS_DIR, checked at start-up (none without one). */
+  runbooks: RunbookLibrary;
+}
+
+/** Injection token of the validated configuration. */
+export const WORKER_CONFIG = Symbol('WorkerConfig');
+
+/** The environment alone; throws a ConfigError naming the bad variable. */
+export function loadWorkerEnv(raw: Record<string, string | undefined>): AgentWorkerEnv {
+  return loadEnv(AgentWorkerEnvSchema, raw);
+}
+
+/** Throws a ConfigError naming the bad variable (or config field, or runbook node) instead of starting. */
+export function loadWorkerConfig(raw: Record<string, string | undefined>): WorkerConfig {
+  const env = loadWorkerEnv(raw);
+  const agents = loadAgentsConfig(env.AGENTS_CONFIG);
+  const principals = loadJsonConfig('PRINCIPALS_CONFIG', env.PRINCIPALS_CONFIG, PrincipalsConfigSchema);
+  const runbooks = loadRunbooks(env.RUNBOOKS_DIR);
+  checkRunbookAgents(agents, runbooks);
+  return { env, agents, principals, runbooks };
+}
+
+/** The runbooks directory's definitions (none without one); a missing directory or an invalid file refuses start-up. */
+function loadRunbooks(dir: string | undefined): RunbookLibrary {
+  if (!dir) return RunbookLibrary.of([]);
+  if (!existsSync(dir)) throw new ConfigError(`RUNBOOKS_DIR: ${dir} does not exist`);
+  try {
+    return RunbookLibrary.fromDirectory(dir);
+  } catch (error) {
+    if (error instanceof InvalidRunbookError)
+      throw new ConfigError(`RUNBOOKS_DIR: ${dir}:\n${error.message}`);
+    throw error;
+  }
 }

@@ -1,6 +1,8 @@
 // Prometheus metrics of one app instance (its own Registry: two instances may share a process).
+import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+@Injectable()
 export class WorkerMetrics {
   readonly registry = new Registry();
 

@@ -2,13 +2,14 @@
 // decisions (one worker each, with the handler of every job they carry).
 import { JobName, QueueName } from '@countersign/contracts';
 import type { JobCatalog, Logger, QueueModuleOptions } from '@countersign/platform';
-import type { AgentWorkerConfig } from '../config/worker-config';
-import type { DecisionsProcessor, ManualStepsProcessor, RunsProcessor } from './processors';
+import type { AgentWorkerEnv } from '../config/worker-config';
+import type { DecisionsProcessor, ManualStepsProcessor } from '../decisions/decision-processors';
+import type { RunsProcessor } from '../runs/runs.processor';
 
 export type AgentWorkerQueue = typeof QueueName.AgentRuns | typeof QueueName.ApprovalDecisions;
 
 export function agentWorkerQueues(
-  config: AgentWorkerConfig,
+  config: AgentWorkerEnv,
   logger: Logger,
 ): QueueModuleOptions<AgentWorkerQueue> {
   const retry = { attempts: config.JOB_ATTEMPTS, backoffMs: config.JOB_BACKOFF_MS };

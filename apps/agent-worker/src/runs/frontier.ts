@@ -1,6 +1,6 @@
 // Helpers between pipeline outcomes, parked calls, approval requests and model messages.
 import { createHash } from 'node:crypto';
-import type { ToolCallOutcome } from '@countersign/authorization';
+import type { CallerContext, ToolCallOutcome } from '@countersign/authorization';
 import {
   excerpt,
   newRequestId,
@@ -12,7 +12,7 @@ import {
 } from '@countersign/contracts';
 import type { ModelToolCall } from '../models/chat-model';
 import { CallState } from '@countersign/call-ledger';
-import { type FrontierCall, type ParkedCallBody } from './run-state';
+import type { FrontierCall, ParkedCallBody, RunRecord } from './run-state';
 
 /** What one call of a fresh turn becomes in the frontier. */
 export function toFrontierCall(call: ModelToolCall, index: number, outcome: ToolCallOutcome): FrontierCall {
@@ -164,4 +164,9 @@ export function manualStepBody(
     requestId: `n${digest.slice(0, 16)}`,
     position: 0,
   };
+}
+
+/** Who a run's calls are made for, as the pipeline checks them (RBAC, callbacks, previews). */
+export function callerOf(run: RunRecord): CallerContext {
+  return { runId: run.runId, agent: run.agent, userId: run.userId, scopes: run.scopes };
 }

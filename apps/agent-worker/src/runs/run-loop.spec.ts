@@ -17,14 +17,20 @@ import type { AgentCatalog, AgentRuntime } from '../agents/agent-catalog';
 import { AgentConfigSchema } from '../config/agents-config.schema';
 import type { ChatModel, ModelReply, ModelRequest, ModelToolCall } from '../models/chat-model';
 import type { WorkerMetrics } from '../observability/worker-metrics';
-import type { ApprovalRequestsProducer } from '../queues/producers';
+import type { WorkerConfig } from '../config/worker-config';
+import { CallExecution } from './call-execution';
+import { FrontierSettlement } from './frontier-settlement';
+import { RunEndings } from './run-endings';
 import type { RunEvents } from './run-events';
+import { NO_RUN_HOOKS } from './run-hooks';
 import type { UnpublishedRequest } from './run-keys';
 import { RunLoop } from './run-loop';
+import { RunParking } from './run-parking';
 import { CallState } from '@countersign/call-ledger';
 import { type FrontierCall, type Lease, type RunRecord } from './run-state';
 import type { RunCalls } from './run-calls';
-import type { NewRun, RunStore } from './run-store';
+import type { NewRun } from './run-state-codec';
+import type { RunStore } from './run-store';
 import type { UnpublishedRequests } from './unpublished-requests';
 import { OwnershipLostError } from './run-store.errors';
 
@@ -174,23 +180,54 @@ function setup(options: {
     decisionToResume: { observe: () => undefined },
   };
   const quiet = () => undefined;
-  const sut = new RunLoop({
-    store: store as unknown as RunStore,
-    calls: store as unknown as RunCalls,
-    unpublished: store as unknown as UnpublishedRequests,
-    catalog: { get: (name: string) => (name === 'ops' ? agent : undefined) } as AgentCatalog,
-    approvals: {
-      requestApproval: async (r: ApprovalRequest) => void requests.push(r),
-    } as ApprovalRequestsProducer,
-    events: { publish: (...e: RunEvent[]) => void events.push(...e) } as RunEvents,
-    audit: {
-      append: async (entry: AuditInput) => record([entry])[0],
-      appendAll: async (entries: readonly AuditInput[]) => record(entries),
-    } as unknown as AuditLog,
-    metrics: metrics as unknown as WorkerMetrics,
-    logger: { info: quiet, warn: quiet, debug: quiet, error: quiet } as unknown as Logger,
-    execution: { heartbeatMs: 1_000, staleAfterMs: 10_000 },
-  });
+  const logger = { info: quiet, warn: quiet, debug: quiet, error: quiet } as unknown as Logger;
+  const auditLog = {
+    append: async (entry: AuditInput) => record([entry])[0],
+    appendAll: async (entries: readonly AuditInput[]) => record(entries),
+  } as unknown as AuditLog;
+  const runEvents = { publish: (...e: RunEvent[]) => void events.push(...e) } as RunEvents;
+  const workerMetrics = metrics as unknown as WorkerMetrics;
+  const catalog = { get: (name: string) => (name === 'ops' ? agent : undefined) } as AgentCatalog;
+  const workerConfig = {
+    env: { EXECUTION_HEARTBEAT_MS: 1_000, EXECUTION_STALE_MS: 10_000, FINISHED_RUN_TTL_SECONDS: 60 },
+  } as unknown as WorkerConfig;
+  const calls = store as unknown as RunCalls;
+  const endings = new RunEndings(store as unknown as RunStore, workerMetrics, logger);
+  const parking = new RunParking(
+    store as unknown as RunStore,
+    store as unknown as UnpublishedRequests,
+    catalog,
+    { requestApproval: async (r: ApprovalRequest) => void requests.push(r) },
+    { publish: async () => undefined },
+    runEvents,
+    auditLog,
+    workerMetrics,
+    logger,
+    NO_RUN_HOOKS,
+  );
+  const execution = new CallExecution(calls, auditLog, workerMetrics, logger, workerConfig);
+  const settlement = new FrontierSettlement(
+    calls,
+    execution,
+    { record: async () => undefined },
+    runEvents,
+    auditLog,
+    workerMetrics,
+    logger,
+    workerConfig,
+  );
+  const sut = new RunLoop(
+    store as unknown as RunStore,
+    catalog,
+    settlement,
+    parking,
+    endings,
+    runEvents,
+    auditLog,
+    workerMetrics,
+    logger,
+    NO_RUN_HOOKS,
+  );
   const outcomesCounted = () => metrics.toolCalls.incs.map((labels) => labels.outcome);
   const toolResults = () => events.filter((e) => e.type === 'tool_result');
   return {

@@ -1,3 +1,5 @@
+// GET /health: whether this replica can work (Redis answers, its queue workers run), for load balancers and
+// orchestrators.
 import { Controller, Get, HttpException, Inject } from '@nestjs/common';
 import { PublicRoute, QueueWorkers, RedisConnections, redisAnswers } from '@countersign/platform';
 import { RequestSweep } from '../runs/request-sweep';
@@ -11,7 +13,7 @@ interface Health {
 }
 
 @Controller()
-export class HealthController {
+export class WorkerHealthController {
   constructor(
     @Inject(RedisConnections) private readonly connections: RedisConnections,
     @Inject(QueueWorkers) private readonly workers: QueueWorkers,

@@ -1,7 +1,7 @@
 // Typed producers: each message is parsed against its contract before it is added, with a
 // deterministic job ID so a retried publish never duplicates it (a request's job ID is its request ID). A run's jobs
 // ride the queue shard of its run ID (queue-shards.ts in libs/platform).
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { Queues } from '@countersign/platform';
 import {
   type ApprovalRequest,
@@ -16,7 +16,7 @@ import {
 
 @Injectable()
 export class ApprovalRequestsProducer {
-  constructor(private readonly queues: Queues) {}
+  constructor(@Inject(Queues) private readonly queues: Queues) {}
 
   async requestApproval(request: ApprovalRequest): Promise<void> {
     const message = parseContract(ApprovalRequestSchema, request, JobName.RequestApproval);
@@ -52,7 +52,7 @@ export interface QueuedStart {
 
 @Injectable()
 export class RunsProducer {
-  constructor(private readonly queues: Queues) {}
+  constructor(@Inject(Queues) private readonly queues: Queues) {}
 
   async startRun(job: StartRunJob): Promise<void> {
     const message = parseContract(StartRunJobSchema, job, JobName.StartRun);

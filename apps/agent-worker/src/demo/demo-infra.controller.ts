@@ -1,8 +1,9 @@
+// GET /demo/infra: the simulated infrastructure the built-in ops tools act on (the demo's; off unless SEED_DEMO_INFRA).
 import { Controller, Get, Inject } from '@nestjs/common';
-import { InfraStore, type InfraView } from './infra-store';
+import { InfraStore, type InfraView } from '@countersign/demo-infra';
 
 @Controller('demo')
-export class InfraController {
+export class DemoInfraController {
   constructor(@Inject(InfraStore) private readonly infra: InfraStore) {}
 
   /** The simulated infrastructure: restart counts are real executions of approved calls. */
