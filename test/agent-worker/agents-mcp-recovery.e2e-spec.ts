@@ -5,11 +5,11 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WorkerHarness } from './support/agent-worker-harness';
-import { mcpAgentsConfig, writeConfig } from './support/mcp-config';
-import { waitFor } from './support/redis';
-import { TestMcpServer } from './support/test-mcp-server';
-import { spawnWorker } from './support/worker-process';
+import { WorkerHarness } from '../support/agent-worker-harness';
+import { mcpAgentsConfig, writeConfig } from '../support/mcp-config';
+import { waitFor } from '../support/redis';
+import { TestMcpServer } from '../support/test-mcp-server';
+import { spawnWorker } from '../support/worker-process';
 
 jest.setTimeout(90_000);
 

@@ -7,11 +7,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { WorkerHarness } from './support/agent-worker-harness';
-import { mcpAgentsConfig, writeConfig } from './support/mcp-config';
-import { bearer } from './support/principals';
-import { TestMcpServer } from './support/test-mcp-server';
-import { spawnWorker, stopProcess } from './support/worker-process';
+import { WorkerHarness } from '../support/agent-worker-harness';
+import { mcpAgentsConfig, writeConfig } from '../support/mcp-config';
+import { bearer } from '../support/principals';
+import { TestMcpServer } from '../support/test-mcp-server';
+import { spawnWorker, stopProcess } from '../support/worker-process';
 
 jest.setTimeout(90_000);
 

@@ -1,11 +1,11 @@
 // A worker started as a deployment would start it (no demo settings) seeds no simulated infrastructure and serves no
 // /demo/infra; the demo, `npm start` and the compose file turn it on with SEED_DEMO_INFRA=true.
 import { Redis } from 'ioredis';
-import { startAgentWorker, type RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
+import { startAgentWorker, type RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
 import { infraKeys } from '@countersign/demo-infra';
-import { workerEnv } from './support/agent-worker-harness';
-import { bearer } from './support/principals';
-import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes } from './support/redis';
+import { workerEnv } from '../support/agent-worker-harness';
+import { bearer } from '../support/principals';
+import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes } from '../support/redis';
 
 describe('SEED_DEMO_INFRA', () => {
   const prefixes = uniquePrefixes('worker-defaults');

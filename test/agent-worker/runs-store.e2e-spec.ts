@@ -3,19 +3,19 @@
 import { Redis } from 'ioredis';
 import { fingerprint } from '@countersign/authorization';
 import type { ChatMessage, RunEvent } from '@countersign/contracts';
-import { RUN_EVENT_HISTORY } from '../apps/agent-worker/src/runs/run-event-codec';
-import { runKey } from '../apps/agent-worker/src/runs/run-keys';
-import { RunCalls } from '../apps/agent-worker/src/runs/run-calls';
-import { RunStore } from '../apps/agent-worker/src/runs/run-store';
-import { UnpublishedRequests } from '../apps/agent-worker/src/runs/unpublished-requests';
+import { RUN_EVENT_HISTORY } from '../../apps/agent-worker/src/runs/run-event-codec';
+import { runKey } from '../../apps/agent-worker/src/runs/run-keys';
+import { RunCalls } from '../../apps/agent-worker/src/runs/run-calls';
+import { RunStore } from '../../apps/agent-worker/src/runs/run-store';
+import { UnpublishedRequests } from '../../apps/agent-worker/src/runs/unpublished-requests';
 import { CallState } from '@countersign/call-ledger';
-import { type FrontierCall, type StoredDecision } from '../apps/agent-worker/src/runs/run-state';
+import { type FrontierCall, type StoredDecision } from '../../apps/agent-worker/src/runs/run-state';
 import {
   ExecutionLostError,
   OwnershipLostError,
   WrongCallStateError,
-} from '../apps/agent-worker/src/runs/run-store.errors';
-import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes } from './support/redis';
+} from '../../apps/agent-worker/src/runs/run-store.errors';
+import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes } from '../support/redis';
 
 const prefixes = uniquePrefixes('runstore');
 const redis = new Redis(TEST_REDIS_URL);

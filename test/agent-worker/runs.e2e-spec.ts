@@ -2,13 +2,13 @@
 // forged, duplicated), manual steps, RBAC, SSE and validation. Restart counts on /demo/infra are the
 // proof of what really ran.
 import { JobName, jobIds, QueueName } from '@countersign/contracts';
-import type { RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
+import type { RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
 import { infraKeys } from '@countersign/demo-infra';
-import { runKey } from '../apps/agent-worker/src/runs/run-keys';
-import { post, restartScript, WorkerHarness } from './support/agent-worker-harness';
-import { bearer } from './support/principals';
-import { waitFor } from './support/redis';
-import { readSse, type SseEvent } from './support/sse';
+import { runKey } from '../../apps/agent-worker/src/runs/run-keys';
+import { post, restartScript, WorkerHarness } from '../support/agent-worker-harness';
+import { bearer } from '../support/principals';
+import { waitFor } from '../support/redis';
+import { readSse, type SseEvent } from '../support/sse';
 
 jest.setTimeout(30_000);
 

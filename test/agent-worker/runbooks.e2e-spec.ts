@@ -5,11 +5,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunView } from '@countersign/contracts';
-import type { RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
+import type { RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
 import { infraKeys } from '@countersign/demo-infra';
-import { post, WorkerHarness } from './support/agent-worker-harness';
-import { waitFor } from './support/redis';
-import { readSse, type SseEvent } from './support/sse';
+import { post, WorkerHarness } from '../support/agent-worker-harness';
+import { waitFor } from '../support/redis';
+import { readSse, type SseEvent } from '../support/sse';
 
 jest.setTimeout(30_000);
 

@@ -6,11 +6,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jobIds, JobName, type RunView } from '@countersign/contracts';
-import type { RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
-import { runKey } from '../apps/agent-worker/src/runs/run-keys';
-import { post, WorkerHarness } from './support/agent-worker-harness';
-import { bearer } from './support/principals';
-import { waitFor } from './support/redis';
+import type { RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
+import { runKey } from '../../apps/agent-worker/src/runs/run-keys';
+import { post, WorkerHarness } from '../support/agent-worker-harness';
+import { bearer } from '../support/principals';
+import { waitFor } from '../support/redis';
 
 jest.setTimeout(30_000);
 

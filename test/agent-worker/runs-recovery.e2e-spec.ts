@@ -6,24 +6,34 @@ import type { ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { jobIds, QueueName, type StartRunBody } from '@countersign/contracts';
-import { AgentCatalog } from '../apps/agent-worker/src/agents/agent-catalog';
+import { JobName, jobIds, QueueName, type StartRunBody } from '@countersign/contracts';
+import { AgentCatalog } from '../../apps/agent-worker/src/agents/agent-catalog';
 import { InfraStore } from '@countersign/demo-infra';
-import type { ChatModel } from '../apps/agent-worker/src/models/chat-model';
-import { RunStore } from '../apps/agent-worker/src/runs/run-store';
-import { OwnershipLostError } from '../apps/agent-worker/src/runs/run-store.errors';
-import { restartScript, WorkerHarness } from './support/agent-worker-harness';
-import { spawnWorker } from './support/worker-process';
-import { waitFor } from './support/redis';
+import type { ChatModel } from '../../apps/agent-worker/src/models/chat-model';
+import { RunStore } from '../../apps/agent-worker/src/runs/run-store';
+import { OwnershipLostError } from '../../apps/agent-worker/src/runs/run-store.errors';
+import { restartScript, WorkerHarness } from '../support/agent-worker-harness';
+import { spawnWorker } from '../support/worker-process';
+import { waitFor } from '../support/redis';
+import { testFaultsFrom } from '../support/test-faults';
 
 jest.setTimeout(45_000);
 
-const REPO = join(__dirname, '..');
+const REPO = join(__dirname, '..', '..');
 
 /** The repo's agents config with the `ops` agent's simulated infrastructure changed. */
 function agentsConfigWith(infra: { restartMs?: number; maxReplicas?: number }): string {
+  return agentsConfigWhere(
+    (config) => (config.agents.ops.infra = { ...(config.agents.ops.infra as object), ...infra }),
+  );
+}
+
+/** The repo's agents config as `change` leaves it, in a file of its own. */
+function agentsConfigWhere(
+  change: (config: { agents: Record<string, Record<string, unknown>> }) => void,
+): string {
   const config = JSON.parse(readFileSync(join(REPO, 'test/support/agents.json'), 'utf8'));
-  config.agents.ops.infra = { ...config.agents.ops.infra, ...infra };
+  change(config);
   const file = join(mkdtempSync(join(tmpdir(), 'cs-agents-')), 'agents.json');
   writeFileSync(file, JSON.stringify(config));
   return file;
@@ -367,5 +377,61 @@ describe('agent worker recovery', () => {
       expect(await h.restarts(rescuer.url, 'api')).toBe(before + 2);
       await rescuer.close();
     });
+  });
+});
+
+describe('a run whose agent cannot run (any longer)', () => {
+  const h = new WorkerHarness('cannot-run');
+  afterAll(() => h.cleanup());
+
+  it('fails a start job for an agent that is no longer configured, saying so', async () => {
+    const worker = await h.startWorker();
+    const runId = 'run-of-a-removed-agent';
+    // POST /runs refuses an unknown agent: the job comes from before a deploy that removed it.
+    await h.runs.add(
+      JobName.StartRun,
+      { runId, agent: 'removed', userId: 'alice', input: 'go', scopes: [] },
+      { jobId: jobIds.startRun(runId) },
+    );
+    const failed = await h.waitForStatus(worker.url, runId, 'failed');
+    expect(failed.error).toBe('agent "removed" cannot run: it is not configured');
+    expect(await h.auditTypes(runId)).not.toContain('tool.started');
+    await worker.close();
+  });
+
+  it('fails a parked run on its decision when its agent lost its model in a deploy, running nothing', async () => {
+    const first = await h.startWorker();
+    const before = await h.restarts(first.url, 'api');
+    const runId = await h.startRun(first.url, { script: restartScript('api') });
+    const [call] = await h.waitForPending(first.url, runId);
+    await first.close();
+
+    // The redeployed worker has the `ops` agent on the openai provider, and no OPENAI_API_KEY.
+    const openai = agentsConfigWhere((config) => (config.agents.ops.model = { provider: 'openai' }));
+    const redeployed = await h.startWorker({ AGENTS_CONFIG: openai });
+    await h.publishDecision(h.decision(runId, call, 'approve'));
+    const failed = await h.waitForStatus(redeployed.url, runId, 'failed');
+    expect(failed.error).toBe(
+      'agent "ops" cannot run: its model provider is openai and OPENAI_API_KEY is not set',
+    );
+    expect(await h.restarts(redeployed.url, 'api')).toBe(before);
+    const types = await h.auditTypes(runId);
+    expect(types).toContain('run.resumed');
+    expect(types).not.toContain('tool.started');
+    await redeployed.close();
+  });
+});
+
+describe('the test faults (test/support/test-faults.ts, read by the harnesses only)', () => {
+  it('are taken only by their names, and none unless asked', () => {
+    expect(testFaultsFrom({})).toEqual([]);
+    expect(
+      testFaultsFrom({
+        COUNTERSIGN_TEST_FAULTS: 'decision-park-then-kill, decision-park-then-fail-publish',
+      }),
+    ).toEqual(['decision-park-then-kill', 'decision-park-then-fail-publish']);
+    expect(() => testFaultsFrom({ COUNTERSIGN_TEST_FAULTS: 'crash-sometimes' })).toThrow(
+      /COUNTERSIGN_TEST_FAULTS/,
+    );
   });
 });

@@ -6,9 +6,9 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { post, WorkerHarness } from './support/agent-worker-harness';
-import { waitFor } from './support/redis';
-import { spawnWorker } from './support/worker-process';
+import { post, WorkerHarness } from '../support/agent-worker-harness';
+import { waitFor } from '../support/redis';
+import { spawnWorker } from '../support/worker-process';
 
 jest.setTimeout(60_000);
 
@@ -16,7 +16,7 @@ const RUNBOOKS = { RUNBOOKS_DIR: 'test/support/runbooks' };
 
 /** The test agents config with restarts that take `restartMs` (so a worker can be killed mid-restart). */
 function slowRestarts(restartMs: number): string {
-  const config = JSON.parse(readFileSync(join(__dirname, 'support/agents.json'), 'utf8'));
+  const config = JSON.parse(readFileSync(join(__dirname, '../support/agents.json'), 'utf8'));
   config.agents.ops.infra = { ...config.agents.ops.infra, restartMs };
   const file = join(mkdtempSync(join(tmpdir(), 'cs-runbook-agents-')), 'agents.json');
   writeFileSync(file, JSON.stringify(config));

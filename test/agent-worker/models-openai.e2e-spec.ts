@@ -3,8 +3,8 @@
 // one follow-up request carrying the tool's result.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { bearer } from './support/principals';
-import { WorkerHarness } from './support/agent-worker-harness';
+import { bearer } from '../support/principals';
+import { WorkerHarness } from '../support/agent-worker-harness';
 
 jest.setTimeout(30_000);
 

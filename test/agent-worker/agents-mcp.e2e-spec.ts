@@ -5,11 +5,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChatMessage, RunView } from '@countersign/contracts';
-import type { RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
-import { WorkerHarness } from './support/agent-worker-harness';
-import { FS_SERVER, mcpAgentsConfig, writeConfig } from './support/mcp-config';
-import { waitFor } from './support/redis';
-import { TestMcpServer } from './support/test-mcp-server';
+import type { RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
+import { WorkerHarness } from '../support/agent-worker-harness';
+import { FS_SERVER, mcpAgentsConfig, writeConfig } from '../support/mcp-config';
+import { waitFor } from '../support/redis';
+import { TestMcpServer } from '../support/test-mcp-server';
 
 jest.setTimeout(60_000);
 

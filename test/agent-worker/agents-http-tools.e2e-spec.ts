@@ -4,10 +4,10 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ChatMessage, RunView } from '@countersign/contracts';
 import { ToolCatalog } from '@countersign/shared-records';
-import type { RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
-import { WorkerHarness } from './support/agent-worker-harness';
-import { writeConfig } from './support/mcp-config';
-import { waitFor } from './support/redis';
+import type { RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
+import { WorkerHarness } from '../support/agent-worker-harness';
+import { writeConfig } from '../support/mcp-config';
+import { waitFor } from '../support/redis';
 
 jest.setTimeout(60_000);
 

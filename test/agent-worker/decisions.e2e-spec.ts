@@ -5,9 +5,9 @@
 import { JobName, jobIds, type ManualStepDone } from '@countersign/contracts';
 import { withSignature } from '@countersign/authorization';
 import { DecidedCallResults, ToolCatalog } from '@countersign/shared-records';
-import type { RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
-import { TEST_SECRET, WorkerHarness } from './support/agent-worker-harness';
-import { waitFor } from './support/redis';
+import type { RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
+import { TEST_SECRET, WorkerHarness } from '../support/agent-worker-harness';
+import { waitFor } from '../support/redis';
 
 jest.setTimeout(30_000);
 
@@ -159,5 +159,49 @@ describe('agent worker: context, edited arguments and manual steps', () => {
       },
     ]);
     expect(JSON.stringify(view.messages)).not.toContain('mallory');
+  });
+  it('audits a forged decision and a forged manual-step note once each, as decision.rejected, and applies neither', async () => {
+    const runId = await h.startRun(url, {
+      script: [
+        {
+          toolCalls: [
+            { id: 'forged-man', name: 'delete_volume', args: { volume: 'scratch' } },
+            { id: 'forged-dec', name: 'restart_service', args: { service: 'api' } },
+          ],
+        },
+        { text: 'ok' },
+      ],
+    });
+    const [call] = await h.waitForPending(url, runId);
+    const notice = await waitFor(() => h.approvalRequest('forged-man'), 'the notice');
+    const note: ManualStepDone = {
+      requestId: notice!.requestId,
+      callId: 'forged-man',
+      runId,
+      toolName: 'delete_volume',
+      args: { volume: 'scratch' },
+      doneBy: 'mallory',
+      doneAt: new Date().toISOString(),
+    };
+    const jobs = [
+      await h.publishDecision(h.decision(runId, call, 'approve', {}, 'not-the-secret-0123456789')),
+      await h.decisions.add(JobName.ManualStepDone, withSignature({ ...note }, 'not-the-secret-0123456789')),
+    ];
+    for (const job of jobs) expect(await h.settled(job)).toBe('failed');
+
+    const rejected = (await h.audit.read({ runId })).filter((e) => e.type === 'decision.rejected');
+    expect(rejected.map((e) => [e.callId, e.actor, e.detail])).toEqual(
+      expect.arrayContaining([
+        ['forged-dec', 'agent-worker', { reason: 'missing or invalid signature', requestId: call.requestId }],
+        [
+          'forged-man',
+          'agent-worker',
+          { reason: 'missing or invalid signature', kind: 'manual_step_done', requestId: note.requestId },
+        ],
+      ]),
+    );
+    expect(rejected).toHaveLength(2);
+    expect((await h.run(url, runId)).status).toBe('awaiting_confirmation');
+    expect(await h.auditTypes(runId)).not.toContain('manual_step.noted');
   });
 });
