@@ -1,5 +1,6 @@
 // Helpers between pipeline outcomes, parked calls, approval requests and model messages.
 import { createHash } from 'node:crypto';
+import { CallState } from '@countersign/call-ledger';
 import type { CallerContext, ToolCallOutcome } from '@countersign/authorization';
 import {
   excerpt,
@@ -11,7 +12,6 @@ import {
   type RequestContext,
 } from '@countersign/contracts';
 import type { ModelToolCall } from '../models/chat-model';
-import { CallState } from '@countersign/call-ledger';
 import type { FrontierCall, ParkedCallBody, RunRecord } from './run-state';
 
 /** What one call of a fresh turn becomes in the frontier. */

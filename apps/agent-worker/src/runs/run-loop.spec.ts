@@ -1,6 +1,7 @@
 // The run loop with plain fakes for everything around the pipeline (store, model, queues, audit, events,
-// metrics): what a fresh turn runs, records and tells the model. Redis behaviour is in test/agent-worker*.e2e-spec.ts.
+// metrics): what a fresh turn runs, records and tells the model. Redis behaviour is in test/agent-worker/*.e2e-spec.ts.
 import { z } from 'zod';
+import { CallState } from '@countersign/call-ledger';
 import {
   type ConfirmationHandler,
   defineTool,
@@ -26,7 +27,6 @@ import { NO_RUN_HOOKS } from './run-hooks';
 import type { UnpublishedRequest } from './run-keys';
 import { RunLoop } from './run-loop';
 import { RunParking } from './run-parking';
-import { CallState } from '@countersign/call-ledger';
 import { type FrontierCall, type Lease, type RunRecord } from './run-state';
 import type { RunCalls } from './run-calls';
 import type { NewRun } from './run-state-codec';

@@ -14,17 +14,13 @@ import type {
   StoredDecision,
 } from './run-state';
 
-/** Fields a new run is created with. */
-export interface NewRun {
-  runId: string;
-  agent: string;
-  userId: string;
-  submittedBy?: string;
-  sessionId?: string;
-  scopes: string[];
+/** Fields a new run is created with (its start job's). */
+export type NewRun = Pick<
+  RunRecord,
+  'runId' | 'agent' | 'userId' | 'submittedBy' | 'sessionId' | 'scopes' | 'messages'
+> & {
   script?: unknown[];
-  messages: ChatMessage[];
-}
+};
 
 /** The run's `owner` field: "<jobId>|<lock token>|<started>" (ownerOf in includes/job-owner.lua). */
 export function ownerOf(lease: Lease): string {

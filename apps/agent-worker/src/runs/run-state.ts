@@ -59,7 +59,7 @@ export interface FrontierCall {
   result?: CallResult;
 }
 
-/** A person did a manual step of this run: what the model is told at its next turn (see RunLoop.withNotes). */
+/** A person did a manual step of this run: what the model is told at its next turn (see withNotes in run-loop.ts). */
 export interface ManualNote {
   /** The notice's request: one note per request (a later turn may reuse the call ID for another manual step). */
   requestId: string;
