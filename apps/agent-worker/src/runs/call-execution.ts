@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { CallState } from '@countersign/call-ledger';
-import type { CallerContext, ReadyCall, ToolCallPipeline } from '@countersign/authorization';
+import type { CallerContext, ReadyCall, ToolCallOutcome, ToolCallPipeline } from '@countersign/authorization';
 import { AuditLog, type AuditInput } from '@countersign/audit';
 import type { Logger } from '@countersign/platform';
 import { WORKER_CONFIG, type WorkerConfig } from '../config/worker-config';
@@ -17,8 +17,6 @@ import { RunCalls } from './run-calls';
 import type { CallResult, FrontierCall, Lease, ParkedCallBody, RunRecord } from './run-state';
 import { ExecutionLostError } from './run-store.errors';
 
-type Outcome = Awaited<ReturnType<ToolCallPipeline['execute']>>;
-
 /** An approved call ready to run, and what its caller does with the outcome. */
 export interface ApprovedCall {
   pipeline: ToolCallPipeline;
@@ -28,14 +26,14 @@ export interface ApprovedCall {
   approvedBy: string;
   detail: Record<string, unknown>;
   /** What the model is told of the outcome: stored as the call's result. */
-  resultOf(outcome: Outcome): CallResult;
+  resultOf(outcome: ToolCallOutcome): CallResult;
   /** Written beside the audit entry of how it ended. */
-  alongside(outcome: Outcome): Promise<void>;
+  alongside(outcome: ToolCallOutcome): Promise<void>;
 }
 
 /** What ran, and whether this processing still owns the run. */
 export interface Execution {
-  outcome: Outcome;
+  outcome: ToolCallOutcome;
   stillOwner: boolean;
 }
 

@@ -9,7 +9,7 @@ import {
   type MessageEvent,
 } from '@nestjs/common';
 import { concat, EMPTY, filter, finalize, from, map, type Observable, takeWhile } from 'rxjs';
-import { CallState } from '@countersign/call-ledger';
+import { isSettled } from '@countersign/call-ledger';
 import {
   RUNBOOK_AGENT_PREFIX,
   type RunbookDefinition,
@@ -83,7 +83,7 @@ export class RunsService {
     const definition = runbookOf(run.agent, this.catalog.runbooks);
     if (!definition) return view;
     // A parked turn's finished calls are checkpointed in the frontier, not yet in the messages: read them too.
-    const settled = toolMessages(run.frontier.filter((call) => call.state === CallState.Done));
+    const settled = toolMessages(run.frontier.filter((call) => isSettled(call.state)));
     const walked = await readRunbook(definition, (n) => this.catalog.runbooks.get(n), [
       ...run.messages,
       ...settled,
