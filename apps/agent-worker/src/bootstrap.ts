@@ -16,7 +16,9 @@ import { InvalidToolConfigError, SecretSource, ToolProviders } from '@countersig
 import { AgentWorkerModule } from './agent-worker.module';
 import type { AgentsConfig } from './config/agents-config.schema';
 import { loadWorkerConfig } from './config/worker-config';
-import { WorkerMetrics } from './observability/worker-metrics';
+import { WorkerMetrics } from './core/worker-metrics';
+import { checkRunbookAgents } from './runbooks/runbook-agents';
+import { RunbookLibrary } from './runbooks/runbook-library';
 import type { RunHooks } from './runs/run-hooks';
 
 export interface RunningAgentWorker {
@@ -44,10 +46,12 @@ export async function startAgentWorker(
   options: StartOptions = {},
 ): Promise<RunningAgentWorker> {
   const config = loadWorkerConfig(env);
+  const runbooks = RunbookLibrary.load(config.env.RUNBOOKS_DIR);
+  checkRunbookAgents(config.agents, runbooks);
   const logger = createLogger('agent-worker', config.env.LOG_LEVEL);
   const providers = toolProviders(config.agents, env, logger);
   const app = await NestFactory.create(
-    AgentWorkerModule.forRoot({ config, logger, providers, runHooks: options.runHooks }),
+    AgentWorkerModule.forRoot({ config, runbooks, logger, providers, runHooks: options.runHooks }),
     {
       logger: new PinoNestLogger(logger),
       abortOnError: false,

@@ -11,8 +11,26 @@ import type { Tier } from '@countersign/contracts';
 import { ConfigError } from '@countersign/platform';
 import type { ServerSelection, ToolProviders } from '@countersign/tool-providers';
 import type { AgentConfig } from '../config/agents-config.schema';
+import type { ChatModel } from '../models/chat-model';
 import type { AgentModel } from '../models/chat-models';
-import type { AgentRuntime } from './agent-catalog';
+
+/** One agent as the run loop uses it. */
+export interface AgentRuntime {
+  name: string;
+  config: AgentConfig;
+  pipeline: ToolCallPipeline;
+  registry: ToolRegistry;
+  /** Undefined when the agent cannot run (e.g. no API key); `unavailable` says why. */
+  model?: ChatModel;
+  unavailable?: string;
+  /**
+   * Before an approved call runs: lists the tool's provider's tools again, so a tool changed since the approval is
+   * seen (its definition hash differs) and asked about again. Absent when the agent has no provider tools.
+   */
+  refreshTool?: (toolName: string) => Promise<void>;
+  /** Runbook agents: which runbook and step a call comes from (`step 3 of 7 of payments-failover`), for approvers. */
+  describeStep?: (callId: string) => string | undefined;
+}
 
 const TIER_RANK: Record<Tier, number> = { auto: 0, confirm: 1, manual_only: 2 };
 

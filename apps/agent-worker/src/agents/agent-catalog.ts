@@ -2,41 +2,23 @@
 // `runbook.<name>` agent per runbook, whose model is the runbook interpreter. Tools of MCP servers join an agent's
 // registry when the server lists them, and follow its list afterwards.
 import { Inject, Injectable } from '@nestjs/common';
-import type { RegisteredTool, ToolCallPipeline, ToolRegistry } from '@countersign/authorization';
+import type { RegisteredTool } from '@countersign/authorization';
 import { type RunbookDefinition, runbookAgentName } from '@countersign/contracts';
 import { InfraStore, opsTools } from '@countersign/demo-infra';
 import type { Logger } from '@countersign/platform';
 import { type ProviderTool, selectProviderTools, ToolProviders } from '@countersign/tool-providers';
 import type { AgentConfig, AgentsConfig } from '../config/agents-config.schema';
 import { WORKER_CONFIG, type WorkerConfig } from '../config/worker-config';
-import { WORKER_LOGGER } from '../core/worker-core.module';
-import type { ChatModel } from '../models/chat-model';
+import { WORKER_LOGGER } from '../core/worker-logger';
 import { ChatModels } from '../models/chat-models';
 import { gateTool } from '../runbooks/gate-tool';
 import { own } from '../runbooks/own';
 import { stepAgents } from '../runbooks/runbook-agents';
 import type { AgentStepRunner } from '../runbooks/runbook-interpreter';
-import type { RunbookLibrary } from '../runbooks/runbook-library';
+import { RunbookLibrary } from '../runbooks/runbook-library';
 import { RunbookModel } from '../runbooks/runbook-model';
 import { describeStep } from '../runbooks/runbook-steps';
-import { buildAgent, type BuiltAgent } from './agent-builder';
-
-export interface AgentRuntime {
-  name: string;
-  config: AgentConfig;
-  pipeline: ToolCallPipeline;
-  registry: ToolRegistry;
-  /** Undefined when the agent cannot run (e.g. no API key); `unavailable` says why. */
-  model?: ChatModel;
-  unavailable?: string;
-  /**
-   * Before an approved call runs: lists the tool's provider's tools again, so a tool changed since the approval is
-   * seen (its definition hash differs) and asked about again. Absent when the agent has no provider tools.
-   */
-  refreshTool?: (toolName: string) => Promise<void>;
-  /** Runbook agents: which runbook and step a call comes from (`step 3 of 7 of payments-failover`), for approvers. */
-  describeStep?: (callId: string) => string | undefined;
-}
+import { type AgentRuntime, buildAgent, type BuiltAgent } from './agent-builder';
 
 /** An agent's tools that come from MCP servers: what it selected, and what is registered now. */
 interface ProviderBinding extends BuiltAgent {
@@ -47,18 +29,17 @@ interface ProviderBinding extends BuiltAgent {
 @Injectable()
 export class AgentCatalog {
   private readonly agents = new Map<string, AgentRuntime>();
-  /** Each runbook is an agent `runbook.<name>` whose model is the runbook interpreter. */
-  readonly runbooks: RunbookLibrary;
 
   constructor(
-    @Inject(WORKER_CONFIG) config: Pick<WorkerConfig, 'agents' | 'runbooks'>,
+    @Inject(WORKER_CONFIG) config: Pick<WorkerConfig, 'agents'>,
+    /** Each runbook is an agent `runbook.<name>` whose model is the runbook interpreter. */
+    @Inject(RunbookLibrary) private readonly runbooks: RunbookLibrary,
     /** The simulated infrastructure the built-in ops tools act on. */
     @Inject(InfraStore) infra: InfraStore,
     @Inject(ToolProviders) private readonly providers: ToolProviders,
     @Inject(ChatModels) models: ChatModels,
     @Inject(WORKER_LOGGER) private readonly logger: Logger,
   ) {
-    this.runbooks = config.runbooks;
     for (const [name, agent] of Object.entries(config.agents.agents)) {
       const built = buildAgent(name, agent, opsTools(infra, agent.infra), providers, models.forAgent(agent));
       this.add(built);

@@ -5,7 +5,7 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import type { RegisteredTool } from '@countersign/authorization';
 import type { Logger } from '@countersign/platform';
 import { ToolCatalog } from '@countersign/shared-records';
-import { WORKER_LOGGER } from '../core/worker-core.module';
+import { WORKER_LOGGER } from '../core/worker-logger';
 import { AgentCatalog } from './agent-catalog';
 
 @Injectable()

@@ -40,15 +40,13 @@ describe('worker config', () => {
     ).toThrow(/EXECUTION_STALE_MS/);
   });
 
-  it('reads the agents and principals files and the runbooks directory with the environment', () => {
-    const config = loadWorkerConfig({
-      ...base,
-      RUNBOOKS_DIR: 'test/support/runbooks',
-      AGENTS_CONFIG: 'test/support/agents.json',
-    });
+  it('reads the agents and principals files with the environment', () => {
+    const config = loadWorkerConfig({ ...base, AGENTS_CONFIG: 'test/support/agents.json' });
     expect(Object.keys(config.agents.agents)).toContain('ops');
-    expect(config.runbooks.names().length).toBeGreaterThan(0);
-    expect(() => loadWorkerConfig({ ...base, RUNBOOKS_DIR: 'no/such/dir' })).toThrow(/RUNBOOKS_DIR/);
+    expect(config.principals.principals.length).toBeGreaterThan(0);
+    expect(() => loadWorkerConfig({ ...base, AGENTS_CONFIG: 'no/such/agents.json' })).toThrow(
+      /AGENTS_CONFIG/,
+    );
   });
 
   it('has defaults for everything else', () => {
@@ -78,7 +76,8 @@ describe('agents config', () => {
   });
   const catalog = (config: object, providers = noProviders()) =>
     new AgentCatalog(
-      { agents: AgentsConfigSchema.parse(config), runbooks: RunbookLibrary.of([]) },
+      { agents: AgentsConfigSchema.parse(config) },
+      RunbookLibrary.of([]),
       {} as InfraStore,
       providers,
       new ChatModels({ env: loadWorkerEnv(base) }),

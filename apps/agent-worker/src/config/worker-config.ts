@@ -1,11 +1,9 @@
 // The agent worker's configuration, read and validated once at start-up (bootstrap), then injected by its token
-// (WORKER_CONFIG): the environment, the agents and principals files, the runbooks directory. Nothing else reads
-// process.env or a config file.
-import { existsSync } from 'node:fs';
+// (WORKER_CONFIG): the environment, the agents and principals files. Nothing else reads process.env or a config
+// file (the runbooks directory is read by RunbookLibrary.load, at start-up too).
 import { z } from 'zod';
 import {
   BaseEnvSchema,
-  ConfigError,
   loadEnv,
   loadJsonConfig,
   type PrincipalsConfig,
@@ -13,8 +11,6 @@ import {
   rateLimitSetting,
   TrustProxySchema,
 } from '@countersign/platform';
-import { checkRunbookAgents } from '../runbooks/runbook-agents';
-import { InvalidRunbookError, RunbookLibrary } from '../runbooks/runbook-library';
 import { type AgentsConfig, loadAgentsConfig } from './agents-config.schema';
 
 const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(3_600_000).default(fallback);
@@ -100,8 +96,6 @@ export interface WorkerConfig {
   env: AgentWorkerEnv;
   agents: AgentsConfig;
   principals: PrincipalsConfig;
-  /** The runbooks of RUNBOOKS_DIR, checked at start-up (none without one). */
-  runbooks: RunbookLibrary;
 }
 
 /** Injection token of the validated configuration. */
@@ -112,25 +106,10 @@ export function loadWorkerEnv(raw: Record<string, string | undefined>): AgentWor
   return loadEnv(AgentWorkerEnvSchema, raw);
 }
 
-/** Throws a ConfigError naming the bad variable (or config field, or runbook node) instead of starting. */
+/** Throws a ConfigError naming the bad variable (or config field) instead of starting. */
 export function loadWorkerConfig(raw: Record<string, string | undefined>): WorkerConfig {
   const env = loadWorkerEnv(raw);
   const agents = loadAgentsConfig(env.AGENTS_CONFIG);
   const principals = loadJsonConfig('PRINCIPALS_CONFIG', env.PRINCIPALS_CONFIG, PrincipalsConfigSchema);
-  const runbooks = loadRunbooks(env.RUNBOOKS_DIR);
-  checkRunbookAgents(agents, runbooks);
-  return { env, agents, principals, runbooks };
-}
-
-/** The runbooks directory's definitions (none without one); a missing directory or an invalid file refuses start-up. */
-function loadRunbooks(dir: string | undefined): RunbookLibrary {
-  if (!dir) return RunbookLibrary.of([]);
-  if (!existsSync(dir)) throw new ConfigError(`RUNBOOKS_DIR: ${dir} does not exist`);
-  try {
-    return RunbookLibrary.fromDirectory(dir);
-  } catch (error) {
-    if (error instanceof InvalidRunbookError)
-      throw new ConfigError(`RUNBOOKS_DIR: ${dir}:\n${error.message}`);
-    throw error;
-  }
+  return { env, agents, principals };
 }

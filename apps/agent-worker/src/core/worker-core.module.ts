@@ -1,6 +1,6 @@
 // What every feature module of one worker instance uses, given by bootstrap or built once for the instance: the
-// validated config, the logger, the run hooks, the tool providers, the metrics, the audit log, and the queue layer
-// (Redis connections, queues, workers). Global, so feature modules name what they inject and nothing more.
+// validated config, the runbooks, the logger, the run hooks, the tool providers, the metrics, the audit log, and the
+// queue layer (Redis connections, queues, workers). Global, so feature modules name what they inject and nothing more.
 import {
   type DynamicModule,
   type FactoryProvider,
@@ -12,16 +12,17 @@ import { AuditKeyring, AuditLog } from '@countersign/audit';
 import { METRICS_REGISTRY, QueueModule, RedisConnections, type Logger } from '@countersign/platform';
 import { ToolProviders } from '@countersign/tool-providers';
 import { WORKER_CONFIG, type WorkerConfig } from '../config/worker-config';
-import { WorkerMetrics } from '../observability/worker-metrics';
-import { agentWorkerQueues } from '../queues/agent-worker-jobs';
+import { RunbookLibrary } from '../runbooks/runbook-library';
+import { WorkerMetrics } from './worker-metrics';
+import { agentWorkerQueues } from './worker-queues';
 import { NO_RUN_HOOKS, RUN_HOOKS, type RunHooks } from '../runs/run-hooks';
-
-/** Injection token of the instance's logger (pino). */
-export const WORKER_LOGGER = Symbol('WorkerLogger');
+import { WORKER_LOGGER } from './worker-logger';
 
 /** What bootstrap hands the app: everything it read and checked before anything connects. */
 export interface WorkerSettings {
   config: WorkerConfig;
+  /** The runbooks of RUNBOOKS_DIR, checked at start-up (none without one). */
+  runbooks: RunbookLibrary;
   logger: Logger;
   /** The MCP servers and HTTP tools of AGENTS_CONFIG, built with the service's environment (its secrets). */
   providers: ToolProviders;
@@ -49,10 +50,11 @@ export function fromRedis<T>(
 @Global()
 @Module({})
 export class WorkerCoreModule {
-  static forRoot({ config, logger, providers, runHooks }: WorkerSettings): DynamicModule {
+  static forRoot({ config, runbooks, logger, providers, runHooks }: WorkerSettings): DynamicModule {
     const queues = QueueModule.forRoot(agentWorkerQueues(config.env, logger));
     const given = [
       { provide: WORKER_CONFIG, useValue: config },
+      { provide: RunbookLibrary, useValue: runbooks },
       { provide: WORKER_LOGGER, useValue: logger },
       { provide: RUN_HOOKS, useValue: runHooks ?? NO_RUN_HOOKS },
       { provide: ToolProviders, useValue: providers },

@@ -6,8 +6,8 @@ import { verifyPayloadSignature } from '@countersign/authorization';
 import { AuditLog } from '@countersign/audit';
 import type { Logger } from '@countersign/platform';
 import { WORKER_CONFIG, type WorkerConfig } from '../config/worker-config';
-import { WORKER_LOGGER } from '../core/worker-core.module';
-import { WorkerMetrics } from '../observability/worker-metrics';
+import { WORKER_LOGGER } from '../core/worker-logger';
+import { WorkerMetrics } from '../core/worker-metrics';
 import { ForgedDecisionError } from '../runs/run-job-guard';
 
 /** Which run, call and request a signed message is about. */

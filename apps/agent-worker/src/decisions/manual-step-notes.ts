@@ -4,7 +4,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AuditLog } from '@countersign/audit';
 import { RunEventName, type SignedManualStepDone } from '@countersign/contracts';
 import type { Logger } from '@countersign/platform';
-import { WORKER_LOGGER } from '../core/worker-core.module';
+import { WORKER_LOGGER } from '../core/worker-logger';
 import { RunStore } from '../runs/run-store';
 import { DecisionSignatures } from './decision-signatures';
 

@@ -3,23 +3,23 @@
 import { Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { runbookAgentName, type StartRunbookBody } from '@countersign/contracts';
 import type { Principal } from '@countersign/platform';
-import { AgentCatalog } from '../agents/agent-catalog';
 import { badField, RunsService } from '../runs/runs.service';
 import { initialState } from './runbook-interpreter';
+import { RunbookLibrary } from './runbook-library';
 import { TemplateError } from './runbook-template';
 
 @Injectable()
 export class RunbookStarts {
   constructor(
     @Inject(RunsService) private readonly runs: Pick<RunsService, 'start'>,
-    @Inject(AgentCatalog) private readonly catalog: Pick<AgentCatalog, 'runbooks'>,
+    @Inject(RunbookLibrary) private readonly runbooks: Pick<RunbookLibrary, 'get' | 'names'>,
   ) {}
 
   async start(name: string, body: StartRunbookBody, caller: Principal): Promise<{ runId: string }> {
-    const definition = this.catalog.runbooks.get(name);
+    const definition = this.runbooks.get(name);
     if (!definition)
       throw new NotFoundException(
-        `runbook "${name}" does not exist (known: ${this.catalog.runbooks.names().join(', ') || 'none'})`,
+        `runbook "${name}" does not exist (known: ${this.runbooks.names().join(', ') || 'none'})`,
       );
     try {
       initialState(definition, body.input, 'input');

@@ -8,21 +8,16 @@ import {
   ValidateRunbookBodySchema,
 } from '@countersign/contracts';
 import { CurrentPrincipal, type Principal, RateLimited, ZodValidationPipe } from '@countersign/platform';
-import { WORKER_CONFIG, type WorkerConfig } from '../config/worker-config';
 import { WorkerRoute } from '../config/worker-rate-limits';
-import { InvalidRunbookError, type RunbookLibrary } from './runbook-library';
+import { InvalidRunbookError, RunbookLibrary } from './runbook-library';
 import { RunbookStarts } from './runbook-starts';
 
 @Controller('runbooks')
 export class RunbooksController {
-  private readonly library: RunbookLibrary;
-
   constructor(
     @Inject(RunbookStarts) private readonly starts: RunbookStarts,
-    @Inject(WORKER_CONFIG) config: Pick<WorkerConfig, 'runbooks'>,
-  ) {
-    this.library = config.runbooks;
-  }
+    @Inject(RunbookLibrary) private readonly library: RunbookLibrary,
+  ) {}
 
   @Get()
   list(@CurrentPrincipal() _caller: Principal): {

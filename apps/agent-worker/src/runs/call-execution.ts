@@ -9,8 +9,8 @@ import type { CallerContext, ReadyCall, ToolCallOutcome, ToolCallPipeline } from
 import { AuditLog, type AuditInput } from '@countersign/audit';
 import type { Logger } from '@countersign/platform';
 import { WORKER_CONFIG, type WorkerConfig } from '../config/worker-config';
-import { WORKER_LOGGER } from '../core/worker-core.module';
-import { WorkerMetrics } from '../observability/worker-metrics';
+import { WORKER_LOGGER } from '../core/worker-logger';
+import { WorkerMetrics } from '../core/worker-metrics';
 import { executionEntry } from './execution-audit';
 import { reasked } from './frontier';
 import { RunCalls } from './run-calls';

@@ -7,8 +7,8 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { Logger } from '@countersign/platform';
 import { WORKER_CONFIG, type WorkerConfig } from '../config/worker-config';
-import { WORKER_LOGGER } from '../core/worker-core.module';
-import { WorkerMetrics } from '../observability/worker-metrics';
+import { WORKER_LOGGER } from '../core/worker-logger';
+import { WorkerMetrics } from '../core/worker-metrics';
 import { isWaiting } from './frontier';
 import { parseUnpublishedMember } from './run-keys';
 import { RunParking } from './run-parking';

@@ -3,8 +3,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { type ChatMessage, RunEventName, type RunEvent } from '@countersign/contracts';
 import type { Logger } from '@countersign/platform';
-import { WORKER_LOGGER } from '../core/worker-core.module';
-import { WorkerMetrics } from '../observability/worker-metrics';
+import { WORKER_LOGGER } from '../core/worker-logger';
+import { WorkerMetrics } from '../core/worker-metrics';
 import type { Lease, RunRecord } from './run-state';
 import { RunStore } from './run-store';
 

@@ -6,7 +6,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
 import { isLastAttempt, type Logger } from '@countersign/platform';
-import { WORKER_LOGGER } from '../core/worker-core.module';
+import { WORKER_LOGGER } from '../core/worker-logger';
 import { CallsInFlightError } from './frontier-settlement';
 import { RunEndings } from './run-endings';
 import type { Lease } from './run-state';

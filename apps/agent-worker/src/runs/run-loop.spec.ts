@@ -14,10 +14,11 @@ import {
 import type { ApprovalRequest, ChatMessage, RunEvent, StartRunJob, Tier } from '@countersign/contracts';
 import type { Logger } from '@countersign/platform';
 import type { AuditInput, AuditLog } from '@countersign/audit';
-import type { AgentCatalog, AgentRuntime } from '../agents/agent-catalog';
+import type { AgentRuntime } from '../agents/agent-builder';
+import type { AgentCatalog } from '../agents/agent-catalog';
 import { AgentConfigSchema } from '../config/agents-config.schema';
 import type { ChatModel, ModelReply, ModelRequest, ModelToolCall } from '../models/chat-model';
-import type { WorkerMetrics } from '../observability/worker-metrics';
+import type { WorkerMetrics } from '../core/worker-metrics';
 import type { WorkerConfig } from '../config/worker-config';
 import { CallExecution } from './call-execution';
 import { FrontierSettlement } from './frontier-settlement';

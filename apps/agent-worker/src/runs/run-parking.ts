@@ -12,10 +12,11 @@ import {
   type RunEvent,
 } from '@countersign/contracts';
 import type { Logger } from '@countersign/platform';
-import { AgentCatalog, type AgentRuntime } from '../agents/agent-catalog';
+import type { AgentRuntime } from '../agents/agent-builder';
+import { AgentCatalog } from '../agents/agent-catalog';
 import { ToolDefinitions } from '../agents/tool-definitions';
-import { WORKER_LOGGER } from '../core/worker-core.module';
-import { WorkerMetrics } from '../observability/worker-metrics';
+import { WORKER_LOGGER } from '../core/worker-logger';
+import { WorkerMetrics } from '../core/worker-metrics';
 import { callContext, callerOf, hasRequest, isWaiting, toApprovalRequest, toPendingCall } from './frontier';
 import { RUN_HOOKS, type RunHooks } from './run-hooks';
 import { RunEvents } from './run-events';

@@ -22,6 +22,7 @@ import { hasRole, mayActFor, type Principal } from '@countersign/platform';
 import { AuditLog } from '@countersign/audit';
 import { RunReaders } from '@countersign/shared-records';
 import { AgentCatalog } from '../agents/agent-catalog';
+import { RunbookLibrary } from '../runbooks/runbook-library';
 import { readRunbook } from '../runbooks/runbook-model';
 import { isWaiting, toolMessages, toPendingCall } from './frontier';
 import { RunEvents } from './run-events';
@@ -34,7 +35,8 @@ import { RunStore } from './run-store';
 export class RunsService {
   constructor(
     @Inject(RunStore) private readonly store: Pick<RunStore, 'load' | 'loadWithHistory'>,
-    @Inject(AgentCatalog) private readonly catalog: Pick<AgentCatalog, 'get' | 'names' | 'runbooks'>,
+    @Inject(AgentCatalog) private readonly catalog: Pick<AgentCatalog, 'get' | 'names'>,
+    @Inject(RunbookLibrary) private readonly runbooks: Pick<RunbookLibrary, 'get'>,
     @Inject(RunsProducer) private readonly producer: Pick<RunsProducer, 'startRun' | 'findStart'>,
     @Inject(RunEvents) private readonly events: Pick<RunEvents, 'forRun'>,
     @Inject(AuditLog) private readonly audit: Pick<AuditLog, 'append'>,
@@ -80,14 +82,11 @@ export class RunsService {
   async view(runId: string, caller: Principal): Promise<RunView> {
     const run = await this.readable(runId, caller);
     const view = toView(run);
-    const definition = runbookOf(run.agent, this.catalog.runbooks);
+    const definition = runbookOf(run.agent, this.runbooks);
     if (!definition) return view;
     // A parked turn's finished calls are checkpointed in the frontier, not yet in the messages: read them too.
     const settled = toolMessages(run.frontier.filter((call) => isSettled(call.state)));
-    const walked = await readRunbook(definition, (n) => this.catalog.runbooks.get(n), [
-      ...run.messages,
-      ...settled,
-    ]);
+    const walked = await readRunbook(definition, (n) => this.runbooks.get(n), [...run.messages, ...settled]);
     const waiting = new Set(view.pending.map((p) => p.callId));
     const nodes = walked.nodes.map((node) =>
       node.callIds?.some((id) => waiting.has(id)) ? { ...node, status: 'waiting' as const } : node,
@@ -196,7 +195,7 @@ function toMessage(event: RunEvent, seq?: number): MessageEvent {
 }
 
 /** The definition a runbook run follows, for runs of a `runbook.<name>` agent. */
-function runbookOf(agent: string, runbooks: AgentCatalog['runbooks']): RunbookDefinition | undefined {
+function runbookOf(agent: string, runbooks: Pick<RunbookLibrary, 'get'>): RunbookDefinition | undefined {
   if (!agent.startsWith(RUNBOOK_AGENT_PREFIX)) return undefined;
   return runbooks.get(agent.slice(RUNBOOK_AGENT_PREFIX.length));
 }
