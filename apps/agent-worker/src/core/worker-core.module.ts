@@ -13,10 +13,10 @@ import { METRICS_REGISTRY, QueueModule, RedisConnections, type Logger } from '@c
 import { ToolProviders } from '@countersign/tool-providers';
 import { WORKER_CONFIG, type WorkerConfig } from '../config/worker-config';
 import { RunbookLibrary } from '../runbooks/runbook-library';
-import { WorkerMetrics } from './worker-metrics';
-import { agentWorkerQueues } from './worker-queues';
 import { NO_RUN_HOOKS, RUN_HOOKS, type RunHooks } from '../runs/run-hooks';
 import { WORKER_LOGGER } from './worker-logger';
+import { WorkerMetrics } from './worker-metrics';
+import { agentWorkerQueues } from './worker-queues';
 
 /** What bootstrap hands the app: everything it read and checked before anything connects. */
 export interface WorkerSettings {
