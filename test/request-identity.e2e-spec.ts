@@ -19,7 +19,7 @@ import {
   QueueName,
   type StartRunBody,
 } from '@countersign/contracts';
-import { infraKeys } from '../apps/agent-worker/src/infra/infra-keys';
+import { infraKeys } from '@countersign/demo-infra';
 import { unpublishedRequestsKey } from '../apps/agent-worker/src/runs/run-keys';
 import { RequestSweep } from '../apps/agent-worker/src/runs/request-sweep';
 import { TEST_REDIS_URL, waitFor } from './support/redis';

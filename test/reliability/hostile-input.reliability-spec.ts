@@ -17,7 +17,7 @@ import {
   QueueName,
   type SignedDecision,
 } from '@countersign/contracts';
-import { infraKeys } from '../../apps/agent-worker/src/infra/infra-keys';
+import { infraKeys } from '@countersign/demo-infra';
 import { signLinkToken } from '../../apps/approval-service/src/email/link-token';
 import { slackSignature } from '../../apps/approval-service/src/slack/slack-signature';
 import { TEST_REDIS_URL, waitFor } from '../support/redis';

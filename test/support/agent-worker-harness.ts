@@ -17,10 +17,11 @@ import {
 } from '@countersign/contracts';
 import { AuditLog } from '@countersign/audit';
 import { startAgentWorker, type RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
-import type { InfraView } from '../../apps/agent-worker/src/infra/infra-store';
+import type { InfraView } from '@countersign/demo-infra';
 import { TEST_AUDIT_SECRET, testAuditKeyring } from './audit';
 import { bearer, principalsConfig } from './principals';
 import { TEST_RATE_LIMITS } from './rate-limits';
+import { runHooksFrom } from './test-faults';
 import {
   deletePrefixedKeys,
   redisEnv,
@@ -77,7 +78,8 @@ export class WorkerHarness {
   }
 
   async startWorker(extra: Record<string, string> = {}): Promise<RunningAgentWorker> {
-    const worker = await startAgentWorker(workerEnv(this.prefixes, extra), { port: 0, host: '127.0.0.1' });
+    const env = workerEnv(this.prefixes, extra);
+    const worker = await startAgentWorker(env, { port: 0, host: '127.0.0.1', runHooks: runHooksFrom(env) });
     this.workers.push(worker);
     return worker;
   }

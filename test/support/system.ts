@@ -6,7 +6,7 @@
 //   ...
 //   await system.close();
 import { startAgentWorker, type RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
-import type { InfraView } from '../../apps/agent-worker/src/infra/infra-store';
+import type { InfraView } from '@countersign/demo-infra';
 import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
 import { slackSignature } from '../../apps/approval-service/src/slack/slack-signature';
 import type {
@@ -20,6 +20,7 @@ import type {
 import { FakeSlackApi } from './fake-slack-api';
 import { directoryEnv, testToken, type TestApprover } from './principals';
 import { TEST_RATE_LIMITS } from './rate-limits';
+import { runHooksFrom } from './test-faults';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor, type TestPrefixes } from './redis';
 import { SmtpCapture, type CapturedMail } from './smtp-capture';
 
@@ -133,7 +134,7 @@ export class TestSystem {
             JOB_BACKOFF_MS: '50',
             ...options.workerEnv,
           },
-          local,
+          { ...local, runHooks: runHooksFrom(options.workerEnv ?? {}) },
         ),
       );
     }

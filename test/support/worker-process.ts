@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { type WorkerHarness, workerEnv } from './agent-worker-harness';
+import { testFaultsFrom } from './test-faults';
 
 const REPO = join(__dirname, '..', '..');
 
@@ -13,6 +14,15 @@ export const WORKER_MAIN_ARGS: readonly string[] = [
   'tsconfig-paths/register',
   'apps/agent-worker/src/main.ts',
 ];
+
+/**
+ * What a test spawns for a worker with this environment: main.ts, or, when the environment names test faults, the
+ * test entry that gives them to the worker as run hooks (support/worker-with-faults.ts).
+ */
+export function workerEntryArgs(env: Record<string, string | undefined>): string[] {
+  if (testFaultsFrom(env).length === 0) return [...WORKER_MAIN_ARGS];
+  return [...WORKER_MAIN_ARGS.slice(0, -1), 'test/support/worker-with-faults.ts'];
+}
 
 /** main.ts as its own process (its logs are what a deployment would collect; LOG_LEVEL info unless `extra` says). */
 export async function spawnWorker(
@@ -27,7 +37,7 @@ export async function spawnWorker(
     PORT: '0',
     HOST: '127.0.0.1',
   };
-  const proc = spawn(process.execPath, [...WORKER_MAIN_ARGS], {
+  const proc = spawn(process.execPath, workerEntryArgs(env), {
     cwd: REPO,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

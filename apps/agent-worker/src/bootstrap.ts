@@ -1,6 +1,5 @@
 // Builds and starts the agent worker from an environment map: used by main.ts, the demo and the tests.
 import 'reflect-metadata';
-import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -8,20 +7,19 @@ import {
   applyTrustProxy,
   ConfigError,
   createLogger,
-  loadJsonConfig,
   type Logger,
   PinoNestLogger,
-  PrincipalsConfigSchema,
   startMetricsServer,
   type MetricsServer,
 } from '@countersign/platform';
 import { InvalidToolConfigError, SecretSource, ToolProviders } from '@countersign/tool-providers';
 import { AgentWorkerModule } from './agent-worker.module';
-import { checkRunbookAgents } from './agents/agent-catalog';
-import { type AgentsConfig, loadAgentsConfig } from './config/agents-config.schema';
+import type { AgentsConfig } from './config/agents-config.schema';
 import { loadWorkerConfig } from './config/worker-config';
-import { WorkerMetrics } from './observability/worker-metrics';
-import { InvalidRunbookError, RunbookLibrary } from './runbooks/runbook-library';
+import { WorkerMetrics } from './core/worker-metrics';
+import { checkRunbookAgents } from './runbooks/runbook-agents';
+import { RunbookLibrary } from './runbooks/runbook-library';
+import type { RunHooks } from './runs/run-hooks';
 
 export interface RunningAgentWorker {
   app: INestApplication;
@@ -34,30 +32,36 @@ export interface RunningAgentWorker {
   shutdownTimeoutMs: number;
 }
 
+export interface StartOptions {
+  /** Overrides PORT and HOST (tests listen on port 0 of 127.0.0.1). */
+  port?: number;
+  host?: string;
+  /** Points of a run's life to look in at (none in a deployment; see RunHooks). */
+  runHooks?: RunHooks;
+}
+
 /** Throws a ConfigError naming the bad variable (or config field) instead of starting. */
 export async function startAgentWorker(
   env: Record<string, string | undefined>,
-  options: { port?: number; host?: string } = {},
+  options: StartOptions = {},
 ): Promise<RunningAgentWorker> {
   const config = loadWorkerConfig(env);
-  const agents = loadAgentsConfig(config.AGENTS_CONFIG);
-  const principals = loadJsonConfig('PRINCIPALS_CONFIG', config.PRINCIPALS_CONFIG, PrincipalsConfigSchema);
-  const logger = createLogger('agent-worker', config.LOG_LEVEL);
-  const providers = toolProviders(agents, env, logger);
-  const runbooks = loadRunbooks(config.RUNBOOKS_DIR);
-  checkRunbookAgents(agents, runbooks);
+  const runbooks = RunbookLibrary.load(config.env.RUNBOOKS_DIR);
+  checkRunbookAgents(config.agents, runbooks);
+  const logger = createLogger('agent-worker', config.env.LOG_LEVEL);
+  const providers = toolProviders(config.agents, env, logger);
   const app = await NestFactory.create(
-    AgentWorkerModule.forRoot({ config, agents, principals, logger, providers, runbooks }),
+    AgentWorkerModule.forRoot({ config, runbooks, logger, providers, runHooks: options.runHooks }),
     {
       logger: new PinoNestLogger(logger),
       abortOnError: false,
       forceCloseConnections: true,
     },
   );
-  applyTrustProxy(app, config.TRUST_PROXY);
-  const host = options.host ?? config.HOST;
+  applyTrustProxy(app, config.env.TRUST_PROXY);
+  const host = options.host ?? config.env.HOST;
   try {
-    await app.listen(options.port ?? config.PORT, host);
+    await app.listen(options.port ?? config.env.PORT, host);
   } catch (error) {
     await app.close(); // e.g. a job without a handler: nothing stays connected
     throw error;
@@ -65,14 +69,14 @@ export async function startAgentWorker(
   const { port } = app.getHttpServer().address() as AddressInfo;
   const url = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
   let metrics: MetricsServer | undefined;
-  if (config.METRICS_PORT !== undefined)
+  if (config.env.METRICS_PORT !== undefined)
     metrics = await startMetricsServer(
       app.get(WorkerMetrics).registry,
-      config.METRICS_HOST,
-      config.METRICS_PORT,
+      config.env.METRICS_HOST,
+      config.env.METRICS_PORT,
     );
   logger.info(
-    { url, metricsUrl: metrics?.url, queuePrefix: config.QUEUE_PREFIX, keyPrefix: config.KEY_PREFIX },
+    { url, metricsUrl: metrics?.url, queuePrefix: config.env.QUEUE_PREFIX, keyPrefix: config.env.KEY_PREFIX },
     'agent worker listening',
   );
 
@@ -82,21 +86,8 @@ export async function startAgentWorker(
     url,
     metricsUrl: metrics?.url,
     close: () => (closing ??= Promise.all([app.close(), metrics?.close()]).then(() => undefined)),
-    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    shutdownTimeoutMs: config.env.SHUTDOWN_TIMEOUT_MS,
   };
-}
-
-/** The runbooks directory's definitions (none without one); a missing directory or an invalid file refuses start-up. */
-function loadRunbooks(dir: string | undefined): RunbookLibrary {
-  if (!dir) return RunbookLibrary.of([]);
-  if (!existsSync(dir)) throw new ConfigError(`RUNBOOKS_DIR: ${dir} does not exist`);
-  try {
-    return RunbookLibrary.fromDirectory(dir);
-  } catch (error) {
-    if (error instanceof InvalidRunbookError)
-      throw new ConfigError(`RUNBOOKS_DIR: ${dir}:\n${error.message}`);
-    throw error;
-  }
 }
 
 /** The config's tool providers; secrets are read from `env` when a call needs them, never copied elsewhere. */
@@ -111,4 +102,35 @@ function toolProviders(
     if (error instanceof InvalidToolConfigError) throw new ConfigError(`AGENTS_CONFIG: ${error.message}`);
     throw error;
   }
+}
+
+/**
+ * A worker run as a process (main.ts): SIGTERM or SIGINT stop it gracefully (in-flight tool calls finish), within
+ * SHUTDOWN_TIMEOUT_MS; a second signal exits at once.
+ */
+export function stopOnSignals(worker: RunningAgentWorker, logger: Logger): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting without finishing in-flight work');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight tool calls');
+    // close() waits on Redis for every job it finishes; with Redis gone it would wait forever.
+    setTimeout(() => {
+      logger.error(
+        { timeoutMs: worker.shutdownTimeoutMs },
+        'shutdown did not finish in time (Redis unreachable, or a tool call still running): exiting; ' +
+          'unfinished jobs are redelivered and interrupted calls asked about again',
+      );
+      process.exit(1);
+    }, worker.shutdownTimeoutMs).unref();
+    worker.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 }

@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import { type ApprovalRequest, JobName, jobIds, QueueName, type StartRunJob } from '@countersign/contracts';
 import { createRedis, queueShardOf, queueShardPrefixes, type RedisClient } from '@countersign/platform';
 import { AuditLog } from '@countersign/audit';
-import { infraKeys } from '../../../apps/agent-worker/src/infra/infra-keys';
+import { infraKeys } from '@countersign/demo-infra';
 import { runKey } from '../../../apps/agent-worker/src/runs/run-keys';
 import { workerEnv } from '../../support/agent-worker-harness';
 import { testAuditKeyring } from '../../support/audit';

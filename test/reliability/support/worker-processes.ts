@@ -3,9 +3,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { InfraView } from '../../../apps/agent-worker/src/infra/infra-store';
+import type { InfraView } from '@countersign/demo-infra';
 import { bearer } from '../../support/principals';
-import { WORKER_MAIN_ARGS } from '../../support/worker-process';
+import { workerEntryArgs } from '../../support/worker-process';
 import { waitFor } from '../../support/redis';
 import { freePort } from './redis-servers';
 
@@ -62,7 +62,7 @@ export class WorkerProcess {
   private async launch(): Promise<void> {
     const log = openSync(this.logFile, 'a');
     this.launches++;
-    const proc = spawn(process.execPath, [...WORKER_MAIN_ARGS], {
+    const proc = spawn(process.execPath, workerEntryArgs(this.env), {
       cwd: REPO,
       env: { ...process.env, ...this.env, PORT: String(this.port), HOST: '127.0.0.1' },
       stdio: ['ignore', log, log],

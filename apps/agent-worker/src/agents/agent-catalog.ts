@@ -1,99 +1,65 @@
-// Builds, once at start-up, each configured agent: its tool registry, RBAC, confirmation policy,
-// pipeline and model. A config that names an unknown tool, server or role, or lowers a tier, refuses to start.
-// Tools of MCP servers join an agent's registry when the server lists them, and follow its list afterwards.
-import {
-  AccessControl,
-  ConfirmationPolicy,
-  ToolCallPipeline,
-  ToolRegistry,
-  type RegisteredTool,
-  type ToolDefinition,
-} from '@countersign/authorization';
-import { type RunbookDefinition, runbookAgentName, type Tier } from '@countersign/contracts';
-import { type InfraStore, opsTools } from '@countersign/demo-infra';
-import { ConfigError, createLogger, type Logger } from '@countersign/platform';
-import {
-  type ProviderTool,
-  SecretSource,
-  selectProviderTools,
-  type ServerSelection,
-  ToolProviders,
-} from '@countersign/tool-providers';
+// Every agent of this instance, built once at start-up (agent-builder.ts): those of AGENTS_CONFIG, and one
+// `runbook.<name>` agent per runbook, whose model is the runbook interpreter. Tools of MCP servers join an agent's
+// registry when the server lists them, and follow its list afterwards.
+import { Inject, Injectable } from '@nestjs/common';
+import type { RegisteredTool } from '@countersign/authorization';
+import { type RunbookDefinition, runbookAgentName } from '@countersign/contracts';
+import { InfraStore, opsTools } from '@countersign/demo-infra';
+import type { Logger } from '@countersign/platform';
+import { type ProviderTool, selectProviderTools, ToolProviders } from '@countersign/tool-providers';
 import type { AgentConfig, AgentsConfig } from '../config/agents-config.schema';
-import type { AgentWorkerConfig } from '../config/worker-config';
-import type { ChatModel } from '../models/chat-model';
-import { OpenAiModel } from '../models/openai-model';
-import { ScriptedModel } from '../models/scripted-model';
+import { WORKER_CONFIG, type WorkerConfig } from '../config/worker-config';
+import { WORKER_LOGGER } from '../core/worker-logger';
+import { ChatModels } from '../models/chat-models';
 import { gateTool } from '../runbooks/gate-tool';
 import { own } from '../runbooks/own';
+import { stepAgents } from '../runbooks/runbook-agents';
 import type { AgentStepRunner } from '../runbooks/runbook-interpreter';
-import type { RunbookLibrary } from '../runbooks/runbook-library';
+import { RunbookLibrary } from '../runbooks/runbook-library';
 import { RunbookModel } from '../runbooks/runbook-model';
 import { describeStep } from '../runbooks/runbook-steps';
-
-export interface AgentRuntime {
-  name: string;
-  config: AgentConfig;
-  pipeline: ToolCallPipeline;
-  registry: ToolRegistry;
-  /** Undefined when the agent cannot run (e.g. no API key); `unavailable` says why. */
-  model?: ChatModel;
-  unavailable?: string;
-  /**
-   * Before an approved call runs: lists the tool's provider's tools again, so a tool changed since the approval is
-   * seen (its definition hash differs) and asked about again. Absent when the agent has no provider tools.
-   */
-  refreshTool?: (toolName: string) => Promise<void>;
-  /** Runbook agents: which runbook and step a call comes from (`step 3 of 7 of payments-failover`), for approvers. */
-  describeStep?: (callId: string) => string | undefined;
-}
+import { type AgentRuntime, buildAgent, type BuiltAgent } from './agent-builder';
 
 /** An agent's tools that come from MCP servers: what it selected, and what is registered now. */
-interface ProviderBinding {
-  runtime: AgentRuntime;
-  selections: ServerSelection[];
-  /** Names of the agent's other tools (built in, HTTP): a server cannot take them. */
-  taken: ReadonlySet<string>;
+interface ProviderBinding extends BuiltAgent {
   registered: Map<string, ProviderTool>;
   conflicts: string;
 }
 
-const TIER_RANK: Record<Tier, number> = { auto: 0, confirm: 1, manual_only: 2 };
-
+@Injectable()
 export class AgentCatalog {
   private readonly agents = new Map<string, AgentRuntime>();
 
   constructor(
-    config: AgentsConfig,
-    env: AgentWorkerConfig,
-    infra: InfraStore,
-    private readonly providers: ToolProviders = noProviders(),
-    private readonly logger: Logger = createLogger('agent-worker', 'silent'),
-    /** Each runbook becomes an agent `runbook.<name>` whose model is the runbook interpreter. */
-    readonly runbooks?: RunbookLibrary,
+    @Inject(WORKER_CONFIG) config: Pick<WorkerConfig, 'agents'>,
+    /** Each runbook is an agent `runbook.<name>` whose model is the runbook interpreter. */
+    @Inject(RunbookLibrary) private readonly runbooks: RunbookLibrary,
+    /** The simulated infrastructure the built-in ops tools act on. */
+    @Inject(InfraStore) infra: InfraStore,
+    @Inject(ToolProviders) private readonly providers: ToolProviders,
+    @Inject(ChatModels) models: ChatModels,
+    @Inject(WORKER_LOGGER) private readonly logger: Logger,
   ) {
-    for (const [name, agent] of Object.entries(config.agents)) {
-      const builtIns = opsTools(infra, agent.infra);
-      const { runtime, selections, taken } = buildAgent(name, agent, env, builtIns, providers);
-      this.agents.set(name, runtime);
-      if (selections.length > 0)
-        this.bindProviderTools({ runtime, selections, taken, registered: new Map(), conflicts: '' });
+    for (const [name, agent] of Object.entries(config.agents.agents)) {
+      const built = buildAgent(name, agent, opsTools(infra, agent.infra), providers, models.forAgent(agent));
+      this.add(built);
     }
-    for (const name of runbooks?.names() ?? []) this.addRunbook(runbooks!.get(name)!, config, env, infra);
+    for (const name of this.runbooks.names()) this.addRunbook(this.runbooks.get(name)!, config.agents, infra);
+  }
+
+  private add(built: BuiltAgent): void {
+    this.agents.set(built.runtime.name, built.runtime);
+    if (built.selections.length > 0)
+      this.bindProviderTools({ ...built, registered: new Map(), conflicts: '' });
   }
 
   /**
    * The runbook's agent: the tools, tiers, confirmation policy and roles of the agent it names, joined by those of the
    * agents its agent steps use (the stricter policy wins: a tool any of them confirms is confirmed), plus the gate tool.
    */
-  private addRunbook(
-    definition: RunbookDefinition,
-    config: AgentsConfig,
-    env: AgentWorkerConfig,
-    infra: InfraStore,
-  ): void {
+  private addRunbook(definition: RunbookDefinition, config: AgentsConfig, infra: InfraStore): void {
     // Agents and tool steps were checked against AGENTS_CONFIG before start-up (checkRunbookAgents).
-    const used = [definition.agent, ...stepAgents(definition, this.runbooks!)];
+    const used = [definition.agent, ...stepAgents(definition, this.runbooks)];
     const base = own(config.agents, definition.agent)!;
     const others = used.slice(1).map((agent) => own(config.agents, agent)!);
     const joined: AgentConfig = {
@@ -108,20 +74,11 @@ export class AgentCatalog {
       maxTurns: 200,
     };
     const builtIns = [...opsTools(infra, base.infra), gateTool()];
-    const { runtime, selections, taken } = buildAgent(
-      runbookAgentName(definition.name),
-      joined,
-      env,
-      builtIns,
-      this.providers,
-    );
-    const lookup = (name: string) => this.runbooks!.get(name);
-    runtime.model = new RunbookModel(definition, lookup, this.agentSteps());
-    runtime.describeStep = (callId) => describeStep(definition, lookup, callId);
-    delete runtime.unavailable;
-    this.agents.set(runtime.name, runtime);
-    if (selections.length > 0)
-      this.bindProviderTools({ runtime, selections, taken, registered: new Map(), conflicts: '' });
+    const lookup = (name: string) => this.runbooks.get(name);
+    const model = new RunbookModel(definition, lookup, this.agentSteps());
+    const built = buildAgent(runbookAgentName(definition.name), joined, builtIns, this.providers, { model });
+    built.runtime.describeStep = (callId) => describeStep(definition, lookup, callId);
+    this.add(built);
   }
 
   /** How agent steps reach their agents' models and tools. */
@@ -195,150 +152,4 @@ function dedupe<T>(items: T[]): T[] {
     seen.add(key);
     return true;
   });
-}
-
-/** The agents of a runbook's agent steps, its sub-runbooks' included. */
-export function stepAgents(
-  definition: RunbookDefinition,
-  library: RunbookLibrary,
-  seen = new Set<string>(),
-): string[] {
-  if (seen.has(definition.name)) return [];
-  seen.add(definition.name);
-  return Object.values(definition.nodes).flatMap((node) => {
-    if (node.kind === 'agent') return [node.agent];
-    const sub = node.kind === 'runbook' ? library.get(node.runbook) : undefined;
-    return sub ? [sub.agent, ...stepAgents(sub, library, seen)] : [];
-  });
-}
-
-/** The tool steps of a runbook and its sub-runbooks, with the node that names each. */
-function toolSteps(
-  definition: RunbookDefinition,
-  library: RunbookLibrary,
-  seen = new Set<string>(),
-): { node: string; tool: string }[] {
-  if (seen.has(definition.name)) return [];
-  seen.add(definition.name);
-  return Object.entries(definition.nodes).flatMap(([id, node]) => {
-    if (node.kind === 'tool') return [{ node: id, tool: node.tool }];
-    const sub = node.kind === 'runbook' ? library.get(node.runbook) : undefined;
-    return sub ? toolSteps(sub, library, seen) : [];
-  });
-}
-
-/**
- * Before anything starts: every agent a runbook names is in AGENTS_CONFIG, and every tool step names a tool of the
- * runbook's agent (tools of an agent's MCP servers are listed only once the server answers: not checked here).
- */
-export function checkRunbookAgents(config: AgentsConfig, library: RunbookLibrary): void {
-  for (const name of library.names()) {
-    const definition = library.get(name)!;
-    const where = `runbook ${name}`;
-    const used = [definition.agent, ...stepAgents(definition, library)];
-    const missing = used.find((agent) => !own(config.agents, agent));
-    if (missing)
-      throw new ConfigError(
-        `${where}: agent "${missing}" is not in AGENTS_CONFIG (known: ${Object.keys(config.agents).join(', ')})`,
-      );
-    // The runbook's registry joins the tools of every agent it uses (see addRunbook).
-    const entries = used.flatMap((agent) => own(config.agents, agent)!.tools);
-    if (entries.some((entry) => typeof entry !== 'string' && 'server' in entry)) continue;
-    const tools = new Set(
-      entries.map((entry) => (typeof entry === 'string' ? entry : (entry as { name: string }).name)),
-    );
-    const unknown = toolSteps(definition, library).find((step) => !tools.has(step.tool));
-    if (unknown)
-      throw new ConfigError(
-        `${where}: node "${unknown.node}": field "tool": "${unknown.tool}" is not a tool of agent ${used.map((a) => `"${a}"`).join(' or ')}`,
-      );
-  }
-}
-
-function noProviders(): ToolProviders {
-  return new ToolProviders(
-    { mcpServers: {}, httpTools: {} },
-    { secrets: new SecretSource({}), logger: createLogger('agent-worker', 'silent') },
-  );
-}
-
-function buildAgent(
-  name: string,
-  agent: AgentConfig,
-  env: AgentWorkerConfig,
-  builtIns: ToolDefinition[],
-  providers: ToolProviders,
-): { runtime: AgentRuntime; selections: ServerSelection[]; taken: ReadonlySet<string> } {
-  const where = `AGENTS_CONFIG: agents.${name}`;
-  const registry = new ToolRegistry();
-  const selections: ServerSelection[] = [];
-  const known = [...builtIns.map((t) => t.name), ...providers.httpToolNames()];
-  for (const entry of agent.tools) {
-    if (typeof entry !== 'string' && 'server' in entry) {
-      if (!providers.server(entry.server))
-        throw new ConfigError(
-          `${where}.tools: unknown MCP server "${entry.server}" (declared: ${providers.serverNames().join(', ') || 'none'})`,
-        );
-      selections.push(entry);
-      continue;
-    }
-    const wanted: { name: string; tier?: Tier } = typeof entry === 'string' ? { name: entry } : entry;
-    const tool = builtIns.find((t) => t.name === wanted.name) ?? providers.httpTool(wanted.name);
-    if (!tool)
-      throw new ConfigError(`${where}.tools: unknown tool "${wanted.name}" (known: ${known.join(', ')})`);
-    const declared = tool.tier ?? 'auto';
-    if (wanted.tier && TIER_RANK[wanted.tier] < TIER_RANK[declared]) {
-      throw new ConfigError(
-        `${where}.tools: "${wanted.name}" is ${declared}; a config may raise a tier, never lower it to ${wanted.tier}`,
-      );
-    }
-    registry.register({ ...tool, tier: wanted.tier ?? declared });
-  }
-
-  // A server's tools are listed only once it answers: a name with one of the agent's servers' prefixes may be one.
-  const prefixes = selections.map((s) => providers.server(s.server)!.prefix);
-  for (const toolName of agent.confirmation.require) {
-    if (!registry.get(toolName) && !prefixes.some((prefix) => toolName.startsWith(prefix)))
-      throw new ConfigError(`${where}.confirmation.require: "${toolName}" is not one of this agent's tools`);
-  }
-  const policy = new ConfirmationPolicy().requireConfirmation(...agent.confirmation.require);
-  if (agent.confirmation.requireForAll) policy.requireConfirmationForAll();
-
-  const accessControl = new AccessControl();
-  for (const [role, permissions] of Object.entries(agent.roles)) accessControl.defineRole(role, permissions);
-  for (const [user, roles] of Object.entries(agent.users)) {
-    const unknown = roles.find((r) => !agent.roles[r]);
-    if (unknown)
-      throw new ConfigError(
-        `${where}.users.${user}: role "${unknown}" is not defined in agents.${name}.roles`,
-      );
-    accessControl.assign(user, ...roles);
-  }
-
-  const pipeline = new ToolCallPipeline({
-    registry,
-    accessControl,
-    policy,
-    maxConcurrentTools: agent.maxConcurrentTools,
-  });
-  const taken = new Set(registry.names());
-  return {
-    runtime: { name, config: agent, pipeline, registry, ...buildModel(agent, env) },
-    selections,
-    taken,
-  };
-}
-
-function buildModel(agent: AgentConfig, env: AgentWorkerConfig): { model?: ChatModel; unavailable?: string } {
-  if (agent.model.provider === 'scripted') return { model: new ScriptedModel() };
-  if (!env.OPENAI_API_KEY)
-    return { unavailable: 'its model provider is openai and OPENAI_API_KEY is not set' };
-  return {
-    model: new OpenAiModel({
-      apiKey: env.OPENAI_API_KEY,
-      model: agent.model.model ?? env.OPENAI_MODEL,
-      baseURL: agent.model.baseUrl ?? env.OPENAI_BASE_URL,
-      temperature: agent.model.temperature,
-    }),
-  };
 }

@@ -1,49 +1,56 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { InfraStore } from '@countersign/demo-infra';
 import { createLogger } from '@countersign/platform';
 import { SecretSource, ToolProviders } from '@countersign/tool-providers';
 import { AgentCatalog } from '../agents/agent-catalog';
-import type { InfraStore } from '../infra/infra-store';
+import { ChatModels } from '../models/chat-models';
+import { RunbookLibrary } from '../runbooks/runbook-library';
 import { AgentsConfigSchema, loadAgentsConfig } from './agents-config.schema';
-import { loadWorkerConfig } from './worker-config';
+import { AgentWorkerEnvSchema, loadWorkerConfig, loadWorkerEnv } from './worker-config';
 
 const base = {
   DECISION_SIGNING_SECRET: 'a-secret-of-16-chars',
   AUDIT_SIGNING_SECRET: 'an-audit-signing-secret-of-32-chars',
 };
 const silent = createLogger('test', 'silent');
+const noProviders = () =>
+  new ToolProviders({ mcpServers: {}, httpTools: {} }, { secrets: new SecretSource({}), logger: silent });
 
 describe('worker config', () => {
   it('refuses to start naming the bad variable', () => {
-    expect(() => loadWorkerConfig({})).toThrow(/DECISION_SIGNING_SECRET/);
-    expect(() => loadWorkerConfig({})).toThrow(/AUDIT_SIGNING_SECRET/);
-    expect(() => loadWorkerConfig({ ...base, WORKER_CONCURRENCY: 'many' })).toThrow(/WORKER_CONCURRENCY/);
-    expect(() => loadWorkerConfig({ ...base, SEED_DEMO_INFRA: 'perhaps' })).toThrow(/SEED_DEMO_INFRA/);
-    expect(() => loadWorkerConfig({ ...base, REQUEST_SWEEP_MS: '0' })).toThrow(/REQUEST_SWEEP_MS/);
+    expect(() => loadWorkerEnv({})).toThrow(/DECISION_SIGNING_SECRET/);
+    expect(() => loadWorkerEnv({})).toThrow(/AUDIT_SIGNING_SECRET/);
+    expect(() => loadWorkerEnv({ ...base, WORKER_CONCURRENCY: 'many' })).toThrow(/WORKER_CONCURRENCY/);
+    expect(() => loadWorkerEnv({ ...base, SEED_DEMO_INFRA: 'perhaps' })).toThrow(/SEED_DEMO_INFRA/);
+    expect(() => loadWorkerEnv({ ...base, REQUEST_SWEEP_MS: '0' })).toThrow(/REQUEST_SWEEP_MS/);
   });
 
-  it('takes test faults only by their names, and none unless asked', () => {
-    expect(loadWorkerConfig(base).COUNTERSIGN_TEST_FAULTS).toEqual([]);
-    expect(
-      loadWorkerConfig({
-        ...base,
-        COUNTERSIGN_TEST_FAULTS: 'decision-park-then-kill, decision-park-then-fail-publish',
-      }).COUNTERSIGN_TEST_FAULTS,
-    ).toEqual(['decision-park-then-kill', 'decision-park-then-fail-publish']);
-    expect(() => loadWorkerConfig({ ...base, COUNTERSIGN_TEST_FAULTS: 'crash-sometimes' })).toThrow(
-      /COUNTERSIGN_TEST_FAULTS/,
+  it('has no test switch: faults are injected by tests through run hooks, never by a variable', () => {
+    expect(Object.keys(AgentWorkerEnvSchema.shape).filter((name) => /TEST/.test(name))).toEqual([]);
+    expect(loadWorkerEnv({ ...base, COUNTERSIGN_TEST_FAULTS: 'decision-park-then-kill' })).not.toHaveProperty(
+      'COUNTERSIGN_TEST_FAULTS',
     );
   });
 
   it('refuses a staleness window so short that a slow heartbeat would be taken for a dead worker', () => {
     expect(() =>
-      loadWorkerConfig({ ...base, EXECUTION_HEARTBEAT_MS: '1000', EXECUTION_STALE_MS: '2000' }),
+      loadWorkerEnv({ ...base, EXECUTION_HEARTBEAT_MS: '1000', EXECUTION_STALE_MS: '2000' }),
     ).toThrow(/EXECUTION_STALE_MS/);
   });
 
+  it('reads the agents and principals files with the environment', () => {
+    const config = loadWorkerConfig({ ...base, AGENTS_CONFIG: 'test/support/agents.json' });
+    expect(Object.keys(config.agents.agents)).toContain('ops');
+    expect(config.principals.principals.length).toBeGreaterThan(0);
+    expect(() => loadWorkerConfig({ ...base, AGENTS_CONFIG: 'no/such/agents.json' })).toThrow(
+      /AGENTS_CONFIG/,
+    );
+  });
+
   it('has defaults for everything else', () => {
-    expect(loadWorkerConfig(base)).toMatchObject({
+    expect(loadWorkerEnv(base)).toMatchObject({
       PORT: 3000,
       AGENTS_CONFIG: 'config/agents.json',
       WORKER_CONCURRENCY: 16,
@@ -67,8 +74,15 @@ describe('agents config', () => {
       },
     },
   });
-  const catalog = (config: object) =>
-    new AgentCatalog(AgentsConfigSchema.parse(config), loadWorkerConfig(base), {} as InfraStore);
+  const catalog = (config: object, providers = noProviders()) =>
+    new AgentCatalog(
+      { agents: AgentsConfigSchema.parse(config) },
+      RunbookLibrary.of([]),
+      {} as InfraStore,
+      providers,
+      new ChatModels({ env: loadWorkerEnv(base) }),
+      silent,
+    );
 
   it('loads the repo config', () => {
     expect(Object.keys(loadAgentsConfig(join(__dirname, '../../../../config/agents.json')).agents)).toEqual([
@@ -103,8 +117,7 @@ describe('agents config', () => {
     };
     const catalogWith = (config: object) => {
       const parsed = AgentsConfigSchema.parse(config);
-      const providers = new ToolProviders(parsed, { secrets: new SecretSource({}), logger: silent });
-      return new AgentCatalog(parsed, loadWorkerConfig(base), {} as InfraStore, providers);
+      return catalog(config, new ToolProviders(parsed, { secrets: new SecretSource({}), logger: silent }));
     };
 
     it('refuses an agent naming an MCP server that is not declared', () => {

@@ -1,7 +1,17 @@
-// The agent worker's environment, validated once at start-up. Nothing else reads process.env.
+// The agent worker's configuration, read and validated once at start-up (bootstrap), then injected by its token
+// (WORKER_CONFIG): the environment, the agents and principals files. Nothing else reads process.env or a config
+// file (the runbooks directory is read by RunbookLibrary.load, at start-up too).
 import { z } from 'zod';
-import { BaseEnvSchema, loadEnv, rateLimitSetting, TrustProxySchema } from '@countersign/platform';
-import { TEST_FAULTS } from '../runs/test-faults';
+import {
+  BaseEnvSchema,
+  loadEnv,
+  loadJsonConfig,
+  type PrincipalsConfig,
+  PrincipalsConfigSchema,
+  rateLimitSetting,
+  TrustProxySchema,
+} from '@countersign/platform';
+import { type AgentsConfig, loadAgentsConfig } from './agents-config.schema';
 
 const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(3_600_000).default(fallback);
 
@@ -90,20 +100,6 @@ export const AgentWorkerEnvSchema = BaseEnvSchema.extend({
     'How often each replica publishes the requests of parked calls that their parking job left unpublished (a call ' +
       'waits this long first).',
   ),
-  // See runs/test-faults.ts; the reliability tests set it.
-  COUNTERSIGN_TEST_FAULTS: z
-    .string()
-    .default('')
-    .transform((list) =>
-      list
-        .split(',')
-        .map((name) => name.trim())
-        .filter(Boolean),
-    )
-    .pipe(z.array(z.enum(TEST_FAULTS)))
-    .describe(
-      '**Test only**, never set in a deployment: faults the reliability tests inject between a park and its publish.',
-    ),
   SEED_DEMO_INFRA: z
     .stringbool()
     .default(false)
@@ -147,8 +143,27 @@ export const AgentWorkerEnvSchema = BaseEnvSchema.extend({
   path: ['EXECUTION_STALE_MS'],
   message: 'must be at least 3 x EXECUTION_HEARTBEAT_MS, or a slow heartbeat is taken for a dead worker',
 });
-export type AgentWorkerConfig = z.infer<typeof AgentWorkerEnvSchema>;
+export type AgentWorkerEnv = z.infer<typeof AgentWorkerEnvSchema>;
 
-export function loadWorkerConfig(env: Record<string, string | undefined>): AgentWorkerConfig {
-  return loadEnv(AgentWorkerEnvSchema, env);
+/** Everything the worker is configured with; one instance per app instance (several may share a process). */
+export interface WorkerConfig {
+  env: AgentWorkerEnv;
+  agents: AgentsConfig;
+  principals: PrincipalsConfig;
+}
+
+/** Injection token of the validated configuration. */
+export const WORKER_CONFIG = Symbol('WorkerConfig');
+
+/** The environment alone; throws a ConfigError naming the bad variable. */
+export function loadWorkerEnv(raw: Record<string, string | undefined>): AgentWorkerEnv {
+  return loadEnv(AgentWorkerEnvSchema, raw);
+}
+
+/** Throws a ConfigError naming the bad variable (or config field) instead of starting. */
+export function loadWorkerConfig(raw: Record<string, string | undefined>): WorkerConfig {
+  const env = loadWorkerEnv(raw);
+  const agents = loadAgentsConfig(env.AGENTS_CONFIG);
+  const principals = loadJsonConfig('PRINCIPALS_CONFIG', env.PRINCIPALS_CONFIG, PrincipalsConfigSchema);
+  return { env, agents, principals };
 }

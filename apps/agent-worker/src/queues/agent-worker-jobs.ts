@@ -1,33 +1,9 @@
-// The agent worker's queues: it starts runs and asks for approvals (producer), and works on runs and
-// decisions (one worker each, with the handler of every job they carry).
-import { JobName, QueueName } from '@countersign/contracts';
-import type { JobCatalog, Logger, QueueModuleOptions } from '@countersign/platform';
-import type { AgentWorkerConfig } from '../config/worker-config';
-import type { DecisionsProcessor, ManualStepsProcessor, RunsProcessor } from './processors';
-
-export type AgentWorkerQueue = typeof QueueName.AgentRuns | typeof QueueName.ApprovalDecisions;
-
-export function agentWorkerQueues(
-  config: AgentWorkerConfig,
-  logger: Logger,
-): QueueModuleOptions<AgentWorkerQueue> {
-  const retry = { attempts: config.JOB_ATTEMPTS, backoffMs: config.JOB_BACKOFF_MS };
-  const worker = {
-    concurrency: config.WORKER_CONCURRENCY,
-    lockDurationMs: config.LOCK_DURATION_MS,
-    stalledIntervalMs: config.STALLED_INTERVAL_MS,
-    // A job whose lock lapsed is redelivered up to this many times; one more and BullMQ fails it (its handler's
-    // failedForGood then fails the run it owned, so no run stays `running`).
-    maxStalledCount: config.MAX_STALLED_COUNT,
-  };
-  return {
-    service: 'agent-worker',
-    env: config,
-    logger,
-    produces: { [QueueName.AgentRuns]: retry, [QueueName.ApprovalRequests]: retry },
-    consumes: { [QueueName.AgentRuns]: worker, [QueueName.ApprovalDecisions]: worker },
-  };
-}
+// The handler of every job on the queues the worker consumes (start-up fails naming a missing one).
+import { JobName } from '@countersign/contracts';
+import type { JobCatalog } from '@countersign/platform';
+import type { DecisionsProcessor, ManualStepsProcessor } from '../decisions/decision-processors';
+import type { RunsProcessor } from '../runs/runs.processor';
+import type { AgentWorkerQueue } from '../core/worker-queues';
 
 export function agentWorkerJobs(
   runs: RunsProcessor,

@@ -135,4 +135,10 @@ describe('runbook definitions', () => {
       'runbook file broken.yaml: cannot parse',
     );
   });
+
+  it('loads RUNBOOKS_DIR at start-up, none without one, and refuses a directory that does not exist', () => {
+    expect(RunbookLibrary.load('test/support/runbooks').names()).toContain('rollout');
+    expect(RunbookLibrary.load(undefined).names()).toEqual([]);
+    expect(() => RunbookLibrary.load('no/such/dir')).toThrow('RUNBOOKS_DIR: no/such/dir does not exist');
+  });
 });

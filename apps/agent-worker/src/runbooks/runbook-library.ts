@@ -1,6 +1,6 @@
 // Runbook definitions: read (YAML or JSON), checked field by field with zod and then as a graph, and kept by name.
 // Every error names the runbook, the node and the field, so a bad file is fixed without reading this code.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
@@ -10,6 +10,7 @@ import {
   RunbookDefinitionSchema,
   type RunbookNode,
 } from '@countersign/contracts';
+import { ConfigError } from '@countersign/platform';
 import { own } from './own';
 import { templateRoots } from './runbook-template';
 
@@ -25,6 +26,22 @@ const RUNBOOK_FILE = /\.(ya?ml|json)$/i;
 
 export class RunbookLibrary {
   private readonly byName = new Map<string, RunbookDefinition>();
+
+  /**
+   * RUNBOOKS_DIR's definitions at start-up (none without one): a missing directory or an invalid file refuses to
+   * start, with a ConfigError naming the variable, the runbook, the node and the field.
+   */
+  static load(dir: string | undefined): RunbookLibrary {
+    if (!dir) return RunbookLibrary.of([]);
+    if (!existsSync(dir)) throw new ConfigError(`RUNBOOKS_DIR: ${dir} does not exist`);
+    try {
+      return RunbookLibrary.fromDirectory(dir);
+    } catch (error) {
+      if (error instanceof InvalidRunbookError)
+        throw new ConfigError(`RUNBOOKS_DIR: ${dir}:\n${error.message}`);
+      throw error;
+    }
+  }
 
   /** Every `*.yaml`, `*.yml` and `*.json` file of `dir`; any invalid file refuses them all. */
   static fromDirectory(dir: string): RunbookLibrary {

@@ -8,26 +8,24 @@ import {
   ValidateRunbookBodySchema,
 } from '@countersign/contracts';
 import { CurrentPrincipal, type Principal, RateLimited, ZodValidationPipe } from '@countersign/platform';
-import { AgentCatalog } from '../agents/agent-catalog';
-import { WorkerRoute } from '../config/rate-limits';
-import { RunsService } from '../runs/runs.service';
+import { WorkerRoute } from '../config/worker-rate-limits';
 import { InvalidRunbookError, RunbookLibrary } from './runbook-library';
+import { RunbookStarts } from './runbook-starts';
 
 @Controller('runbooks')
 export class RunbooksController {
   constructor(
-    @Inject(RunsService) private readonly runs: RunsService,
-    @Inject(AgentCatalog) private readonly catalog: AgentCatalog,
+    @Inject(RunbookStarts) private readonly starts: RunbookStarts,
+    @Inject(RunbookLibrary) private readonly library: RunbookLibrary,
   ) {}
 
   @Get()
   list(@CurrentPrincipal() _caller: Principal): {
     runbooks: { name: string; description: string; steps: number }[];
   } {
-    const library = this.library();
     return {
-      runbooks: library.names().map((name) => {
-        const definition = library.get(name)!;
+      runbooks: this.library.names().map((name) => {
+        const definition = this.library.get(name)!;
         return { name, description: definition.description, steps: Object.keys(definition.nodes).length };
       }),
     };
@@ -41,7 +39,7 @@ export class RunbooksController {
     @Body(new ZodValidationPipe(StartRunbookBodySchema)) body: StartRunbookBody,
     @CurrentPrincipal() caller: Principal,
   ): Promise<{ runId: string }> {
-    return this.runs.startRunbook(name, body, caller);
+    return this.starts.start(name, body, caller);
   }
 
   /** 200 `{ valid: true, name }`, or 400 with one issue per problem, each naming the node and field. */
@@ -52,7 +50,7 @@ export class RunbooksController {
     @CurrentPrincipal() _caller: Principal,
   ): { valid: true; name: string } {
     try {
-      return { valid: true, name: this.library().check(body.definition).name };
+      return { valid: true, name: this.library.check(body.definition).name };
     } catch (error) {
       if (!(error instanceof InvalidRunbookError)) throw error;
       throw new BadRequestException({
@@ -62,9 +60,5 @@ export class RunbooksController {
         issues: error.issues.map((message) => ({ path: 'definition', message })),
       });
     }
-  }
-
-  private library(): RunbookLibrary {
-    return this.catalog.runbooks ?? RunbookLibrary.of([]);
   }
 }

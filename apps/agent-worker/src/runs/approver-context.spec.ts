@@ -1,7 +1,8 @@
 // What the worker tells approvers about a call (callContext) and tells the model about people's actions (withNotes).
 import type { ChatMessage } from '@countersign/contracts';
 import { callContext } from './frontier';
-import { editNote, manualNoteMarker, withNotes } from './run-loop';
+import { editNote } from './frontier-settlement';
+import { manualNoteMarker, withNotes } from './run-loop';
 
 const conversation: ChatMessage[] = [
   { role: 'user', content: `  restart\n\npayments ${'please '.repeat(40)}` },

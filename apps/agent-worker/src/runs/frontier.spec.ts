@@ -1,16 +1,17 @@
-import { CallState, type FrontierCall, type ParkedCallBody } from './run-state';
+import { CallState } from '@countersign/call-ledger';
+import { type FrontierCall, type ParkedCallBody } from './run-state';
 import { manualStepBody, reasked, toFrontierCall, toolMessages } from './frontier';
 
-const body = (id: string, i: number): ParkedCallBody => ({
+const body = (id: string, position: number): ParkedCallBody => ({
   id,
   name: 'restart_service',
   args: { service: 'api' },
   tier: 'confirm',
-  fp: 'f'.repeat(64),
-  defHash: 'd'.repeat(64),
+  fingerprint: 'f'.repeat(64),
+  definitionHash: 'd'.repeat(64),
   attempt: 0,
   reason: 'confirmation_required',
-  i,
+  position,
 });
 
 describe('frontier helpers', () => {
@@ -40,9 +41,9 @@ describe('frontier helpers', () => {
       state: 'pending',
       body: expect.objectContaining({
         args: { service: 'api' },
-        fp: 'a'.repeat(64),
-        defHash: 'b'.repeat(64),
-        i: 2,
+        fingerprint: 'a'.repeat(64),
+        definitionHash: 'b'.repeat(64),
+        position: 2,
         attempt: 0,
       }),
     });
@@ -60,10 +61,10 @@ describe('frontier helpers', () => {
   });
 
   it('asks again with the next attempt, the reason and a request of its own', () => {
-    const first = { ...body('c', 0), rq: 'r-first' };
+    const first = { ...body('c', 0), requestId: 'r-first' };
     const again = reasked(first, 'interrupted');
     expect(again).toMatchObject({ attempt: 1, reason: 'interrupted', id: 'c' });
-    expect(again.rq).not.toBe('r-first');
+    expect(again.requestId).not.toBe('r-first');
   });
 
   it('gives every parked call a request of its own, whatever call ID the model chose', () => {
@@ -78,14 +79,15 @@ describe('frontier helpers', () => {
       content: 'waiting',
     };
     const call = { id: 'c', name: 'restart_service', args: { service: 'api' } };
-    const ids = Array.from({ length: 50 }, () => toFrontierCall(call, 0, waiting).body.rq);
+    const ids = Array.from({ length: 50 }, () => toFrontierCall(call, 0, waiting).body.requestId);
     expect(new Set(ids).size).toBe(50);
     for (const id of ids) expect(id).toMatch(/^r[A-Za-z0-9_-]{16}$/);
   });
 
   it('names a manual-step notice after its run, turn and call, so a turn played again sends the same one', () => {
     const call = { id: 'c', name: 'drop_database', args: {} };
-    const notice = (runId: string, turn: number) => manualStepBody({ runId }, turn, call, {}, 'f', 'd').rq;
+    const notice = (runId: string, turn: number) =>
+      manualStepBody({ runId }, turn, call, {}, 'f', 'd').requestId;
     expect(notice('run-1', 2)).toBe(notice('run-1', 2));
     expect(new Set([notice('run-1', 2), notice('run-1', 3), notice('run-2', 2)]).size).toBe(3);
   });

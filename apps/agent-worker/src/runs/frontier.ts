@@ -1,6 +1,7 @@
 // Helpers between pipeline outcomes, parked calls, approval requests and model messages.
 import { createHash } from 'node:crypto';
-import type { ToolCallOutcome } from '@countersign/authorization';
+import { CallState } from '@countersign/call-ledger';
+import type { CallerContext, ToolCallOutcome } from '@countersign/authorization';
 import {
   excerpt,
   newRequestId,
@@ -11,7 +12,7 @@ import {
   type RequestContext,
 } from '@countersign/contracts';
 import type { ModelToolCall } from '../models/chat-model';
-import { CallState, type FrontierCall, type ParkedCallBody } from './run-state';
+import type { FrontierCall, ParkedCallBody, RunRecord } from './run-state';
 
 /** What one call of a fresh turn becomes in the frontier. */
 export function toFrontierCall(call: ModelToolCall, index: number, outcome: ToolCallOutcome): FrontierCall {
@@ -20,11 +21,11 @@ export function toFrontierCall(call: ModelToolCall, index: number, outcome: Tool
     name: call.name,
     args: call.args,
     tier: 'auto',
-    fp: '',
-    defHash: '',
+    fingerprint: '',
+    definitionHash: '',
     attempt: 0,
     reason: 'confirmation_required',
-    i: index,
+    position: index,
   };
   if (outcome.kind === 'pending_confirmation') {
     return {
@@ -33,10 +34,10 @@ export function toFrontierCall(call: ModelToolCall, index: number, outcome: Tool
         ...body,
         args: outcome.args as Record<string, unknown>,
         tier: outcome.tier,
-        fp: outcome.fingerprint,
-        defHash: outcome.definitionHash,
+        fingerprint: outcome.fingerprint,
+        definitionHash: outcome.definitionHash,
         // Its own request, even when the model reused an earlier turn's call ID (or another run's).
-        rq: newRequestId(),
+        requestId: newRequestId(),
       },
     };
   }
@@ -61,11 +62,11 @@ export function toolMessages(frontier: FrontierCall[]): ChatMessage[] {
 export function toPendingCall(body: ParkedCallBody, { withRequestId = false } = {}): PendingCall {
   return {
     callId: body.id,
-    ...(withRequestId && body.rq ? { requestId: body.rq } : {}),
+    ...(withRequestId && body.requestId ? { requestId: body.requestId } : {}),
     toolName: body.name,
     args: body.args,
     tier: body.tier,
-    fingerprint: body.fp,
+    fingerprint: body.fingerprint,
   };
 }
 
@@ -75,11 +76,11 @@ export function toPendingCall(body: ParkedCallBody, { withRequestId = false } = 
  */
 export function toApprovalRequest(
   run: { runId: string; agent: string; userId: string; submittedBy?: string },
-  body: ParkedCallBody & { rq: string },
+  body: ParkedCallBody & { requestId: string },
   context: RequestContext = {},
 ): ApprovalRequest {
   return {
-    requestId: body.rq,
+    requestId: body.requestId,
     callId: body.id,
     runId: run.runId,
     agent: run.agent,
@@ -89,8 +90,8 @@ export function toApprovalRequest(
     toolDescription: '',
     args: body.args,
     tier: body.tier,
-    fingerprint: body.fp,
-    toolDefinitionHash: body.defHash,
+    fingerprint: body.fingerprint,
+    toolDefinitionHash: body.definitionHash,
     reason: body.reason,
     attempt: body.attempt,
     requestedAt: new Date().toISOString(),
@@ -128,13 +129,13 @@ export function reasked(
   body: ParkedCallBody,
   reason: ParkedCallBody['reason'],
   changes: Partial<ParkedCallBody> = {},
-): ParkedCallBody & { rq: string } {
-  return { ...body, ...changes, attempt: body.attempt + 1, reason, rq: newRequestId() };
+): ParkedCallBody & { requestId: string } {
+  return { ...body, ...changes, attempt: body.attempt + 1, reason, requestId: newRequestId() };
 }
 
 /** A call that waits for a request: parked and pending, or a notice. */
-export function hasRequest(body: ParkedCallBody): body is ParkedCallBody & { rq: string } {
-  return typeof body.rq === 'string' && body.rq !== '';
+export function hasRequest(body: ParkedCallBody): body is ParkedCallBody & { requestId: string } {
+  return typeof body.requestId === 'string' && body.requestId !== '';
 }
 
 /**
@@ -147,20 +148,25 @@ export function manualStepBody(
   turn: number,
   call: ModelToolCall,
   args: Record<string, unknown>,
-  fp: string,
-  defHash: string,
-): ParkedCallBody & { rq: string } {
+  fingerprint: string,
+  definitionHash: string,
+): ParkedCallBody & { requestId: string } {
   const digest = createHash('sha256').update(`${run.runId}\n${turn}\n${call.id}`).digest('base64url');
   return {
     id: call.id,
     name: call.name,
     args,
     tier: 'manual_only',
-    fp,
-    defHash,
+    fingerprint,
+    definitionHash,
     attempt: 0,
     reason: 'manual_step',
-    rq: `n${digest.slice(0, 16)}`,
-    i: 0,
+    requestId: `n${digest.slice(0, 16)}`,
+    position: 0,
   };
+}
+
+/** Who a run's calls are made for, as the pipeline checks them (RBAC, callbacks, previews). */
+export function callerOf(run: RunRecord): CallerContext {
+  return { runId: run.runId, agent: run.agent, userId: run.userId, scopes: run.scopes };
 }

@@ -2,6 +2,7 @@
 // script, numbered: every process subscribes once and filters by run, so any replica can serve the SSE stream of
 // any run, replaying the history first. Events of one run emitted in the same tick travel in one script call and
 // one message; a process with no SSE client open does not even parse them.
+import type { BeforeApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { filter, Observable, ReplaySubject, Subject } from 'rxjs';
 import { type RunEvent, RunEventBatchSchema } from '@countersign/contracts';
 import type { Logger, RedisClient } from '@countersign/platform';
@@ -15,7 +16,11 @@ export interface LiveRunEvents {
   close(): void;
 }
 
-export class RunEvents {
+/**
+ * Subscribed before the queue workers start (module init), and stopped after they finished their in-flight jobs and
+ * tool calls (before shutdown, after every module's destroy hook).
+ */
+export class RunEvents implements OnModuleInit, BeforeApplicationShutdown {
   private readonly channel: string;
   private readonly live = new Subject<NumberedRunEvent>();
   private outbox: RunEvent[] = [];
@@ -27,6 +32,14 @@ export class RunEvents {
     private readonly logger: Logger,
   ) {
     this.channel = runEventsChannel(keyPrefix);
+  }
+
+  onModuleInit(): Promise<void> {
+    return this.start();
+  }
+
+  beforeApplicationShutdown(): void {
+    this.stop();
   }
 
   async start(): Promise<void> {

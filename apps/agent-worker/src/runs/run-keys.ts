@@ -10,16 +10,18 @@ export function runKey(keyPrefix: string, runId: string): string {
   return `{${keyPrefix}:run:${runId}}`;
 }
 
-/** Fields of one call inside the run hash; `c:` keeps them apart from the header fields. */
+/**
+ * Fields of one call inside the run hash; `c:` keeps them apart from the header fields. The call's state, execution
+ * token, heartbeat and result are the call ledger's fields under `prefix` (ledgerFields in libs/call-ledger: `<prefix>s`,
+ * `x`, `h`, `r`), moved only by the ledger's Lua functions.
+ */
 export const callFields = {
+  /** Where the call's ledger fields start. */
+  prefix: (callId: string) => `c:${callId}:`,
   /** The call as parked (name, args, tier, fingerprint, definition hash, attempt): JSON, rewritten only on a re-ask. */
   body: (callId: string) => `c:${callId}`,
-  /** pending | approved | denied | executing | done */
-  state: (callId: string) => `c:${callId}:s`,
   /** The verified decision (JSON). */
   decision: (callId: string) => `c:${callId}:d`,
-  /** What the model is told about the call once settled (JSON). */
-  result: (callId: string) => `c:${callId}:r`,
   /** The call ID when `field` is a call's body field, else undefined (header field or another call field). */
   idOfBody: (field: string): string | undefined =>
     field.startsWith('c:') && !field.includes(':', 2) ? field.slice(2) : undefined,

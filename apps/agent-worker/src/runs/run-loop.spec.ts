@@ -1,6 +1,7 @@
 // The run loop with plain fakes for everything around the pipeline (store, model, queues, audit, events,
-// metrics): what a fresh turn runs, records and tells the model. Redis behaviour is in test/agent-worker*.e2e-spec.ts.
+// metrics): what a fresh turn runs, records and tells the model. Redis behaviour is in test/agent-worker/*.e2e-spec.ts.
 import { z } from 'zod';
+import { CallState } from '@countersign/call-ledger';
 import {
   type ConfirmationHandler,
   defineTool,
@@ -13,16 +14,25 @@ import {
 import type { ApprovalRequest, ChatMessage, RunEvent, StartRunJob, Tier } from '@countersign/contracts';
 import type { Logger } from '@countersign/platform';
 import type { AuditInput, AuditLog } from '@countersign/audit';
-import type { AgentCatalog, AgentRuntime } from '../agents/agent-catalog';
+import type { AgentRuntime } from '../agents/agent-builder';
+import type { AgentCatalog } from '../agents/agent-catalog';
 import { AgentConfigSchema } from '../config/agents-config.schema';
 import type { ChatModel, ModelReply, ModelRequest, ModelToolCall } from '../models/chat-model';
-import type { WorkerMetrics } from '../observability/worker-metrics';
-import type { ApprovalRequestsProducer } from '../queues/producers';
+import type { WorkerMetrics } from '../core/worker-metrics';
+import type { WorkerConfig } from '../config/worker-config';
+import { CallExecution } from './call-execution';
+import { FrontierSettlement } from './frontier-settlement';
+import { RunEndings } from './run-endings';
 import type { RunEvents } from './run-events';
+import { NO_RUN_HOOKS } from './run-hooks';
 import type { UnpublishedRequest } from './run-keys';
 import { RunLoop } from './run-loop';
-import { CallState, type FrontierCall, type Lease, type RunRecord } from './run-state';
-import type { NewRun, RunStore } from './run-store';
+import { RunParking } from './run-parking';
+import { type FrontierCall, type Lease, type RunRecord } from './run-state';
+import type { RunCalls } from './run-calls';
+import type { NewRun } from './run-state-codec';
+import type { RunStore } from './run-store';
+import type { UnpublishedRequests } from './unpublished-requests';
 import { OwnershipLostError } from './run-store.errors';
 
 const lease: Lease = { jobId: 'job-1', token: 'token-1', started: 1 };
@@ -171,21 +181,54 @@ function setup(options: {
     decisionToResume: { observe: () => undefined },
   };
   const quiet = () => undefined;
-  const sut = new RunLoop({
-    store: store as unknown as RunStore,
-    catalog: { get: (name: string) => (name === 'ops' ? agent : undefined) } as AgentCatalog,
-    approvals: {
-      requestApproval: async (r: ApprovalRequest) => void requests.push(r),
-    } as ApprovalRequestsProducer,
-    events: { publish: (...e: RunEvent[]) => void events.push(...e) } as RunEvents,
-    audit: {
-      append: async (entry: AuditInput) => record([entry])[0],
-      appendAll: async (entries: readonly AuditInput[]) => record(entries),
-    } as unknown as AuditLog,
-    metrics: metrics as unknown as WorkerMetrics,
-    logger: { info: quiet, warn: quiet, debug: quiet, error: quiet } as unknown as Logger,
-    execution: { heartbeatMs: 1_000, staleAfterMs: 10_000 },
-  });
+  const logger = { info: quiet, warn: quiet, debug: quiet, error: quiet } as unknown as Logger;
+  const auditLog = {
+    append: async (entry: AuditInput) => record([entry])[0],
+    appendAll: async (entries: readonly AuditInput[]) => record(entries),
+  } as unknown as AuditLog;
+  const runEvents = { publish: (...e: RunEvent[]) => void events.push(...e) } as RunEvents;
+  const workerMetrics = metrics as unknown as WorkerMetrics;
+  const catalog = { get: (name: string) => (name === 'ops' ? agent : undefined) } as AgentCatalog;
+  const workerConfig = {
+    env: { EXECUTION_HEARTBEAT_MS: 1_000, EXECUTION_STALE_MS: 10_000, FINISHED_RUN_TTL_SECONDS: 60 },
+  } as unknown as WorkerConfig;
+  const calls = store as unknown as RunCalls;
+  const endings = new RunEndings(store as unknown as RunStore, workerMetrics, logger);
+  const parking = new RunParking(
+    store as unknown as RunStore,
+    store as unknown as UnpublishedRequests,
+    catalog,
+    { requestApproval: async (r: ApprovalRequest) => void requests.push(r) },
+    { publish: async () => undefined },
+    runEvents,
+    auditLog,
+    workerMetrics,
+    logger,
+    NO_RUN_HOOKS,
+  );
+  const execution = new CallExecution(calls, auditLog, workerMetrics, logger, workerConfig);
+  const settlement = new FrontierSettlement(
+    calls,
+    execution,
+    { record: async () => undefined },
+    runEvents,
+    auditLog,
+    workerMetrics,
+    logger,
+    workerConfig,
+  );
+  const sut = new RunLoop(
+    store as unknown as RunStore,
+    catalog,
+    settlement,
+    parking,
+    endings,
+    runEvents,
+    auditLog,
+    workerMetrics,
+    logger,
+    NO_RUN_HOOKS,
+  );
   const outcomesCounted = () => metrics.toolCalls.incs.map((labels) => labels.outcome);
   const toolResults = () => events.filter((e) => e.type === 'tool_result');
   return {
@@ -330,7 +373,7 @@ describe('RunLoop, a fresh turn', () => {
       `published c1 ${c1}`,
       `published c2 ${c2}`,
     ]);
-    expect(store.parked?.frontier.map((c) => c.body.rq)).toEqual([c1, c2]);
+    expect(store.parked?.frontier.map((c) => c.body.requestId)).toEqual([c1, c2]);
     expect(new Set([c1, c2]).size).toBe(2);
   });
 
@@ -410,12 +453,12 @@ describe('RunLoop, resuming on a decision', () => {
         name: 'restart_service',
         args,
         tier: 'confirm',
-        fp,
-        defHash: agent.registry.get('restart_service')!.definitionHash,
+        fingerprint: fp,
+        definitionHash: agent.registry.get('restart_service')!.definitionHash,
         attempt: 0,
         reason: 'confirmation_required',
-        rq: 'rq-1',
-        i: 0,
+        requestId: 'rq-1',
+        position: 0,
       },
       decision: { decision, decidedBy: 'person', approvers: ['bob'], fingerprint: fp, decidedAt: 'now' },
     };

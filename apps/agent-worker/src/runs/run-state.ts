@@ -1,4 +1,5 @@
-// The shapes of a run as stored in Redis (see run-keys.ts).
+// The shapes of a run as the worker works with it; how they are stored in Redis is run-state-codec.ts's (and
+// run-keys.ts's) alone.
 import type {
   ApprovalRequestReason,
   ChatMessage,
@@ -8,15 +9,7 @@ import type {
   ScriptTurn,
   Tier,
 } from '@countersign/contracts';
-
-export const CallState = {
-  Pending: 'pending',
-  Approved: 'approved',
-  Denied: 'denied',
-  Executing: 'executing',
-  Done: 'done',
-} as const;
-export type CallState = (typeof CallState)[keyof typeof CallState];
+import type { CallState } from '@countersign/call-ledger';
 
 /** A call of the frontier as parked. Rewritten only when the call is asked about again. */
 export interface ParkedCallBody {
@@ -25,17 +18,19 @@ export interface ParkedCallBody {
   /** Arguments as the tool's schema parsed them: exactly what approvers see and what runs. */
   args: Record<string, unknown>;
   tier: Tier;
-  fp: string;
-  defHash: string;
+  /** What approvers decide on (tool name and arguments, see `fingerprint` in libs/authorization); '' for auto calls. */
+  fingerprint: string;
+  /** The tool's definition when the call was parked: a different one at resume means it is asked about again. */
+  definitionHash: string;
   attempt: number;
   reason: ApprovalRequestReason;
   /**
    * The request this call waits for (ApprovalRequest.requestId): new when the call is parked and each time it is
    * asked again; only a decision that names it applies. Absent on calls that never waited (settled in their turn).
    */
-  rq?: string;
+  requestId?: string;
   /** Position in the assistant message, so results go back to the model in order. */
-  i: number;
+  position: number;
 }
 
 export interface StoredDecision {
@@ -64,7 +59,7 @@ export interface FrontierCall {
   result?: CallResult;
 }
 
-/** A person did a manual step of this run: what the model is told at its next turn (see RunLoop.withNotes). */
+/** A person did a manual step of this run: what the model is told at its next turn (see withNotes in run-loop.ts). */
 export interface ManualNote {
   /** The notice's request: one note per request (a later turn may reuse the call ID for another manual step). */
   requestId: string;
@@ -102,8 +97,4 @@ export interface Lease {
    * processing, never the other way round (one whose lock lapsed before it reached Redis comes late).
    */
   started: number;
-}
-
-export function ownerOf(lease: Lease): string {
-  return `${lease.jobId}|${lease.token}|${lease.started}`;
 }

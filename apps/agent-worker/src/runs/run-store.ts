@@ -1,45 +1,37 @@
-// All Redis I/O of runs: every transition is one Lua script over the run's hash (one key, one slot).
+// All Redis I/O of a run as a whole: claim, decide, park, checkpoint, finish, its events and notes. Every change is
+// one Lua script over the run's hash (one key, one slot); its calls' own moves are RunCalls', the stored form
+// run-state-codec.ts's.
 import { type ChatMessage, jobIds, type RunEvent } from '@countersign/contracts';
 import { encodeScriptArgs, LuaScript, type RedisClient } from '@countersign/platform';
-import {
-  callFields,
-  runEventFields,
-  runEventsChannel,
-  runKey,
-  unpublishedMember,
-  unpublishedRequestsKey,
-  type UnpublishedRequest,
-} from './run-keys';
+import { runEventFields, runEventsChannel, runKey } from './run-keys';
 import {
   ErrorCode,
   OwnershipLostError,
   throwOnErrorCode,
   UnexpectedScriptReplyError,
 } from './run-store.errors';
+import type { FrontierCall, Lease, ManualNote, ParkedCallBody, RunRecord, StoredDecision } from './run-state';
 import {
-  type CallResult,
-  type CallState,
-  type FrontierCall,
-  type Lease,
-  type ManualNote,
+  decodeBody,
+  frontierFields,
+  type NewRun,
+  newRunFields,
   ownerOf,
-  type ParkedCallBody,
-  type RunRecord,
-  type StoredDecision,
-} from './run-state';
+  pairs,
+  parseNotes,
+  toRunRecord,
+  unplayed,
+} from './run-state-codec';
 import { decodeRunEvent, encodeRunEvent, type NumberedRunEvent, RUN_EVENT_HISTORY } from './run-event-codec';
+
+export type { NewRun } from './run-state-codec';
 
 const SCRIPTS = {
   claimRun: LuaScript.load(__dirname, 'claim-run-1.lua'),
   applyDecision: LuaScript.load(__dirname, 'apply-decision-1.lua'),
-  transitionCall: LuaScript.load(__dirname, 'transition-call-1.lua'),
   parkRun: LuaScript.load(__dirname, 'park-run-1.lua'),
   checkpointRun: LuaScript.load(__dirname, 'checkpoint-run-1.lua'),
   finishRun: LuaScript.load(__dirname, 'finish-run-1.lua'),
-  startCall: LuaScript.load(__dirname, 'start-call-1.lua'),
-  heartbeatCall: LuaScript.load(__dirname, 'heartbeat-call-1.lua'),
-  completeCall: LuaScript.load(__dirname, 'complete-call-1.lua'),
-  settleExecutingCall: LuaScript.load(__dirname, 'settle-executing-call-1.lua'),
   appendEvents: LuaScript.load(__dirname, 'append-events-1.lua'),
   noteManualStep: LuaScript.load(__dirname, 'note-manual-step-1.lua'),
 };
@@ -57,16 +49,6 @@ type ApplyDecisionArgs = {
   lockToken: string;
   started: number;
 } & HistoryArgs;
-type TransitionCallArgs = {
-  owner: string;
-  callId: string;
-  from: CallState;
-  to: CallState;
-  resultJson: string;
-  bodyJson: string;
-};
-type CompleteCallArgs = { callId: string; executionToken: string; resultJson: string; owner: string };
-type SettleExecutingCallArgs = { owner: string; callId: string; staleAfterMs: number; bodyJson: string };
 type ParkRunArgs = {
   owner: string;
   messagesJson: string;
@@ -90,12 +72,6 @@ export type ClaimResult =
   | { kind: 'skip' }
   | { kind: 'not_found' };
 
-/** What the run's owner found on a call left `executing` by an earlier processing. */
-export type ExecutingCallSettlement =
-  | { kind: 'interrupted' }
-  | { kind: 'done'; result: CallResult }
-  | { kind: 'in_flight'; heartbeatAgeMs: number };
-
 export type ApplyDecisionResult =
   | { kind: 'resume'; run: RunRecord }
   | { kind: 'takeover'; run: RunRecord }
@@ -107,18 +83,6 @@ export type ApplyDecisionResult =
   | { kind: 'stale_attempt'; pendingAttempt: number }
   | { kind: 'request_mismatch'; pendingRequestId: string }
   | { kind: 'fingerprint_mismatch'; parked: ParkedCallBody };
-
-/** Fields a new run is created with. */
-export interface NewRun {
-  runId: string;
-  agent: string;
-  userId: string;
-  submittedBy?: string;
-  sessionId?: string;
-  scopes: string[];
-  script?: unknown[];
-  messages: ChatMessage[];
-}
 
 /** A run with its event history, as one read found them. */
 export interface RunWithHistory {
@@ -217,120 +181,6 @@ export class RunStore {
     }
   }
 
-  /** Compare-and-set of a call's state by the run's owner; throws a typed error when it cannot. */
-  async transitionCall(
-    runId: string,
-    lease: Lease,
-    callId: string,
-    from: Exclude<CallState, 'executing'>,
-    to: Exclude<CallState, 'executing'>,
-    change: { result?: CallResult; body?: ParkedCallBody } = {},
-  ): Promise<void> {
-    const reply = (await SCRIPTS.transitionCall.run(
-      this.redis,
-      [this.key(runId)],
-      [
-        encodeScriptArgs<TransitionCallArgs>({
-          owner: ownerOf(lease),
-          callId,
-          from,
-          to,
-          resultJson: change.result ? JSON.stringify(change.result) : '',
-          bodyJson: change.body ? encodeBody(change.body) : '',
-        }),
-      ],
-    )) as number | [number, string];
-    if (reply === 1) return;
-    if (Array.isArray(reply)) throwOnErrorCode(reply[0], { runId, callId, expected: from, actual: reply[1] });
-    throwOnErrorCode(reply as number, { runId, callId });
-  }
-
-  /** approved -> executing by the run's owner, under a fresh execution token; the first heartbeat is stamped now. */
-  async startCall(runId: string, lease: Lease, callId: string, executionToken: string): Promise<void> {
-    const reply = (await SCRIPTS.startCall.run(
-      this.redis,
-      [this.key(runId)],
-      [ownerOf(lease), callId, executionToken],
-    )) as number | [number, string];
-    if (reply === 1) return;
-    if (Array.isArray(reply))
-      throwOnErrorCode(reply[0], { runId, callId, expected: 'approved', actual: reply[1] });
-    throwOnErrorCode(reply as number, { runId, callId });
-  }
-
-  /** Renews an executing call's heartbeat; false when the call is no longer executing under this token. */
-  async heartbeatCall(runId: string, callId: string, executionToken: string): Promise<boolean> {
-    const reply = (await SCRIPTS.heartbeatCall.run(
-      this.redis,
-      [this.key(runId)],
-      [callId, executionToken],
-    )) as number;
-    if (reply === 1) return true;
-    if (reply === ErrorCode.ExecutionLost) return false;
-    throw new UnexpectedScriptReplyError('heartbeat-call', reply);
-  }
-
-  /**
-   * executing -> done with the result, by the call's executor (execution token), whoever owns the run now.
-   * Returns whether the caller still owns the run; throws ExecutionLostError when the call was interrupted meanwhile.
-   */
-  async completeCall(
-    runId: string,
-    lease: Lease,
-    callId: string,
-    executionToken: string,
-    result: CallResult,
-  ): Promise<{ stillOwner: boolean }> {
-    const [code, detail] = (await SCRIPTS.completeCall.run(
-      this.redis,
-      [this.key(runId)],
-      [
-        encodeScriptArgs<CompleteCallArgs>({
-          callId,
-          executionToken,
-          resultJson: JSON.stringify(result),
-          owner: ownerOf(lease),
-        }),
-      ],
-    )) as [number, string];
-    if (code === 1 || code === 2) return { stillOwner: code === 1 };
-    throwOnErrorCode(code, { runId, callId, actual: detail });
-    throw new UnexpectedScriptReplyError('complete-call', [code, detail]);
-  }
-
-  /** The owner settles a call an earlier processing left `executing`: wait for a live executor, else re-ask. */
-  async settleExecutingCall(
-    runId: string,
-    lease: Lease,
-    callId: string,
-    staleAfterMs: number,
-    reasked: ParkedCallBody,
-  ): Promise<ExecutingCallSettlement> {
-    const [code, detail] = (await SCRIPTS.settleExecutingCall.run(
-      this.redis,
-      [this.key(runId)],
-      [
-        encodeScriptArgs<SettleExecutingCallArgs>({
-          owner: ownerOf(lease),
-          callId,
-          staleAfterMs,
-          bodyJson: encodeBody(reasked),
-        }),
-      ],
-    )) as [number, string];
-    switch (code) {
-      case 1:
-        return { kind: 'interrupted' };
-      case 2:
-        return { kind: 'done', result: JSON.parse(detail) as CallResult };
-      case 0:
-        return { kind: 'in_flight', heartbeatAgeMs: Number(detail) };
-      default:
-        throwOnErrorCode(code, { runId, callId, expected: 'executing', actual: detail });
-        throw new UnexpectedScriptReplyError('settle-executing-call', [code, detail]);
-    }
-  }
-
   /** `script` (a scripted run's) is stored with the turns played so far blanked: only the rest is needed. */
   async parkRun(
     runId: string,
@@ -349,7 +199,7 @@ export class RunStore {
           // The run's own start job is '' (its ID follows from the run's): one value fewer in every parked run.
           parkedBy: lease.jobId === jobIds.startRun(runId) ? '' : lease.jobId,
           scriptJson: script ? JSON.stringify(unplayed(script, messages)) : '',
-          frontier: frontier.flatMap((call) => frontierFields(call)),
+          frontier: frontier.flatMap(frontierFields),
         }),
       ],
     )) as number;
@@ -465,46 +315,6 @@ export class RunStore {
   }
 
   /**
-   * Notes that these calls' requests are not on the queue yet, before the run parks on them: if the parking job dies
-   * (or its publish fails) before markPublished, the request sweep finds them here (see RequestSweep). A plain ZADD of
-   * its own, not part of the park script: the index is one key for every run, and a script may touch one slot only.
-   */
-  async markUnpublished(requests: UnpublishedRequest[], now = Date.now()): Promise<void> {
-    if (requests.length === 0) return;
-    const entries = requests.flatMap((request) => [now, unpublishedMember(request)]);
-    await this.redis.zadd(unpublishedRequestsKey(this.keyPrefix), 'NX', ...entries);
-  }
-
-  /** The requests are on the queue: the sweep has nothing left to do for them (nothing stays at rest). */
-  async markPublished(requests: UnpublishedRequest[]): Promise<void> {
-    if (requests.length === 0) return;
-    await this.redis.zrem(unpublishedRequestsKey(this.keyPrefix), ...requests.map(unpublishedMember));
-  }
-
-  /** Up to `limit` unpublished requests noted before `before` (ms), oldest first, skipping the first `offset`. */
-  async unpublishedBefore(before: number, limit: number, offset = 0): Promise<string[]> {
-    return this.redis.zrangebyscore(
-      unpublishedRequestsKey(this.keyPrefix),
-      '-inf',
-      before,
-      'LIMIT',
-      offset,
-      limit,
-    );
-  }
-
-  /** How many requests were noted before `before` (ms) and are still not confirmed on the queue. */
-  countUnpublishedBefore(before: number): Promise<number> {
-    return this.redis.zcount(unpublishedRequestsKey(this.keyPrefix), '-inf', before);
-  }
-
-  /** Drops index entries by their member text (ones the sweep found stale or unreadable). */
-  async dropUnpublished(members: string[]): Promise<void> {
-    if (members.length === 0) return;
-    await this.redis.zrem(unpublishedRequestsKey(this.keyPrefix), ...members);
-  }
-
-  /**
    * Throws OwnershipLostError unless this processing still owns the run. A plain read: it fences what this
    * processing is about to do (a model turn, auto calls) against a takeover that already happened. Returns the run's
    * manual-step notes, read in the same step (a note may arrive while the run is running).
@@ -533,127 +343,4 @@ export class RunStore {
     if (code === 0) return { kind: 'no_run' };
     return { kind: code === 1 ? 'noted' : 'again', status: String(status) };
   }
-}
-
-/** A flat HGETALL reply from a script ([field, value, ...]) as an object. */
-function pairs(flat: string[] | undefined): Record<string, string> {
-  const hash: Record<string, string> = {};
-  if (flat) for (let i = 0; i < flat.length; i += 2) hash[flat[i]] = flat[i + 1];
-  return hash;
-}
-
-/** The run hash: header fields, and the frontier's call fields (`c:<callId>...`, see callFields). */
-function toRunRecord(runId: string, hash: Record<string, string>): RunRecord {
-  return {
-    runId,
-    agent: hash.agent,
-    userId: hash.userId,
-    submittedBy: hash.submittedBy || undefined,
-    sessionId: hash.sessionId || undefined,
-    scopes: hash.scopes ? (JSON.parse(hash.scopes) as string[]) : [],
-    status: hash.status as RunRecord['status'],
-    messages: hash.messages ? (JSON.parse(hash.messages) as ChatMessage[]) : [],
-    script: hash.script ? (JSON.parse(hash.script) as RunRecord['script']) : undefined,
-    result: hash.result || undefined,
-    error: hash.error || undefined,
-    frontier: parseFrontier(hash),
-    notes: parseNotes(hash.notes),
-  };
-}
-
-function parseNotes(json: string | null | undefined): ManualNote[] {
-  if (!json) return [];
-  try {
-    const notes = JSON.parse(json) as unknown;
-    return Array.isArray(notes)
-      ? notes.filter(
-          (n): n is ManualNote =>
-            typeof (n as ManualNote)?.requestId === 'string' &&
-            typeof (n as ManualNote)?.callId === 'string' &&
-            typeof (n as ManualNote)?.text === 'string',
-        )
-      : [];
-  } catch {
-    return [];
-  }
-}
-
-/**
- * A scripted run's script with the turns already played (one per assistant message) blanked, so a parked
- * run keeps only what is left to play; the scripted model indexes turns by counting assistant messages.
- */
-function unplayed(script: NonNullable<RunRecord['script']>, messages: ChatMessage[]): RunRecord['script'] {
-  const played = messages.filter((m) => m.role === 'assistant').length;
-  return script.map((turn, i) => (i < played ? null : turn));
-}
-
-/** Only what a run needs to go on: a parked run is at rest in Redis, possibly 100,000s of them. */
-function newRunFields(run: NewRun): Record<string, string> {
-  const fields: Record<string, string> = {
-    agent: run.agent,
-    userId: run.userId,
-    messages: JSON.stringify(run.messages),
-  };
-  if (run.scopes.length > 0) fields.scopes = JSON.stringify(run.scopes);
-  if (run.submittedBy) fields.submittedBy = run.submittedBy;
-  if (run.sessionId) fields.sessionId = run.sessionId;
-  if (run.script) fields.script = JSON.stringify(run.script);
-  return fields;
-}
-
-function frontierFields(call: FrontierCall): string[] {
-  const id = call.body.id;
-  const fields = [callFields.body(id), encodeBody(call.body), callFields.state(id), call.state];
-  if (call.decision) fields.push(callFields.decision(id), JSON.stringify(call.decision));
-  if (call.result) fields.push(callFields.result(id), JSON.stringify(call.result));
-  return fields;
-}
-
-/**
- * A parked call as stored: without its ID (the field name is the ID) and without what most parked calls share, which
- * the Lua scripts and decodeBody read as defaults: the first request's attempt (0) and reason (confirmation_required),
- * the tier of a call that waits (confirm) and the first position in its turn (0). A parked run is at rest by the
- * 100,000s: these keep its hash in a smaller allocation.
- */
-export function encodeBody(body: ParkedCallBody): string {
-  const { id: _id, attempt, reason, tier, i, ...rest } = body;
-  return JSON.stringify({
-    ...rest,
-    ...(tier !== 'confirm' ? { tier } : {}),
-    ...(i !== 0 ? { i } : {}),
-    ...(attempt !== 0 ? { attempt } : {}),
-    ...(reason !== 'confirmation_required' ? { reason } : {}),
-  });
-}
-
-type StoredBody = Omit<ParkedCallBody, 'id' | 'attempt' | 'reason' | 'tier' | 'i'> &
-  Partial<Pick<ParkedCallBody, 'attempt' | 'reason' | 'tier' | 'i'>>;
-
-export function decodeBody(id: string, json: string): ParkedCallBody {
-  const stored = JSON.parse(json) as StoredBody;
-  return {
-    ...stored,
-    tier: stored.tier ?? 'confirm',
-    i: stored.i ?? 0,
-    attempt: stored.attempt ?? 0,
-    reason: stored.reason ?? 'confirmation_required',
-    id,
-  };
-}
-
-function parseFrontier(hash: Record<string, string>): FrontierCall[] {
-  const calls: FrontierCall[] = [];
-  for (const [field, value] of Object.entries(hash)) {
-    const id = callFields.idOfBody(field);
-    if (id === undefined) continue;
-    const decision = hash[callFields.decision(id)];
-    const result = hash[callFields.result(id)];
-    calls.push({
-      body: decodeBody(id, value),
-      state: hash[callFields.state(id)] as CallState,
-      decision: decision ? (JSON.parse(decision) as StoredDecision) : undefined,
-      result: result ? (JSON.parse(result) as CallResult) : undefined,
-    });
-  }
-  return calls.sort((a, b) => a.body.i - b.body.i);
 }

@@ -21,7 +21,7 @@ import {
   StartRunBodySchema,
 } from '@countersign/contracts';
 import { CurrentPrincipal, type Principal, RateLimited, ZodValidationPipe } from '@countersign/platform';
-import { WorkerRoute } from '../config/rate-limits';
+import { WorkerRoute } from '../config/worker-rate-limits';
 import { RunsService } from './runs.service';
 
 // Nest's @Headers() takes no pipe: the header is validated by the same pipe, called directly.

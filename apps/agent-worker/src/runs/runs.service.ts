@@ -3,52 +3,45 @@ import { randomUUID } from 'node:crypto';
 import {
   BadRequestException,
   ForbiddenException,
+  Inject,
+  Injectable,
   NotFoundException,
   type MessageEvent,
 } from '@nestjs/common';
 import { concat, EMPTY, filter, finalize, from, map, type Observable, takeWhile } from 'rxjs';
+import { isSettled } from '@countersign/call-ledger';
 import {
   RUNBOOK_AGENT_PREFIX,
   type RunbookDefinition,
-  runbookAgentName,
   RunEventName,
   type RunEvent,
   type RunView,
   type StartRunBody,
-  type StartRunbookBody,
 } from '@countersign/contracts';
 import { hasRole, mayActFor, type Principal } from '@countersign/platform';
-import { type AuditLog } from '@countersign/audit';
-import { type RunReaders } from '@countersign/shared-records';
-import type { AgentCatalog } from '../agents/agent-catalog';
-import { initialState } from '../runbooks/runbook-interpreter';
+import { AuditLog } from '@countersign/audit';
+import { RunReaders } from '@countersign/shared-records';
+import { AgentCatalog } from '../agents/agent-catalog';
+import { RunbookLibrary } from '../runbooks/runbook-library';
 import { readRunbook } from '../runbooks/runbook-model';
-import { TemplateError } from '../runbooks/runbook-template';
-import type { RunsProducer } from '../queues/producers';
 import { isWaiting, toolMessages, toPendingCall } from './frontier';
-import type { RunEvents } from './run-events';
-import { CallState, type RunRecord } from './run-state';
-import type { RunStore } from './run-store';
+import { RunEvents } from './run-events';
 import { toNewRun } from './run-loop';
+import { RunsProducer } from './run-producers';
+import type { RunRecord } from './run-state';
+import { RunStore } from './run-store';
 
-export interface RunsServiceDeps {
-  store: RunStore;
-  catalog: AgentCatalog;
-  producer: RunsProducer;
-  events: RunEvents;
-  audit: AuditLog;
-  readers: RunReaders;
-}
-
+@Injectable()
 export class RunsService {
-  private readonly store: RunStore;
-  private readonly catalog: AgentCatalog;
-  private readonly producer: RunsProducer;
-  private readonly events: RunEvents;
-
-  constructor(private readonly deps: RunsServiceDeps) {
-    ({ store: this.store, catalog: this.catalog, producer: this.producer, events: this.events } = deps);
-  }
+  constructor(
+    @Inject(RunStore) private readonly store: Pick<RunStore, 'load' | 'loadWithHistory'>,
+    @Inject(AgentCatalog) private readonly catalog: Pick<AgentCatalog, 'get' | 'names'>,
+    @Inject(RunbookLibrary) private readonly runbooks: Pick<RunbookLibrary, 'get'>,
+    @Inject(RunsProducer) private readonly producer: Pick<RunsProducer, 'startRun' | 'findStart'>,
+    @Inject(RunEvents) private readonly events: Pick<RunEvents, 'forRun'>,
+    @Inject(AuditLog) private readonly audit: Pick<AuditLog, 'append'>,
+    @Inject(RunReaders) private readonly readers: Pick<RunReaders, 'includes'>,
+  ) {}
 
   async start(body: StartRunBody, caller: Principal): Promise<{ runId: string }> {
     const agent = this.catalog.get(body.agent);
@@ -76,7 +69,7 @@ export class RunsService {
     };
     if (job.submittedBy)
       // A client acting for a user: the audit names both before the run can do anything.
-      await this.deps.audit.append({
+      await this.audit.append({
         type: 'run.started',
         runId: job.runId,
         actor: caller.id,
@@ -86,37 +79,14 @@ export class RunsService {
     return { runId: job.runId };
   }
 
-  /** A run of the agent `runbook.<name>` whose input is the starting state; the state is checked here (400). */
-  async startRunbook(name: string, body: StartRunbookBody, caller: Principal): Promise<{ runId: string }> {
-    const definition = this.catalog.runbooks?.get(name);
-    if (!definition)
-      throw new NotFoundException(
-        `runbook "${name}" does not exist (known: ${this.catalog.runbooks?.names().join(', ') || 'none'})`,
-      );
-    try {
-      initialState(definition, body.input, 'input');
-    } catch (error) {
-      if (error instanceof TemplateError)
-        badField(error.field, error.message.replace(/^field "[^"]*": /, ''));
-      throw error;
-    }
-    return this.start(
-      { agent: runbookAgentName(name), input: JSON.stringify(body.input), onBehalfOf: body.onBehalfOf },
-      caller,
-    );
-  }
-
   async view(runId: string, caller: Principal): Promise<RunView> {
     const run = await this.readable(runId, caller);
     const view = toView(run);
-    const definition = runbookOf(run.agent, this.catalog);
+    const definition = runbookOf(run.agent, this.runbooks);
     if (!definition) return view;
     // A parked turn's finished calls are checkpointed in the frontier, not yet in the messages: read them too.
-    const settled = toolMessages(run.frontier.filter((call) => call.state === CallState.Done));
-    const walked = await readRunbook(definition, (n) => this.catalog.runbooks?.get(n), [
-      ...run.messages,
-      ...settled,
-    ]);
+    const settled = toolMessages(run.frontier.filter((call) => isSettled(call.state)));
+    const walked = await readRunbook(definition, (n) => this.runbooks.get(n), [...run.messages, ...settled]);
     const waiting = new Set(view.pending.map((p) => p.callId));
     const nodes = walked.nodes.map((node) =>
       node.callIds?.some((id) => waiting.has(id)) ? { ...node, status: 'waiting' as const } : node,
@@ -141,7 +111,7 @@ export class RunsService {
       (run.userId === caller.id ||
         run.submittedBy === caller.id ||
         hasRole(caller, 'runs-reader') ||
-        (await this.deps.readers.includes(runId, caller.id)));
+        (await this.readers.includes(runId, caller.id)));
     if (!allowed) throw new NotFoundException(`run "${runId}" does not exist`);
   }
 
@@ -225,12 +195,13 @@ function toMessage(event: RunEvent, seq?: number): MessageEvent {
 }
 
 /** The definition a runbook run follows, for runs of a `runbook.<name>` agent. */
-function runbookOf(agent: string, catalog: AgentCatalog): RunbookDefinition | undefined {
+function runbookOf(agent: string, runbooks: Pick<RunbookLibrary, 'get'>): RunbookDefinition | undefined {
   if (!agent.startsWith(RUNBOOK_AGENT_PREFIX)) return undefined;
-  return catalog.runbooks?.get(agent.slice(RUNBOOK_AGENT_PREFIX.length));
+  return runbooks.get(agent.slice(RUNBOOK_AGENT_PREFIX.length));
 }
 
-function badField(field: string, message: string): never {
+/** A 400 naming the field, as the validation pipe's. */
+export function badField(field: string, message: string): never {
   throw new BadRequestException({
     statusCode: 400,
     error: 'Bad Request',

@@ -1,14 +1,14 @@
 --[[
-  Records a verified decision on one parked call (pending -> approved | denied), and when it was the
-  last undecided call of the frontier, hands the run to this processing (status running, owner set)
-  so exactly one worker resumes it. A redelivery of the job that owned the resume takes it over; an
-  earlier processing of that job that reaches Redis only after its redelivery (its lock lapsed before)
-  does not take it back; a redelivery (or retry) of the job that resumed the run and parked it again
+  Records a verified decision on one parked call (pending -> approved | denied, by the call ledger's ledgerMove,
+  libs/call-ledger), and when it was the last undecided call of the frontier, hands the run to this processing
+  (status running, owner set) so exactly one worker resumes it. A redelivery of the job that owned the resume
+  takes it over; an earlier processing of that job that reaches Redis only after its redelivery (its lock lapsed
+  before) does not take it back; a redelivery (or retry) of the job that resumed the run and parked it again
   republishes that park's requests, which the job may have died (or failed) before publishing.
 
   KEYS[1] run hash; a call's fields are c:<callId> (body JSON), c:<callId>:s (state) and c:<callId>:d
-          (decision JSON); a body leaves out `attempt` when it is 0 (see encodeBody in run-store.ts) and
-          holds the request the call waits for as `rq`
+          (decision JSON); a body leaves out `attempt` when it is 0 (see encodeBody in run-state-codec.ts),
+          holds the request the call waits for as `rq` and its fingerprint as `fp`
 
   ARGV[1] JSON object (ApplyDecisionArgs in run-store.ts):
     callId         the call decided
@@ -44,6 +44,7 @@
 ]]
 --- @include "includes/job-owner"
 --- @include "includes/append-events"
+--- @include "@countersign/call-ledger/call-ledger"
 
 local args = cjson.decode(ARGV[1])
 local status, owner, parkedBy = unpack(redis.call('HMGET', KEYS[1], 'status', 'owner', 'parkedBy'))
@@ -76,7 +77,8 @@ if args.fingerprint ~= call.fp then return {-4, body} end
 local decision = cjson.decode(args.decisionJson)
 local next_state = 'denied'
 if decision.decision == 'approve' then next_state = 'approved' end
-redis.call('HSET', KEYS[1], c .. ':s', next_state, c .. ':d', args.decisionJson)
+ledgerMove(KEYS[1], c .. ':', 'pending', next_state)
+redis.call('HSET', KEYS[1], c .. ':d', args.decisionJson)
 
 if status ~= 'awaiting_confirmation' then return {1, ''} end
 local fields = redis.call('HGETALL', KEYS[1])

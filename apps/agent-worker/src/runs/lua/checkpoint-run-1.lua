@@ -3,7 +3,7 @@
   drops the frontier's call fields (their results are in the messages now, and a worker that takes the run over
   must not settle them and tell the model again). The run stays running and owned by the caller, so a worker that
   takes it over (claim-run, apply-decision) goes on from this turn instead of replaying every turn since the last
-  park. Only runbook runs checkpoint (see RunLoop.checkpoint).
+  park. Only runbook runs checkpoint (see checkpointsTurns in run-loop.ts).
 
   KEYS[1] run hash
 

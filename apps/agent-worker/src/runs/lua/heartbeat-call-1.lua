@@ -1,7 +1,8 @@
 --[[
-  Renews the heartbeat of an executing call, by its executor: a fresh heartbeat tells a worker that
-  took the run over that the executor is alive, so it waits for the result instead of re-asking.
-  Writes nothing unless the call is executing (a finished run's call fields are gone and must stay gone).
+  Renews the heartbeat of an executing call, by its executor (ledgerHeartbeat, libs/call-ledger): a fresh heartbeat
+  tells a worker that took the run over that the executor is alive, so it waits for the result instead of re-asking.
+  Writes nothing unless the call is executing under this token (a finished run's call fields are gone and must stay
+  gone).
 
   KEYS[1] run hash
 
@@ -12,10 +13,7 @@
     1   renewed (Redis TIME, ms)
    -7   the call is no longer executing under this token (interrupted and re-asked, or settled)
 ]]
---- @include "includes/now-ms"
+--- @include "@countersign/call-ledger/call-ledger"
 
-local c = 'c:' .. ARGV[1]
-local state, token = unpack(redis.call('HMGET', KEYS[1], c .. ':s', c .. ':x'))
-if state ~= 'executing' or token ~= ARGV[2] then return -7 end
-redis.call('HSET', KEYS[1], c .. ':h', nowMs())
-return 1
+if ledgerHeartbeat(KEYS[1], 'c:' .. ARGV[1] .. ':', ARGV[2]) then return 1 end
+return -7

@@ -1,12 +1,13 @@
 --[[
-  The run's owner found a call `executing` (it took the run over from an earlier processing). The
-  call's executor may be alive and slow (heartbeat fresh: wait), may have finished meanwhile (done:
-  use its result), or may be dead (heartbeat stale or missing: the call is interrupted and asked
-  about again, never re-run on its own). Ages are measured with Redis TIME.
+  The run's owner found a call `executing` (it took the run over from an earlier processing). The call's executor may
+  be alive and slow (heartbeat fresh: wait), may have finished meanwhile (done: use its result), or may be dead
+  (heartbeat stale or missing: the call is interrupted and asked about again, never re-run on its own). The call
+  ledger decides which (ledgerInterrupt, libs/call-ledger, ages by Redis TIME); an interrupted call is asked about
+  again in the same step (ledgerMove interrupted -> pending, with the re-ask's body).
 
   KEYS[1] run hash
 
-  ARGV[1] JSON object (SettleExecutingCallArgs in run-store.ts):
+  ARGV[1] JSON object (SettleExecutingCallArgs in run-calls.ts):
     owner          "<jobId>|<token>|<started>" of the caller
     callId         the call
     staleAfterMs   staleness window (ms): a heartbeat at least this old means the executor died
@@ -19,19 +20,17 @@
    {-5, ''}        this processing no longer owns the run
    {-6, state}     the call is neither executing nor done
 ]]
---- @include "includes/now-ms"
+--- @include "@countersign/call-ledger/call-ledger"
 
 local args = cjson.decode(ARGV[1])
+if redis.call('HGET', KEYS[1], 'owner') ~= args.owner then return {-5, ''} end
 local c = 'c:' .. args.callId
-local owner, state, result, beat = unpack(redis.call('HMGET', KEYS[1], 'owner', c .. ':s', c .. ':r', c .. ':h'))
-if owner ~= args.owner then return {-5, ''} end
-if state == 'done' then return {2, result or ''} end
-if state ~= 'executing' then return {-6, state or ''} end
+local found, detail = ledgerInterrupt(KEYS[1], c .. ':', args.staleAfterMs)
+if found == 'done' then return {2, detail} end
+if found == 'alive' then return {0, detail} end
+if found == 'other' then return {-6, detail} end
 
-local now = nowMs()
-beat = tonumber(beat or '')
-if beat and now - beat < tonumber(args.staleAfterMs) then return {0, tostring(now - beat)} end
-
-redis.call('HSET', KEYS[1], c .. ':s', 'pending', c, args.bodyJson)
-redis.call('HDEL', KEYS[1], c .. ':d', c .. ':x', c .. ':h')
+ledgerMove(KEYS[1], c .. ':', 'interrupted', 'pending')
+redis.call('HSET', KEYS[1], c, args.bodyJson)
+redis.call('HDEL', KEYS[1], c .. ':d')
 return {1, ''}

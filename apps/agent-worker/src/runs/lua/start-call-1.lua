@@ -1,10 +1,11 @@
 --[[
-  Claims an approved call for execution (approved -> executing), by the processing that owns the run.
-  The claim carries its own execution token: from here on only that token may heartbeat the call and
-  record its result, whoever owns the run by then. The first heartbeat is stamped now (Redis TIME,
-  so the clocks of the workers' hosts do not matter).
+  Claims an approved call for execution (approved -> executing), by the processing that owns the run: the call
+  ledger's claim (ledgerClaim, libs/call-ledger), the one door into `executing`. The claim carries its own execution
+  token: from here on only that token may heartbeat the call and record its result, whoever owns the run by then. The
+  first heartbeat is stamped now (Redis TIME, so the clocks of the workers' hosts do not matter).
 
-  KEYS[1] run hash (call fields c:<callId>:x execution token, c:<callId>:h last heartbeat, ms)
+  KEYS[1] run hash; the call's ledger fields are under the prefix c:<callId>: (state s, execution token x,
+          heartbeat h in ms, result r)
 
   ARGV[1] owner ("<jobId>|<token>|<started>")
   ARGV[2] call ID
@@ -15,12 +16,9 @@
    -5              this processing no longer owns the run
    {-6, state}     the call is not approved (someone else moved it)
 ]]
---- @include "includes/now-ms"
+--- @include "@countersign/call-ledger/call-ledger"
 
-local c = 'c:' .. ARGV[2]
-local owner, state = unpack(redis.call('HMGET', KEYS[1], 'owner', c .. ':s'))
-if owner ~= ARGV[1] then return -5 end
-if state ~= 'approved' then return {-6, state or ''} end
-
-redis.call('HSET', KEYS[1], c .. ':s', 'executing', c .. ':x', ARGV[3], c .. ':h', nowMs())
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return -5 end
+local claimed, state = ledgerClaim(KEYS[1], 'c:' .. ARGV[2] .. ':', ARGV[3])
+if not claimed then return {-6, state} end
 return 1

@@ -1,6 +1,6 @@
 --[[
-  A run's owner is "<jobId>|<lock token>|<started>" (ownerOf in run-state.ts): BullMQ gives every processing of a
-  job a fresh lock token, so an owner that starts with "<jobId>|" is some processing of that job, possibly an
+  A run's owner is "<jobId>|<lock token>|<started>" (ownerOf in run-state-codec.ts): BullMQ gives every processing
+  of a job a fresh lock token, so an owner that starts with "<jobId>|" is some processing of that job, possibly an
   earlier one that died (the job was redelivered). <started> is the job's attemptsStarted as that processing began
   (BullMQ counts it up each time the job becomes active): it orders the processings of one job, so a stale one
   whose lock lapsed before it reached Redis cannot take the run back from the redelivery that replaced it.

@@ -1,0 +1,115 @@
+// Builds one agent from its config: tool registry, RBAC, confirmation policy, pipeline and model. A config that names an
+// unknown tool, server or role, or lowers a tier, refuses to start (ConfigError naming the field).
+import {
+  AccessControl,
+  ConfirmationPolicy,
+  ToolCallPipeline,
+  ToolRegistry,
+  type ToolDefinition,
+} from '@countersign/authorization';
+import type { Tier } from '@countersign/contracts';
+import { ConfigError } from '@countersign/platform';
+import type { ServerSelection, ToolProviders } from '@countersign/tool-providers';
+import type { AgentConfig } from '../config/agents-config.schema';
+import type { ChatModel } from '../models/chat-model';
+import type { AgentModel } from '../models/chat-models';
+
+/** One agent as the run loop uses it. */
+export interface AgentRuntime {
+  name: string;
+  config: AgentConfig;
+  pipeline: ToolCallPipeline;
+  registry: ToolRegistry;
+  /** Undefined when the agent cannot run (e.g. no API key); `unavailable` says why. */
+  model?: ChatModel;
+  unavailable?: string;
+  /**
+   * Before an approved call runs: lists the tool's provider's tools again, so a tool changed since the approval is
+   * seen (its definition hash differs) and asked about again. Absent when the agent has no provider tools.
+   */
+  refreshTool?: (toolName: string) => Promise<void>;
+  /** Runbook agents: which runbook and step a call comes from (`step 3 of 7 of payments-failover`), for approvers. */
+  describeStep?: (callId: string) => string | undefined;
+}
+
+const TIER_RANK: Record<Tier, number> = { auto: 0, confirm: 1, manual_only: 2 };
+
+export interface BuiltAgent {
+  runtime: AgentRuntime;
+  /** The MCP servers (and their tools) the agent takes. */
+  selections: ServerSelection[];
+  /** Names of the agent's other tools (built in, HTTP): a server cannot take them. */
+  taken: ReadonlySet<string>;
+}
+
+/**
+ * One agent: its registry (built-in and HTTP tools now, its MCP servers' once they list them: `selections`), RBAC,
+ * confirmation policy, pipeline and model. Throws a ConfigError naming the field of a config that would fail open
+ * or names nothing.
+ */
+export function buildAgent(
+  name: string,
+  agent: AgentConfig,
+  builtIns: ToolDefinition[],
+  providers: ToolProviders,
+  model: AgentModel,
+): BuiltAgent {
+  const where = `AGENTS_CONFIG: agents.${name}`;
+  const registry = new ToolRegistry();
+  const selections: ServerSelection[] = [];
+  const known = [...builtIns.map((t) => t.name), ...providers.httpToolNames()];
+  for (const entry of agent.tools) {
+    if (typeof entry !== 'string' && 'server' in entry) {
+      if (!providers.server(entry.server))
+        throw new ConfigError(
+          `${where}.tools: unknown MCP server "${entry.server}" (declared: ${providers.serverNames().join(', ') || 'none'})`,
+        );
+      selections.push(entry);
+      continue;
+    }
+    const wanted: { name: string; tier?: Tier } = typeof entry === 'string' ? { name: entry } : entry;
+    const tool = builtIns.find((t) => t.name === wanted.name) ?? providers.httpTool(wanted.name);
+    if (!tool)
+      throw new ConfigError(`${where}.tools: unknown tool "${wanted.name}" (known: ${known.join(', ')})`);
+    const declared = tool.tier ?? 'auto';
+    if (wanted.tier && TIER_RANK[wanted.tier] < TIER_RANK[declared]) {
+      throw new ConfigError(
+        `${where}.tools: "${wanted.name}" is ${declared}; a config may raise a tier, never lower it to ${wanted.tier}`,
+      );
+    }
+    registry.register({ ...tool, tier: wanted.tier ?? declared });
+  }
+
+  // A server's tools are listed only once it answers: a name with one of the agent's servers' prefixes may be one.
+  const prefixes = selections.map((s) => providers.server(s.server)!.prefix);
+  for (const toolName of agent.confirmation.require) {
+    if (!registry.get(toolName) && !prefixes.some((prefix) => toolName.startsWith(prefix)))
+      throw new ConfigError(`${where}.confirmation.require: "${toolName}" is not one of this agent's tools`);
+  }
+  const policy = new ConfirmationPolicy().requireConfirmation(...agent.confirmation.require);
+  if (agent.confirmation.requireForAll) policy.requireConfirmationForAll();
+
+  const accessControl = new AccessControl();
+  for (const [role, permissions] of Object.entries(agent.roles)) accessControl.defineRole(role, permissions);
+  for (const [user, roles] of Object.entries(agent.users)) {
+    const unknown = roles.find((r) => !agent.roles[r]);
+    if (unknown)
+      throw new ConfigError(
+        `${where}.users.${user}: role "${unknown}" is not defined in agents.${name}.roles`,
+      );
+    accessControl.assign(user, ...roles);
+  }
+
+  const pipeline = new ToolCallPipeline({
+    registry,
+    accessControl,
+    policy,
+    maxConcurrentTools: agent.maxConcurrentTools,
+  });
+  const taken = new Set(registry.names());
+  return {
+    runtime: { name, config: agent, pipeline, registry, ...model },
+    selections,
+    taken,
+  };
+}
