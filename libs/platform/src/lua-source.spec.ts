@@ -169,10 +169,14 @@ describe('readLuaSource', () => {
     const snippet = join(app, 'requests', 'lua', 'includes', 'states.lua');
     for (const path of [script, snippet]) mkdirSync(dirname(path), { recursive: true });
     writeFileSync(script, '--- @include "@app/requests/states"\nreturn settle()');
-    writeFileSync(snippet, 'local function settle() return 1 end\n');
+    // A snippet's own relative include stays in its folder.
+    writeFileSync(snippet, '--- @include "timer"\nlocal function settle() return timer() end\n');
+    writeFileSync(join(dirname(snippet), 'timer.lua'), 'local function timer() return 1 end\n');
     const source = readLuaSource(join(app, 'votes'), 'go-1.lua');
-    expect(source.text).toBe('local function settle() return 1 end\nreturn settle()');
-    expect(source.origins[0]).toEqual({ file: '@app/requests/states.lua', line: 1, path: snippet });
+    expect(source.text).toBe(
+      'local function timer() return 1 end\nlocal function settle() return timer() end\nreturn settle()',
+    );
+    expect(source.origins[1]).toEqual({ file: '@app/requests/states.lua', line: 2, path: snippet });
   });
 
   it('refuses an app include that leaves the feature lua/includes/ folder, or from a script in no app src/ folder', () => {

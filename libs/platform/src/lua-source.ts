@@ -114,7 +114,11 @@ function includeTarget(
     return { base, target: resolve(base, library[2]) };
   }
   const app = APP_INCLUDE.exec(file);
-  if (!app) return { base: root, target: resolve(dirname(path), file) };
+  // Relative to the including file, inside its own folder: the script's lua/, or a snippet's includes/ elsewhere.
+  if (!app) {
+    const inRoot = !relative(root, path).startsWith(`..${sep}`);
+    return { base: inRoot ? root : dirname(path), target: resolve(dirname(path), file) };
+  }
   const src = appSource(root);
   if (!src)
     throw new LuaIncludeError(
