@@ -6,11 +6,11 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { ApprovalServiceQueueName, SignedDecisionSchema, type ApprovalRequest } from '@countersign/contracts';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
-import type { TimerKind } from '../apps/approval-service/src/approvals/approval-keys';
-import { ApprovalStore } from '../apps/approval-service/src/approvals/approval-store';
-import { ApprovalsService } from '../apps/approval-service/src/approvals/approvals.service';
+import type { TimerKind } from '../apps/approval-service/src/timers/timer-member';
+import { RequestStore } from '../apps/approval-service/src/requests/request-store';
+import { TimersService } from '../apps/approval-service/src/timers/timers.service';
 import { DueTimers } from '../apps/approval-service/src/timers/due-timers';
-import { slackSignature } from '../apps/approval-service/src/slack/slack-signature';
+import { slackSignature } from '../apps/approval-service/src/channels/slack/slack-signature';
 import { approvalRequest, AgentSideQueues, approvalServiceEnv, callAs } from './support/approval-harness';
 import { FakeSlackApi } from './support/fake-slack-api';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
@@ -208,7 +208,7 @@ describe('escalation', () => {
       async () => (await timerDueAt('escalate', requestId)) === undefined,
       'escalation timer removed',
     );
-    expect(await service.app.get(ApprovalsService).escalate(requestId, 0)).toBe('done');
+    expect(await service.app.get(TimersService).escalate(requestId, 0)).toBe('done');
     expect((await auditTypes(callId)).filter((e) => e.type === 'request.escalated')).toHaveLength(1);
     expect((await api('GET', `/approvals/${callId}`, 'frank')).json).toMatchObject({
       status: 'pending',
@@ -293,7 +293,7 @@ describe('escalation', () => {
     try {
       await waitFor(
         async () =>
-          (await redis.hdel(service.app.get(ApprovalStore).keys.request(requestId), 'emailed:frank')) === 1,
+          (await redis.hdel(service.app.get(RequestStore).keys.request(requestId), 'emailed:frank')) === 1,
         "frank's email recorded",
       );
     } finally {

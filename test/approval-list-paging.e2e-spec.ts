@@ -3,7 +3,7 @@
 import { Redis } from 'ioredis';
 import { encodeApprovalCursor, type ApprovalRequest, type ApprovalView } from '@countersign/contracts';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
-import { ApprovalStore } from '../apps/approval-service/src/approvals/approval-store';
+import { RequestStore } from '../apps/approval-service/src/requests/request-store';
 import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
 
@@ -57,7 +57,7 @@ describe.each([1, 3])('with %i approval shard(s)', (shards) => {
 
   // ---- helpers -------------------------------------------------------------------------------------------
 
-  const store = () => service.app.get(ApprovalStore);
+  const store = () => service.app.get(RequestStore);
 
   async function get(path: string, as = 'bob') {
     const res = await fetch(`${service.url}${path}`, { headers: { Authorization: `Bearer ${token(as)}` } });

@@ -6,8 +6,9 @@ import { randomBytes } from 'node:crypto';
 import type { ApprovalRequest, StandingRule } from '@countersign/contracts';
 import { ToolCatalog } from '@countersign/shared-records';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
-import { ApprovalStore } from '../apps/approval-service/src/approvals/approval-store';
-import { StandingRuleStore } from '../apps/approval-service/src/approvals/standing-rule-store';
+import { RequestStore } from '../apps/approval-service/src/requests/request-store';
+import { StandingRuleStore } from '../apps/approval-service/src/standing-rules/standing-rule-store';
+import { VoteStore } from '../apps/approval-service/src/votes/vote-store';
 import { approvalRequest, AgentSideQueues, approvalServiceEnv, callAs } from './support/approval-harness';
 import { FakeSlackApi } from './support/fake-slack-api';
 import { bearer } from './support/principals';
@@ -118,7 +119,7 @@ async function scale(args: Record<string, unknown>, over: Partial<ApprovalReques
     approvalRequest({ toolName: 'scale_service', toolDefinitionHash: SCALE_HASH, args, ...over }),
   );
   await waitFor(
-    async () => (await service.app.get(ApprovalStore).get(request.requestId)) !== undefined,
+    async () => (await service.app.get(RequestStore).get(request.requestId)) !== undefined,
     `${request.requestId} stored`,
   );
   return request;
@@ -266,7 +267,8 @@ describe('an edit that moves a call to another route', () => {
 
   it('refuses a vote whose check was made on a route that changed before it was written', async () => {
     const request = await scale({ service: 'web', replicas: 3 });
-    const store = service.app.get(ApprovalStore);
+    const store = service.app.get(RequestStore);
+    const votes = service.app.get(VoteStore);
     const before = (await store.get(request.requestId))!;
     // carol's edit routes it to finance between bob's check and his write.
     expect(
@@ -278,7 +280,7 @@ describe('an edit that moves a call to another route', () => {
       ).status,
     ).toBe(202);
     await expect(
-      store.recordVote({
+      votes.recordVote({
         requestId: request.requestId,
         approver: 'bob',
         decision: 'approve',
@@ -290,7 +292,7 @@ describe('an edit that moves a call to another route', () => {
     // An escalation (a route version of its own) between the check and the write refuses it too.
     const now = (await store.get(request.requestId))!;
     await expect(
-      store.recordVote({
+      votes.recordVote({
         requestId: request.requestId,
         approver: 'dave',
         decision: 'approve',

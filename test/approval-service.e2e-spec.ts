@@ -10,10 +10,11 @@ import {
   type ApprovalRequest,
 } from '@countersign/contracts';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
-import { approvalKeys } from '../apps/approval-service/src/approvals/approval-keys';
-import { ApprovalStore } from '../apps/approval-service/src/approvals/approval-store';
+import { approvalKeys } from '../apps/approval-service/src/core/approval-keys';
+import { RequestStore } from '../apps/approval-service/src/requests/request-store';
 import { DueTimers } from '../apps/approval-service/src/timers/due-timers';
-import { slackSignature } from '../apps/approval-service/src/slack/slack-signature';
+import { VoteStore } from '../apps/approval-service/src/votes/vote-store';
+import { slackSignature } from '../apps/approval-service/src/channels/slack/slack-signature';
 import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
 import { FakeSlackApi } from './support/fake-slack-api';
 import { signInToInbox } from './support/inbox-session';
@@ -171,7 +172,7 @@ async function submitAndShow(over: Partial<ApprovalRequest> = {}) {
   return request;
 }
 
-const store = () => service.app.get(ApprovalStore);
+const store = () => service.app.get(RequestStore);
 const dueTimers = () => service.app.get(DueTimers);
 const expireTimer = (requestId: string, attempt = 0) => ({ kind: 'expire' as const, requestId, attempt });
 
@@ -468,7 +469,7 @@ describe('approval service', () => {
       (await audit(callId)).filter((e) => e.type === type);
 
     it('trims calls settled longer ago than the retention from the decided and expired sets, and nothing newer', async () => {
-      const sut = new ApprovalStore(redis, approvalKeys(`${prefixes.keyPrefix}-trim`), 10_000, 2_000);
+      const sut = new RequestStore(redis, approvalKeys(`${prefixes.keyPrefix}-trim`), 10_000, 2_000);
       const [keys] = sut.keys.shards;
       await redis.zadd(keys.decided, 1_000, 'old-decided', 95_000, 'new-decided');
       await redis.zadd(keys.expired, 2_000, 'old-expired', 99_000, 'new-expired');
@@ -522,7 +523,7 @@ describe('approval service', () => {
     it('publishes, from the sweep, a decision that was recorded but never published (its decider died)', async () => {
       const request = await submitAndShow({ args: { service: 'orphaned-decision' } });
       // The vote settles the request in Redis; nothing publishes it, as if the replica died right after.
-      const voted = await store().recordVote({
+      const voted = await service.app.get(VoteStore).recordVote({
         requestId: request.requestId,
         approver: 'carol',
         decision: 'approve',

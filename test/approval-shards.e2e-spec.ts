@@ -6,8 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ApprovalRequest, StandingRule } from '@countersign/contracts';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
-import { ApprovalStore } from '../apps/approval-service/src/approvals/approval-store';
-import { StandingRuleStore } from '../apps/approval-service/src/approvals/standing-rule-store';
+import { DecisionStore } from '../apps/approval-service/src/decisions/decision-store';
+import { RequestStore } from '../apps/approval-service/src/requests/request-store';
+import { StandingRuleStore } from '../apps/approval-service/src/standing-rules/standing-rule-store';
 import { approvalRequest, AgentSideQueues, approvalServiceEnv, callAs } from './support/approval-harness';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
 
@@ -46,7 +47,7 @@ afterAll(async () => {
 
 // ---- helpers -------------------------------------------------------------------------------------------
 
-const store = () => service.app.get(ApprovalStore);
+const store = () => service.app.get(RequestStore);
 const keys = () => store().keys;
 
 /** A request whose request ID lies in `shard` (request IDs are `rq-<call ID>`, see approvalRequest). */
@@ -227,7 +228,7 @@ it('refuses to start with another shard count while the old shards hold an open 
     const request = approvalRequest();
     await ownQueues.submit(request);
     await waitFor(
-      async () => (await one.app.get(ApprovalStore).get(request.requestId)) !== undefined,
+      async () => (await one.app.get(RequestStore).get(request.requestId)) !== undefined,
       'stored',
     );
     await one.close();
@@ -245,13 +246,13 @@ it('refuses to start with another shard count while the old shards hold an open 
     });
     expect(res.status).toBe(200);
     // Settled and published: its publish check leaves the timers too.
-    const [oldShard] = one.app.get(ApprovalStore).keys.shards;
+    const [oldShard] = one.app.get(RequestStore).keys.shards;
     await waitFor(async () => (await redis.zcard(oldShard.timers)) === 0, 'publish check removed');
     await one.close();
 
     const three = await start(3);
-    expect(three.app.get(ApprovalStore).keys.shards).toHaveLength(3);
-    expect(await redis.get(three.app.get(ApprovalStore).keys.shardCount)).toBe('3');
+    expect(three.app.get(RequestStore).keys.shards).toHaveLength(3);
+    expect(await redis.get(three.app.get(RequestStore).keys.shardCount)).toBe('3');
     await three.close();
   } finally {
     await ownQueues.close();
@@ -262,7 +263,7 @@ it('refuses to start with another shard count while the old shards hold an open 
 it('counts trust in the order of the decisions, not of their updates', async () => {
   const request = approvalRequest({ toolName: 'ordered_tool', requester: 'jay' });
   const at = (ms: number, decision: 'approve' | 'deny') =>
-    store().countTrust(request, {
+    service.app.get(DecisionStore).countTrust(request, {
       decision,
       decidedBy: 'person',
       approvers: ['bob'],

@@ -7,7 +7,7 @@ import type { AuditEntry } from '@countersign/contracts';
 import { AuditLog } from '@countersign/audit';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
 import { AuditTrail } from '../apps/approval-service/src/core/audit-trail';
-import { slackSignature } from '../apps/approval-service/src/slack/slack-signature';
+import { slackSignature } from '../apps/approval-service/src/channels/slack/slack-signature';
 import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
 import { testAuditKeyring } from './support/audit';
 import { FakeSlackApi } from './support/fake-slack-api';

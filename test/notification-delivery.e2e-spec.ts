@@ -12,10 +12,15 @@ import {
 } from '@countersign/contracts';
 import type { AuditInput } from '@countersign/audit';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
-import { approvalKeys } from '../apps/approval-service/src/approvals/approval-keys';
-import { ApprovalStore, type DeliveryClaim } from '../apps/approval-service/src/approvals/approval-store';
-import { ApprovalsService } from '../apps/approval-service/src/approvals/approvals.service';
+import { SlackReplays } from '../apps/approval-service/src/channels/slack/slack-replays';
+import { approvalKeys } from '../apps/approval-service/src/core/approval-keys';
 import { AuditTrail } from '../apps/approval-service/src/core/audit-trail';
+import {
+  DeliveryLedger,
+  type ClaimedDelivery,
+} from '../apps/approval-service/src/notifications/delivery-ledger';
+import { RequestStore } from '../apps/approval-service/src/requests/request-store';
+import { VotesService } from '../apps/approval-service/src/votes/votes.service';
 import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
 import { FakeSlackApi } from './support/fake-slack-api';
 import { FaultySmtp } from './support/faulty-smtp';
@@ -94,7 +99,7 @@ afterAll(async () => {
 
 // ---- helpers -------------------------------------------------------------------------------------------
 
-const store = () => service.app.get(ApprovalStore);
+const store = () => service.app.get(RequestStore);
 
 async function audited(callId: string, type: string) {
   return (await service.app.get(AuditTrail).log.read({ callId })).filter((e) => e.type === type);
@@ -114,11 +119,11 @@ function failAuditOnce(picks: (entry: AuditInput) => boolean): { fired: () => bo
 }
 
 /** The next delivery record that `picks` rejects without writing; the rest are written. */
-function failRecordOnce(picks: (claim: DeliveryClaim & { status: 'claimed' }) => boolean) {
-  const approvals = store();
-  const record = approvals.recordDelivery.bind(approvals);
+function failRecordOnce(picks: (claim: ClaimedDelivery) => boolean) {
+  const ledger = service.app.get(DeliveryLedger);
+  const record = ledger.record.bind(ledger);
   let fired = false;
-  jest.spyOn(approvals, 'recordDelivery').mockImplementation((claim, what) => {
+  jest.spyOn(ledger, 'record').mockImplementation((claim, what) => {
     if (fired || !picks(claim)) return record(claim, what);
     fired = true;
     return Promise.reject(new Error('injected: recording the delivery failed'));
@@ -134,7 +139,7 @@ async function completed(jobId: string): Promise<number> {
 
 /** Decided in process: how an approver gets in is not what these tests are about. */
 const approve = (requestId: string, approver: string) =>
-  service.app.get(ApprovalsService).vote({
+  service.app.get(VotesService).vote({
     requestId,
     approver,
     approverGroups: ['ops'],
@@ -262,16 +267,18 @@ describe('a try that lost the answer', () => {
   });
 });
 
-describe('ApprovalStore deliveries', () => {
+describe('the delivery ledger', () => {
   const redis = new Redis(TEST_REDIS_URL);
   // Keys of its own (still under the file's prefix, so they are cleaned up): the service's sweep never sees them.
-  const sut = new ApprovalStore(redis, approvalKeys(`${prefixes.keyPrefix}-store`), 60_000, 60_000);
+  const keys = approvalKeys(`${prefixes.keyPrefix}-store`);
+  const requests = new RequestStore(redis, keys, 60_000, 60_000);
+  const sut = new DeliveryLedger(redis, keys);
   afterAll(() => redis.quit());
 
   async function stored(status: 'pending' | 'decided' = 'pending'): Promise<ApprovalRequest> {
     const r = approvalRequest();
     const now = Date.now();
-    await sut.create({
+    await requests.create({
       request: r,
       status,
       groups: ['ops'],
@@ -287,66 +294,68 @@ describe('ApprovalStore deliveries', () => {
   it('reserves a delivery once, gives its record back to a retry, and keeps an unrecorded reservation in doubt', async () => {
     const { requestId } = await stored();
     const ref = { requestId, attempt: 0, key: 'email:bob' };
-    const claim = await sut.claimDelivery(ref, ['pending'], 1_000);
+    const claim = await sut.claim(ref, ['pending'], 1_000);
     expect(claim).toMatchObject({ status: 'claimed' });
-    expect(await sut.claimDelivery(ref, ['pending'])).toEqual({ status: 'in_doubt', reservedAt: 1_000 });
+    expect(await sut.claim(ref, ['pending'])).toEqual({ status: 'in_doubt', reservedAt: 1_000 });
 
     expect(
-      await sut.recordDelivery(claim as DeliveryClaim & { status: 'claimed' }, {
+      await sut.record(claim as ClaimedDelivery, {
         receipt: 'r1',
         emailed: 'bob',
       }),
     ).toBe(true);
-    expect(await sut.claimDelivery(ref, ['pending'])).toEqual({ status: 'delivered', receipt: 'r1' });
-    expect((await sut.get(requestId))?.emailed).toEqual(['bob']);
+    expect(await sut.claim(ref, ['pending'])).toEqual({ status: 'delivered', receipt: 'r1' });
+    expect((await requests.get(requestId))?.emailed).toEqual(['bob']);
   });
 
   it('releases only its own reservation, after which the delivery may be claimed again', async () => {
     const { requestId } = await stored();
     const ref = { requestId, attempt: 0, key: 'slack:#ops' };
-    const first = (await sut.claimDelivery(ref, ['pending'])) as DeliveryClaim & { status: 'claimed' };
-    await sut.releaseDelivery({ ...first, reservation: 'reserved:1:other' });
-    expect(await sut.claimDelivery(ref, ['pending'])).toMatchObject({ status: 'in_doubt' });
-    await sut.releaseDelivery(first);
-    const second = await sut.claimDelivery(ref, ['pending']);
+    const first = (await sut.claim(ref, ['pending'])) as ClaimedDelivery;
+    await sut.release({ ...first, reservation: 'reserved:1:other' });
+    expect(await sut.claim(ref, ['pending'])).toMatchObject({ status: 'in_doubt' });
+    await sut.release(first);
+    const second = await sut.claim(ref, ['pending']);
     expect(second).toMatchObject({ status: 'claimed' });
     // The first try's late record finds its reservation gone and writes nothing.
-    expect(
-      await sut.recordDelivery(first, { receipt: 'C1 1.1', slackMessage: { channel: 'C1', ts: '1.1' } }),
-    ).toBe(false);
-    expect((await sut.get(requestId))?.slackMessages).toEqual([]);
+    expect(await sut.record(first, { receipt: 'C1 1.1', slackMessage: { channel: 'C1', ts: '1.1' } })).toBe(
+      false,
+    );
+    expect((await requests.get(requestId))?.slackMessages).toEqual([]);
   });
 
   it('reserves nothing for another attempt, a missing request, or a request in none of the statuses', async () => {
     const pending = await stored();
     const decided = await stored('decided');
     expect(
-      await sut.claimDelivery({ requestId: pending.requestId, attempt: 1, key: 'email:bob' }, ['pending']),
+      await sut.claim({ requestId: pending.requestId, attempt: 1, key: 'email:bob' }, ['pending']),
     ).toEqual({
       status: 'not_due',
     });
-    expect(
-      await sut.claimDelivery({ requestId: 'rq-missing', attempt: 0, key: 'email:bob' }, ['pending']),
-    ).toEqual({
+    expect(await sut.claim({ requestId: 'rq-missing', attempt: 0, key: 'email:bob' }, ['pending'])).toEqual({
       status: 'not_due',
     });
     expect(
-      await sut.claimDelivery({ requestId: decided.requestId, attempt: 0, key: 'email:bob' }, [
-        'pending',
-        'notice',
-      ]),
+      await sut.claim({ requestId: decided.requestId, attempt: 0, key: 'email:bob' }, ['pending', 'notice']),
     ).toEqual({ status: 'not_due' });
     expect(
-      await sut.claimDelivery({ requestId: decided.requestId, attempt: 0, key: 'email:bob' }, ['decided']),
+      await sut.claim({ requestId: decided.requestId, attempt: 0, key: 'email:bob' }, ['decided']),
     ).toMatchObject({
       status: 'claimed',
     });
   });
+});
+
+describe('Slack replays', () => {
+  const redis = new Redis(TEST_REDIS_URL);
+  const keys = approvalKeys(`${prefixes.keyPrefix}-store`);
+  const sut = new SlackReplays(redis, keys);
+  afterAll(() => redis.quit());
 
   it('remembers a Slack signature once', async () => {
     const signature = `v0=${'ab'.repeat(32)}`;
-    expect(await sut.rememberSlackSignature(signature, 60)).toBe(true);
-    expect(await sut.rememberSlackSignature(signature, 60)).toBe(false);
-    expect(await redis.ttl(sut.keys.seenSlackSignature(signature))).toBeGreaterThan(50);
+    expect(await sut.firstSeen(signature, 60)).toBe(true);
+    expect(await sut.firstSeen(signature, 60)).toBe(false);
+    expect(await redis.ttl(keys.seenSlackSignature(signature))).toBeGreaterThan(50);
   });
 });

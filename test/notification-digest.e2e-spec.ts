@@ -3,12 +3,12 @@
 // window ends. First the store's rules on the real Redis with explicit times, then the approval service with the
 // Slack stand-in and a real SMTP server.
 import { Redis } from 'ioredis';
-import { approvalKeys } from '../apps/approval-service/src/approvals/approval-keys';
-import { ApprovalStore } from '../apps/approval-service/src/approvals/approval-store';
-import { ApprovalsService } from '../apps/approval-service/src/approvals/approvals.service';
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
+import { approvalKeys } from '../apps/approval-service/src/core/approval-keys';
 import { DigestStore, type DigestTarget } from '../apps/approval-service/src/notifications/digest-store';
 import { NotificationService } from '../apps/approval-service/src/notifications/notification.service';
+import { RequestIntake } from '../apps/approval-service/src/requests/intake/request-intake';
+import { RequestStore } from '../apps/approval-service/src/requests/request-store';
 import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
 import { FakeSlackApi } from './support/fake-slack-api';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
@@ -188,9 +188,10 @@ describe('the approval service with a digest', () => {
     );
     const newcomer = approvalRequest({ requester: 'dave', args: { service: 'newcomer' } });
     for (const request of [...flood, newcomer]) await queues.submit(request);
-    const receiver = service.app.get(ApprovalsService);
+    const receiver = service.app.get(RequestIntake);
+    const requests = service.app.get(RequestStore);
     await waitFor(async () => {
-      const stored = await Promise.all([...flood, newcomer].map((r) => receiver.get(r.requestId)));
+      const stored = await Promise.all([...flood, newcomer].map((r) => requests.get(r.requestId)));
       return stored.every((a) => a?.status === 'pending');
     }, 'every request stored');
     // A redelivery of every request of the flood changes nothing: no post, no email, no second count.
@@ -269,7 +270,7 @@ describe('the approval service with a digest', () => {
     const redis = new Redis(TEST_REDIS_URL);
     try {
       const field = await redis.hget(
-        service.app.get(ApprovalStore).keys.request(requestId),
+        service.app.get(RequestStore).keys.request(requestId),
         'notify:0:request',
       );
       return field === 'direct' ? null : field;

@@ -8,7 +8,7 @@
 import { startAgentWorker, type RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
 import type { InfraView } from '../../apps/agent-worker/src/infra/infra-store';
 import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
-import { slackSignature } from '../../apps/approval-service/src/slack/slack-signature';
+import { slackSignature } from '../../apps/approval-service/src/channels/slack/slack-signature';
 import type {
   ApprovalView,
   AuditEntry,
