@@ -2,11 +2,9 @@
 // Every channel reads requests through the read model and votes through the votes service; none of them touches a
 // store.
 import { Module } from '@nestjs/common';
-import { RedisConnections } from '@countersign/platform';
 import { AuthModule } from '../auth/auth.module';
-import type { ApprovalKeys } from '../core/approval-keys';
 import { CoreModule } from '../core/core.module';
-import { APPROVAL_KEYS } from '../core/tokens';
+import { provideStore } from '../core/store-provider';
 import { NotificationsModule } from '../notifications/notifications.module';
 import { RequestsModule } from '../requests/requests.module';
 import { StandingRulesModule } from '../standing-rules/standing-rules.module';
@@ -20,12 +18,6 @@ import { SlackController } from './slack/slack.controller';
 @Module({
   imports: [CoreModule, AuthModule, RequestsModule, VotesModule, StandingRulesModule, NotificationsModule],
   controllers: [ApprovalsController, SlackController, EmailLinkController, InboxController],
-  providers: [
-    {
-      provide: SlackReplays,
-      inject: [RedisConnections, APPROVAL_KEYS],
-      useFactory: (redis: RedisConnections, keys: ApprovalKeys) => new SlackReplays(redis.commands, keys),
-    },
-  ],
+  providers: [provideStore(SlackReplays)],
 })
 export class ChannelsModule {}

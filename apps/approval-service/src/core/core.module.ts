@@ -3,7 +3,7 @@
 // the records the agent worker shares through Redis. Imported by each feature module (not global), so it closes
 // after them: the audit trail drains its appends before the queue module closes the connections.
 import { Module } from '@nestjs/common';
-import { METRICS_REGISTRY, RedisConnections } from '@countersign/platform';
+import { METRICS_REGISTRY } from '@countersign/platform';
 import { DecidedCallResults, RunReaders, ToolCatalog } from '@countersign/shared-records';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import { approvalKeys } from './approval-keys';
@@ -12,15 +12,13 @@ import { FollowUps } from './follow-ups';
 import { Metrics } from './metrics';
 import { ServiceAddress } from './service-address';
 import { ShardLayout } from './shard-layout';
+import { provideStore } from './store-provider';
 import { APPROVAL_KEYS } from './tokens';
-
-const CONFIG = APPROVAL_SERVICE_CONFIG;
-const prefixOf = ({ env }: ApprovalServiceConfig) => env.KEY_PREFIX;
 
 const providers = [
   {
     provide: APPROVAL_KEYS,
-    inject: [CONFIG],
+    inject: [APPROVAL_SERVICE_CONFIG],
     useFactory: ({ env }: ApprovalServiceConfig) => approvalKeys(env.KEY_PREFIX, env.APPROVAL_SHARDS),
   },
   ShardLayout,
@@ -29,24 +27,9 @@ const providers = [
   AuditTrail,
   ServiceAddress,
   FollowUps,
-  {
-    provide: RunReaders,
-    inject: [RedisConnections, CONFIG],
-    useFactory: (redis: RedisConnections, c: ApprovalServiceConfig) =>
-      new RunReaders(redis.commands, prefixOf(c)),
-  },
-  {
-    provide: ToolCatalog,
-    inject: [RedisConnections, CONFIG],
-    useFactory: (redis: RedisConnections, c: ApprovalServiceConfig) =>
-      new ToolCatalog(redis.commands, prefixOf(c)),
-  },
-  {
-    provide: DecidedCallResults,
-    inject: [RedisConnections, CONFIG],
-    useFactory: (redis: RedisConnections, c: ApprovalServiceConfig) =>
-      new DecidedCallResults(redis.commands, prefixOf(c)),
-  },
+  provideStore(RunReaders, (redis, _keys, env) => new RunReaders(redis, env.KEY_PREFIX)),
+  provideStore(ToolCatalog, (redis, _keys, env) => new ToolCatalog(redis, env.KEY_PREFIX)),
+  provideStore(DecidedCallResults, (redis, _keys, env) => new DecidedCallResults(redis, env.KEY_PREFIX)),
 ];
 
 @Module({ providers, exports: providers })

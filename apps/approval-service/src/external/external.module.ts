@@ -1,11 +1,9 @@
 // The approvals API for agents Countersign does not run: a call submitted there is taken in like the worker's (intake),
 // decided by people, then claimed once and completed once by its client on the call ledger, and announced by webhook.
 import { Module } from '@nestjs/common';
-import { RedisConnections } from '@countersign/platform';
 import { AuthModule } from '../auth/auth.module';
-import type { ApprovalKeys } from '../core/approval-keys';
 import { CoreModule } from '../core/core.module';
-import { APPROVAL_KEYS } from '../core/tokens';
+import { provideStore } from '../core/store-provider';
 import { IntakeModule } from '../requests/intake/intake.module';
 import { RequestsModule } from '../requests/requests.module';
 import { ExternalApprovalsController } from './external-approvals.controller';
@@ -16,16 +14,7 @@ import { ExternalWebhooks } from './external-webhooks';
 @Module({
   imports: [CoreModule, AuthModule, RequestsModule, IntakeModule],
   controllers: [ExternalApprovalsController],
-  providers: [
-    {
-      provide: ExternalCallStore,
-      inject: [RedisConnections, APPROVAL_KEYS],
-      useFactory: (redis: RedisConnections, keys: ApprovalKeys) =>
-        new ExternalCallStore(redis.commands, keys),
-    },
-    ExternalWebhooks,
-    ExternalApprovalsService,
-  ],
+  providers: [provideStore(ExternalCallStore), ExternalWebhooks, ExternalApprovalsService],
   exports: [ExternalWebhooks],
 })
 export class ExternalModule {}

@@ -20,30 +20,6 @@ const SCRIPTS = {
   readPage: LuaScript.load(__dirname, 'read-page-1.lua'),
 };
 
-// The encoded argument of create-request-7.lua (ARGV[1], a JSON object): the names its header lists.
-type CreateRequestArgs = {
-  requestId: string;
-  callId: string;
-  runId: string;
-  attempt: number;
-  requestJson: string;
-  status: NewApproval['status'];
-  groups: string;
-  quorum: number;
-  channels: string;
-  now: number;
-  expiresAt: number;
-  requester: string;
-  trustCount: number;
-  refusal?: { reason: string; decidedBy: DecidedBy; at: string };
-  escalation?: { at: number; groups: string };
-  retentionMs: number;
-  publishCheckMs: number;
-  changesChannel: string;
-  rule?: string;
-  why?: string;
-};
-
 export class RequestStore {
   constructor(
     private readonly redis: RedisClient,
@@ -287,3 +263,27 @@ function byScoreThenId(
   if (byScore !== 0) return byScore;
   return a.requestId < b.requestId ? -1 : a.requestId > b.requestId ? 1 : 0;
 }
+
+// The encoded argument of create-request-7.lua (ARGV[1], a JSON object): the names its header lists.
+type CreateRequestArgs = {
+  requestId: string;
+  callId: string;
+  runId: string;
+  attempt: number;
+  requestJson: string;
+  status: NewApproval['status'];
+  groups: string;
+  quorum: number;
+  channels: string;
+  now: number;
+  expiresAt: number;
+  requester: string;
+  trustCount: number;
+  refusal?: { reason: string; decidedBy: DecidedBy; at: string };
+  escalation?: { at: number; groups: string };
+  retentionMs: number;
+  publishCheckMs: number;
+  changesChannel: string;
+  rule?: string;
+  why?: string;
+};

@@ -9,6 +9,7 @@ import { Metrics } from '../core/metrics';
 import { LOGGER } from '../core/tokens';
 import { Settlement } from '../decisions/settlement';
 import type { Outcome } from '../requests/approval-types';
+import { requestTakenIn } from '../requests/request-audit';
 import { RequestStore } from '../requests/request-store';
 import { argumentsMatch, type Route } from '../requests/routing/route-request';
 import { RunAccess } from '../requests/run-access';
@@ -78,24 +79,15 @@ export class RuleDecider {
     const rule = match.rule;
     const outcome = ruleOutcome(rule, now);
     this.metrics.requestsReceived.inc({ outcome: 'standing_rule' });
-    this.audit.record({
-      type: 'request.created',
-      runId,
-      callId,
-      actor: request.requester,
-      detail: {
-        toolName: request.toolName,
-        tier: request.tier,
-        agent: request.agent,
-        attempt: request.attempt,
-        requestId,
+    this.audit.record(
+      requestTakenIn('request.created', request, {
         rule: route.rule,
         why: route.why,
         groups: route.groups,
         standingRule: rule.id,
         fingerprint: request.fingerprint,
-      },
-    });
+      }),
+    );
     this.audit.record({
       type: 'decision.recorded',
       runId,

@@ -11,15 +11,6 @@ const SCRIPTS = {
   escalate: LuaScript.load(__dirname, 'escalate-request-1.lua'),
 };
 
-// The encoded argument of expire-request-5.lua (ARGV[1], a JSON object): the names its header lists.
-type ExpireRequestArgs = {
-  attempt: number;
-  now: number;
-  nowIso: string;
-  retentionMs: number;
-  publishCheckMs: number;
-};
-
 /** `notDueFor`: the timer ran early and was moved back to the expiry. */
 export type ExpireResult =
   { expired: ApprovalRequest } | 'notice_retired' | { notDueFor: number } | { nothingToDo: string };
@@ -75,3 +66,12 @@ export class TimerStore {
     return { status: reply[0] === 1 ? 'escalated' : 'again', groups: String(reply[1]).split(',') };
   }
 }
+
+// The encoded argument of expire-request-5.lua (ARGV[1], a JSON object): the names its header lists.
+type ExpireRequestArgs = {
+  attempt: number;
+  now: number;
+  nowIso: string;
+  retentionMs: number;
+  publishCheckMs: number;
+};

@@ -14,40 +14,6 @@ const SCRIPTS = {
   completeNotice: LuaScript.load(__dirname, 'complete-notice-4.lua'),
 };
 
-// The encoded argument of each script (ARGV[1], a JSON object): the names its header lists.
-type RecordVoteArgs = {
-  approver: string;
-  decision: DecisionValue;
-  reason: string;
-  channel: VoteChannel;
-  now: number;
-  nowIso: string;
-  attempt?: number;
-  spendToken: boolean;
-  retentionMs: number;
-  publishCheckMs: number;
-  checkedRev: number;
-  checkedRoute: number;
-  counts: boolean;
-  edit?: {
-    argsJson: string;
-    fingerprint: string;
-    atIso: string;
-    rule: string;
-    why: string;
-    reroute?: { groups: string; quorum: number; escalationGroups: string; escalateAt?: number };
-  };
-};
-type CompleteNoticeArgs = {
-  approver: string;
-  note: string;
-  now: number;
-  nowIso: string;
-  retentionMs: number;
-  publishCheckMs: number;
-  changesChannel: string;
-};
-
 /**
  * A vote the caller checked (mayDecide in deciders.ts) against the revision and route `checked` names; the store
  * writes it only if both are still current, in the same step.
@@ -206,3 +172,37 @@ function recordVoteArgs(
     },
   };
 }
+
+// The encoded argument of each script (ARGV[1], a JSON object): the names its header lists.
+type RecordVoteArgs = {
+  approver: string;
+  decision: DecisionValue;
+  reason: string;
+  channel: VoteChannel;
+  now: number;
+  nowIso: string;
+  attempt?: number;
+  spendToken: boolean;
+  retentionMs: number;
+  publishCheckMs: number;
+  checkedRev: number;
+  checkedRoute: number;
+  counts: boolean;
+  edit?: {
+    argsJson: string;
+    fingerprint: string;
+    atIso: string;
+    rule: string;
+    why: string;
+    reroute?: { groups: string; quorum: number; escalationGroups: string; escalateAt?: number };
+  };
+};
+type CompleteNoticeArgs = {
+  approver: string;
+  note: string;
+  now: number;
+  nowIso: string;
+  retentionMs: number;
+  publishCheckMs: number;
+  changesChannel: string;
+};

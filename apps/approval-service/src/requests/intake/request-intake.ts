@@ -13,6 +13,7 @@ import { NO_ROUTE_REASON, noRouteOutcome } from '../../decisions/outcomes';
 import { Settlement } from '../../decisions/settlement';
 import { NotificationScheduler } from '../../notifications/notification-scheduler';
 import { RuleDecider } from '../../standing-rules/rule-decider';
+import { requestTakenIn } from '../request-audit';
 import { RequestStore } from '../request-store';
 import { RequestRouter } from '../routing/request-router';
 import { RunAccess } from '../run-access';
@@ -99,17 +100,8 @@ export class RequestIntake {
     const notified = this.scheduler.notifyApprovers(target);
     if (created.created) {
       this.metrics.requestsReceived.inc({ outcome: isNotice ? 'notice' : 'routed' });
-      this.audit.record({
-        type: isNotice ? 'request.notice' : 'request.created',
-        runId,
-        callId,
-        actor: request.requester,
-        detail: {
-          toolName: request.toolName,
-          tier: request.tier,
-          agent: request.agent,
-          attempt,
-          requestId,
+      this.audit.record(
+        requestTakenIn(isNotice ? 'request.notice' : 'request.created', request, {
           reason: request.reason,
           rule: route?.rule ?? null,
           why: route?.why ?? null,
@@ -121,8 +113,8 @@ export class RequestIntake {
             client: request.external.principal,
             clientCallId: request.external.callId,
           }),
-        },
-      });
+        }),
+      );
     }
     await notified;
     this.logger.info(
