@@ -12,12 +12,19 @@ import { VotesModule } from '../votes/votes.module';
 import { ApprovalsController } from './api/approvals.controller';
 import { EmailLinkController } from './email/email-link.controller';
 import { InboxController } from './inbox/inbox.controller';
+import { InboxSignInController } from './inbox/sign-in.controller';
 import { SlackReplays } from './slack/slack-replays';
 import { SlackController } from './slack/slack.controller';
 
 @Module({
   imports: [CoreModule, AuthModule, RequestsModule, VotesModule, StandingRulesModule, NotificationsModule],
-  controllers: [ApprovalsController, SlackController, EmailLinkController, InboxController],
+  controllers: [
+    ApprovalsController,
+    SlackController,
+    EmailLinkController,
+    InboxController,
+    InboxSignInController,
+  ],
   providers: [provideStore(SlackReplays)],
 })
 export class ChannelsModule {}
