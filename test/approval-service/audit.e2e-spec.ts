@@ -5,14 +5,14 @@ import { createHash, createHmac } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { AuditEntry } from '@countersign/contracts';
 import { AuditLog } from '@countersign/audit';
-import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
-import { AuditTrail } from '../apps/approval-service/src/core/audit-trail';
-import { slackSignature } from '../apps/approval-service/src/channels/slack/slack-signature';
-import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
-import { testAuditKeyring } from './support/audit';
-import { FakeSlackApi } from './support/fake-slack-api';
-import { bearer } from './support/principals';
-import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
+import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
+import { AuditTrail } from '../../apps/approval-service/src/core/audit-trail';
+import { slackSignature } from '../../apps/approval-service/src/channels/slack/slack-signature';
+import { approvalRequest, AgentSideQueues, approvalServiceEnv } from '../support/approval-harness';
+import { testAuditKeyring } from '../support/audit';
+import { FakeSlackApi } from '../support/fake-slack-api';
+import { bearer } from '../support/principals';
+import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from '../support/redis';
 
 jest.setTimeout(30_000);
 

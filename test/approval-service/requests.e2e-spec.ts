@@ -2,10 +2,10 @@
 // Each test starts from empty lists, so it can count exactly what a walk returns.
 import { Redis } from 'ioredis';
 import { encodeApprovalCursor, type ApprovalRequest, type ApprovalView } from '@countersign/contracts';
-import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
-import { RequestStore } from '../apps/approval-service/src/requests/request-store';
-import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
-import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
+import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
+import { RequestStore } from '../../apps/approval-service/src/requests/request-store';
+import { approvalRequest, AgentSideQueues, approvalServiceEnv } from '../support/approval-harness';
+import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from '../support/redis';
 
 jest.setTimeout(30_000);
 

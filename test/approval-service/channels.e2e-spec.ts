@@ -9,18 +9,18 @@ import {
   SignedDecisionSchema,
   type ApprovalRequest,
 } from '@countersign/contracts';
-import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
-import { approvalKeys } from '../apps/approval-service/src/core/approval-keys';
-import { RequestStore } from '../apps/approval-service/src/requests/request-store';
-import { DueTimers } from '../apps/approval-service/src/timers/due-timers';
-import { VoteStore } from '../apps/approval-service/src/votes/vote-store';
-import { slackSignature } from '../apps/approval-service/src/channels/slack/slack-signature';
-import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
-import { FakeSlackApi } from './support/fake-slack-api';
-import { signInToInbox } from './support/inbox-session';
-import { bearer } from './support/principals';
-import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
-import { SmtpCapture } from './support/smtp-capture';
+import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
+import { approvalKeys } from '../../apps/approval-service/src/core/approval-keys';
+import { RequestStore } from '../../apps/approval-service/src/requests/request-store';
+import { DueTimers } from '../../apps/approval-service/src/timers/due-timers';
+import { VoteStore } from '../../apps/approval-service/src/votes/vote-store';
+import { slackSignature } from '../../apps/approval-service/src/channels/slack/slack-signature';
+import { approvalRequest, AgentSideQueues, approvalServiceEnv } from '../support/approval-harness';
+import { FakeSlackApi } from '../support/fake-slack-api';
+import { signInToInbox } from '../support/inbox-session';
+import { bearer } from '../support/principals';
+import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from '../support/redis';
+import { SmtpCapture } from '../support/smtp-capture';
 
 jest.setTimeout(30_000);
 

@@ -13,8 +13,8 @@ import {
   type ClaimResult,
   type ExternalApprovalView,
 } from '@countersign/contracts';
-import { ExternalHarness } from './support/external-harness';
-import { TEST_REDIS_URL, waitFor } from './support/redis';
+import { ExternalHarness } from '../support/external-harness';
+import { TEST_REDIS_URL, waitFor } from '../support/redis';
 
 jest.setTimeout(30_000);
 

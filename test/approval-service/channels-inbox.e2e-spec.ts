@@ -1,13 +1,13 @@
 // The web inbox in headless Chromium: it lists a request, updates live, and a click approves it. Who it signs in (only
 // approvers and rule-writers) and that it always says whose it is, over plain HTTP and in Chromium.
 import type { Browser } from 'playwright-core';
-import { signToken } from '../apps/approval-service/src/auth/signed-token';
-import { describeInChromium, launchChromium } from './support/browser';
-import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
-import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
-import { signInToInbox } from './support/inbox-session';
-import { testToken } from './support/principals';
-import { deletePrefixedKeys, uniquePrefixes, waitFor } from './support/redis';
+import { signToken } from '../../apps/approval-service/src/auth/signed-token';
+import { describeInChromium, launchChromium } from '../support/browser';
+import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
+import { approvalRequest, AgentSideQueues, approvalServiceEnv } from '../support/approval-harness';
+import { signInToInbox } from '../support/inbox-session';
+import { testToken } from '../support/principals';
+import { deletePrefixedKeys, uniquePrefixes, waitFor } from '../support/redis';
 
 jest.setTimeout(60_000);
 

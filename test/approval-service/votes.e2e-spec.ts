@@ -5,15 +5,15 @@
 import { randomBytes } from 'node:crypto';
 import type { ApprovalRequest, StandingRule } from '@countersign/contracts';
 import { ToolCatalog } from '@countersign/shared-records';
-import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
-import { RequestStore } from '../apps/approval-service/src/requests/request-store';
-import { StandingRuleStore } from '../apps/approval-service/src/standing-rules/standing-rule-store';
-import { VoteStore } from '../apps/approval-service/src/votes/vote-store';
-import { approvalRequest, AgentSideQueues, approvalServiceEnv, callAs } from './support/approval-harness';
-import { FakeSlackApi } from './support/fake-slack-api';
-import { bearer } from './support/principals';
-import { deletePrefixedKeys, uniquePrefixes, waitFor } from './support/redis';
-import { SmtpCapture } from './support/smtp-capture';
+import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
+import { RequestStore } from '../../apps/approval-service/src/requests/request-store';
+import { StandingRuleStore } from '../../apps/approval-service/src/standing-rules/standing-rule-store';
+import { VoteStore } from '../../apps/approval-service/src/votes/vote-store';
+import { approvalRequest, AgentSideQueues, approvalServiceEnv, callAs } from '../support/approval-harness';
+import { FakeSlackApi } from '../support/fake-slack-api';
+import { bearer } from '../support/principals';
+import { deletePrefixedKeys, uniquePrefixes, waitFor } from '../support/redis';
+import { SmtpCapture } from '../support/smtp-capture';
 
 jest.setTimeout(30_000);
 

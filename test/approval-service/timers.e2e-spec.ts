@@ -5,16 +5,16 @@ import { fingerprint, verifyPayloadSignature } from '@countersign/authorization'
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { ApprovalServiceQueueName, SignedDecisionSchema, type ApprovalRequest } from '@countersign/contracts';
-import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
-import type { TimerKind } from '../apps/approval-service/src/timers/timer-member';
-import { RequestStore } from '../apps/approval-service/src/requests/request-store';
-import { TimersService } from '../apps/approval-service/src/timers/timers.service';
-import { DueTimers } from '../apps/approval-service/src/timers/due-timers';
-import { slackSignature } from '../apps/approval-service/src/channels/slack/slack-signature';
-import { approvalRequest, AgentSideQueues, approvalServiceEnv, callAs } from './support/approval-harness';
-import { FakeSlackApi } from './support/fake-slack-api';
-import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
-import { SmtpCapture } from './support/smtp-capture';
+import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
+import type { TimerKind } from '../../apps/approval-service/src/timers/timer-member';
+import { RequestStore } from '../../apps/approval-service/src/requests/request-store';
+import { TimersService } from '../../apps/approval-service/src/timers/timers.service';
+import { DueTimers } from '../../apps/approval-service/src/timers/due-timers';
+import { slackSignature } from '../../apps/approval-service/src/channels/slack/slack-signature';
+import { approvalRequest, AgentSideQueues, approvalServiceEnv, callAs } from '../support/approval-harness';
+import { FakeSlackApi } from '../support/fake-slack-api';
+import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from '../support/redis';
+import { SmtpCapture } from '../support/smtp-capture';
 
 jest.setTimeout(20_000);
 

@@ -3,17 +3,17 @@
 // window ends. First the store's rules on the real Redis with explicit times, then the approval service with the
 // Slack stand-in and a real SMTP server.
 import { Redis } from 'ioredis';
-import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
-import { approvalKeys } from '../apps/approval-service/src/core/approval-keys';
-import { DigestStore, type DigestTarget } from '../apps/approval-service/src/notifications/digest-store';
-import { NotificationService } from '../apps/approval-service/src/notifications/notification.service';
-import { RequestIntake } from '../apps/approval-service/src/requests/intake/request-intake';
-import { RequestStore } from '../apps/approval-service/src/requests/request-store';
-import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
-import { FakeSlackApi } from './support/fake-slack-api';
-import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
-import { SmtpCapture } from './support/smtp-capture';
-import { linkCallId, linkIn } from './support/system';
+import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
+import { approvalKeys } from '../../apps/approval-service/src/core/approval-keys';
+import { DigestStore, type DigestTarget } from '../../apps/approval-service/src/notifications/digest-store';
+import { NotificationService } from '../../apps/approval-service/src/notifications/notification.service';
+import { RequestIntake } from '../../apps/approval-service/src/requests/intake/request-intake';
+import { RequestStore } from '../../apps/approval-service/src/requests/request-store';
+import { approvalRequest, AgentSideQueues, approvalServiceEnv } from '../support/approval-harness';
+import { FakeSlackApi } from '../support/fake-slack-api';
+import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from '../support/redis';
+import { SmtpCapture } from '../support/smtp-capture';
+import { linkCallId, linkIn } from '../support/system';
 
 jest.setTimeout(60_000);
 

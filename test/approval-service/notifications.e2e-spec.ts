@@ -11,20 +11,20 @@ import {
   type ApprovalRequest,
 } from '@countersign/contracts';
 import type { AuditInput } from '@countersign/audit';
-import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
-import { SlackReplays } from '../apps/approval-service/src/channels/slack/slack-replays';
-import { approvalKeys } from '../apps/approval-service/src/core/approval-keys';
-import { AuditTrail } from '../apps/approval-service/src/core/audit-trail';
+import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
+import { SlackReplays } from '../../apps/approval-service/src/channels/slack/slack-replays';
+import { approvalKeys } from '../../apps/approval-service/src/core/approval-keys';
+import { AuditTrail } from '../../apps/approval-service/src/core/audit-trail';
 import {
   DeliveryLedger,
   type ClaimedDelivery,
-} from '../apps/approval-service/src/notifications/delivery-ledger';
-import { RequestStore } from '../apps/approval-service/src/requests/request-store';
-import { VotesService } from '../apps/approval-service/src/votes/votes.service';
-import { approvalRequest, AgentSideQueues, approvalServiceEnv } from './support/approval-harness';
-import { FakeSlackApi } from './support/fake-slack-api';
-import { FaultySmtp } from './support/faulty-smtp';
-import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
+} from '../../apps/approval-service/src/notifications/delivery-ledger';
+import { RequestStore } from '../../apps/approval-service/src/requests/request-store';
+import { VotesService } from '../../apps/approval-service/src/votes/votes.service';
+import { approvalRequest, AgentSideQueues, approvalServiceEnv } from '../support/approval-harness';
+import { FakeSlackApi } from '../support/fake-slack-api';
+import { FaultySmtp } from '../support/faulty-smtp';
+import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from '../support/redis';
 
 jest.setTimeout(30_000);
 

@@ -5,12 +5,12 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ApprovalRequest, StandingRule } from '@countersign/contracts';
-import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
-import { DecisionStore } from '../apps/approval-service/src/decisions/decision-store';
-import { RequestStore } from '../apps/approval-service/src/requests/request-store';
-import { StandingRuleStore } from '../apps/approval-service/src/standing-rules/standing-rule-store';
-import { approvalRequest, AgentSideQueues, approvalServiceEnv, callAs } from './support/approval-harness';
-import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
+import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
+import { DecisionStore } from '../../apps/approval-service/src/decisions/decision-store';
+import { RequestStore } from '../../apps/approval-service/src/requests/request-store';
+import { StandingRuleStore } from '../../apps/approval-service/src/standing-rules/standing-rule-store';
+import { approvalRequest, AgentSideQueues, approvalServiceEnv, callAs } from '../support/approval-harness';
+import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from '../support/redis';
 
 jest.setTimeout(30_000);
 
