@@ -11,29 +11,19 @@ import { slackSignature } from '../../apps/approval-service/src/channels/slack/s
 import { approvalRequest, AgentSideQueues, approvalServiceEnv } from '../support/approval-harness';
 import { testAuditKeyring } from '../support/audit';
 import { FakeSlackApi } from '../support/fake-slack-api';
-import { bearer } from '../support/principals';
+import { approvalsConfig, approvers, asApprover, group } from '../support/fixtures';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from '../support/redis';
 
 jest.setTimeout(30_000);
 
 const prefixes = uniquePrefixes('audit-service');
 const SLACK_SIGNING_SECRET = 'slack-signing-secret-for-audit-tests';
-const token = (id: string) => `${id}-audit-token-0123456789`;
-const APPROVALS = {
-  approvers: ['bob', 'carol', 'eve'].map((id) => ({
-    id,
-    name: id,
-    slackUserId: `U_${id.toUpperCase()}`,
-    apiToken: token(id),
-  })),
-  groups: [
-    { id: 'ops', members: ['bob', 'carol'], slackChannel: '#ops' },
-    { id: 'finance', members: ['eve'], slackChannel: '#finance' },
-  ],
+const APPROVALS = approvalsConfig({
+  approvers: approvers('bob', 'carol', 'eve'),
+  groups: [group('ops', ['bob', 'carol'], '#ops'), group('finance', ['eve'], '#finance')],
   rules: [{ match: { tool: 'pay_invoice' }, groups: ['finance'] }],
-  defaultGroup: 'ops',
   defaults: { channels: ['web'] },
-};
+});
 const stream = `{${prefixes.keyPrefix}:audit}:stream`;
 const heads = `{${prefixes.keyPrefix}:audit}:heads`;
 
@@ -66,9 +56,9 @@ afterAll(async () => {
 
 // ---- helpers -------------------------------------------------------------------------------------------
 
-/** As an approver of APPROVALS (their own token), or as a default test principal (auditor, mallory, ...). */
+/** As an approver of APPROVALS or a default test principal (auditor, mallory, ...), each with its test token. */
 function headersOf(as: string): { Authorization: string } {
-  return APPROVALS.approvers.some((a) => a.id === as) ? { Authorization: `Bearer ${token(as)}` } : bearer(as);
+  return asApprover(as);
 }
 
 async function get<T = unknown>(path: string, as: string) {
@@ -104,7 +94,7 @@ function postSlack(body: string, timestamp: string, signature: string) {
 }
 
 async function metric(name: string, labels: string): Promise<number> {
-  const text = await (await fetch(`${service.url}/metrics`, { headers: bearer('scraper') })).text();
+  const text = await (await fetch(`${service.url}/metrics`, { headers: asApprover('scraper') })).text();
   const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
   return line ? Number(line.split(' ').at(-1)) : 0;
 }

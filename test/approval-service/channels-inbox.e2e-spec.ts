@@ -6,27 +6,21 @@ import { describeInChromium, launchChromium } from '../support/browser';
 import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
 import { approvalRequest, AgentSideQueues, approvalServiceEnv } from '../support/approval-harness';
 import { signInToInbox } from '../support/inbox-session';
+import { approvalsConfig, approver } from '../support/fixtures';
 import { testToken } from '../support/principals';
 import { deletePrefixedKeys, uniquePrefixes, waitFor } from '../support/redis';
 
 jest.setTimeout(60_000);
 
 const prefixes = uniquePrefixes('inbox');
-const APPROVALS = {
+const APPROVALS = approvalsConfig({
   approvers: [
-    { id: 'bob', name: 'Bob Builder', apiToken: 'bob-inbox-token-0123456789' },
-    { id: 'carol', name: 'Carol Ops', apiToken: 'carol-inbox-token-0123456789' },
+    approver('bob', { name: 'Bob Builder' }),
+    approver('carol', { name: 'Carol Ops' }),
     // In no group, but writes standing rules: the inbox's Rules view is hers.
-    {
-      id: 'rita',
-      name: 'Rita Rules',
-      apiToken: 'rita-inbox-token-0123456789',
-      roles: ['rule-writer' as const],
-    },
+    approver('rita', { name: 'Rita Rules', roles: ['rule-writer'] }),
   ],
-  groups: [{ id: 'ops', members: ['bob', 'carol'] }],
-  defaultGroup: 'ops',
-};
+});
 
 let service: RunningApprovalService;
 let queues: AgentSideQueues;
@@ -93,7 +87,7 @@ describe('finding 8c: the inbox signs in only approvers and rule-writers, and sa
   });
 
   it('signs in a rule-writer in no group, whose view is Rules', async () => {
-    const signIn = await signInToInbox(service.url, { token: 'rita-inbox-token-0123456789' });
+    const signIn = await signInToInbox(service.url, { token: testToken('rita') });
     expect(signIn.status).toBe(303);
     const rules = await fetch(`${service.url}/inbox/rules`, { headers: { Cookie: signIn.session! } });
     expect(rules.status).toBe(200);
@@ -101,7 +95,7 @@ describe('finding 8c: the inbox signs in only approvers and rule-writers, and sa
   });
 
   it('says whose a sign-in link is before its button signs in, and that a spent one is spent', async () => {
-    const link = await signInLink(service.url, 'carol-inbox-token-0123456789');
+    const link = await signInLink(service.url, testToken('carol'));
     const landing = await fetch(link);
     expect(landing.status).toBe(200);
     expect(await landing.text()).toContain('This link signs this browser in as Carol Ops (carol).');
@@ -115,7 +109,7 @@ describe('finding 8c: the inbox signs in only approvers and rule-writers, and sa
   });
 
   it('names whose inbox it is on every view, and signs out', async () => {
-    const { session } = await signInToInbox(service.url, { token: 'carol-inbox-token-0123456789' });
+    const { session } = await signInToInbox(service.url, { token: testToken('carol') });
     for (const path of ['/inbox', '/inbox/history', '/inbox/rules']) {
       const html = await (await fetch(`${service.url}${path}`, { headers: { Cookie: session! } })).text();
       expect({ path, named: html.includes('Inbox of Carol Ops (carol)') }).toEqual({ path, named: true });
@@ -152,14 +146,14 @@ describeInChromium('the web inbox in headless Chromium', () => {
       async () =>
         (
           await fetch(`${service.url}/approvals/${first.callId}`, {
-            headers: { Authorization: 'Bearer bob-inbox-token-0123456789' },
+            headers: { Authorization: `Bearer ${testToken('bob')}` },
           })
         ).ok,
       'request stored',
     );
 
     const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
-    await page.goto(await signInLink(service.url, 'bob-inbox-token-0123456789'));
+    await page.goto(await signInLink(service.url, testToken('bob')));
     await page.getByRole('button', { name: 'Open my inbox' }).click();
     await page.waitForURL(`${service.url}/inbox`); // no credential in the address bar
 
@@ -187,7 +181,7 @@ describeInChromium('the web inbox in headless Chromium', () => {
     // Decided elsewhere (another approver, by API): it disappears from the open page.
     const res = await fetch(`${service.url}/approvals/${second.callId}/decisions`, {
       method: 'POST',
-      headers: { Authorization: 'Bearer carol-inbox-token-0123456789', 'Content-Type': 'application/json' },
+      headers: { Authorization: `Bearer ${testToken('carol')}`, 'Content-Type': 'application/json' },
       body: JSON.stringify({ decision: 'deny' }),
     });
     expect(res.status).toBe(200);
@@ -200,7 +194,7 @@ describeInChromium('the web inbox in headless Chromium', () => {
     const response = await page.goto(`${service.url}/inbox`);
     expect(response?.status()).toBe(401);
     expect(await page.locator('form[action="/inbox/session"]').count()).toBe(1);
-    await page.fill('input[name="token"]', 'carol-inbox-token-0123456789');
+    await page.fill('input[name="token"]', testToken('carol'));
     await page.click('button[type="submit"]');
     await page.locator('h1', { hasText: 'Carol Ops' }).waitFor();
     expect(await page.locator('header.who').textContent()).toContain('Inbox of Carol Ops (carol)');
@@ -213,12 +207,12 @@ describeInChromium('the web inbox in headless Chromium', () => {
 
   it('never signs in from a token in the address, and a sign-in link works once', async () => {
     const page = await browser.newPage();
-    const refused = await page.goto(`${service.url}/inbox?token=carol-inbox-token-0123456789`);
+    const refused = await page.goto(`${service.url}/inbox?token=${testToken('carol')}`);
     expect(refused?.status()).toBe(400);
     expect(await page.textContent('body')).toContain('Tokens in addresses are not accepted');
     expect((await page.context().cookies()).some((c) => c.name === 'countersign_inbox')).toBe(false);
 
-    const link = await signInLink(service.url, 'carol-inbox-token-0123456789');
+    const link = await signInLink(service.url, testToken('carol'));
     const other = await browser.newPage();
     await other.goto(link); // opened in someone else's browser: it says whose inbox the button would open
     expect(await other.textContent('body')).toContain(

@@ -18,7 +18,8 @@ import { slackSignature } from '../../apps/approval-service/src/channels/slack/s
 import { approvalRequest, AgentSideQueues, approvalServiceEnv } from '../support/approval-harness';
 import { FakeSlackApi } from '../support/fake-slack-api';
 import { signInToInbox } from '../support/inbox-session';
-import { bearer } from '../support/principals';
+import { approvalsConfig, approvers, asApprover, group } from '../support/fixtures';
+import { bearer, testToken } from '../support/principals';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from '../support/redis';
 import { SmtpCapture } from '../support/smtp-capture';
 
@@ -28,21 +29,9 @@ const prefixes = uniquePrefixes('approvals');
 const SLACK_SIGNING_SECRET = 'slack-signing-secret-for-tests';
 const SLACK_BOT_TOKEN = 'xoxb-test-token';
 const DECISION_SIGNING_SECRET = 'decision-secret-0123456789';
-const token = (id: string) => `${id}-api-token-0123456789`;
-
-const approvers = ['bob', 'carol', 'dave', 'eve'].map((id) => ({
-  id,
-  name: id[0].toUpperCase() + id.slice(1),
-  email: `${id}@example.test`,
-  slackUserId: `U_${id.toUpperCase()}`,
-  apiToken: token(id),
-}));
-const APPROVALS = {
-  approvers,
-  groups: [
-    { id: 'ops', members: ['bob', 'carol', 'dave'], slackChannel: '#ops' },
-    { id: 'finance', members: ['eve'], slackChannel: '#finance' },
-  ],
+const APPROVALS = approvalsConfig({
+  approvers: approvers('bob', 'carol', 'dave', 'eve'),
+  groups: [group('ops', ['bob', 'carol', 'dave'], '#ops'), group('finance', ['eve'], '#finance')],
   rules: [
     { name: 'payments', match: { agent: 'ops', args: { service: 'payments*' } }, groups: ['ops'], quorum: 2 },
     { name: 'short-lived', match: { tool: 'short_lived' }, groups: ['ops'], expiresIn: '1200ms' },
@@ -51,7 +40,8 @@ const APPROVALS = {
     { name: 'ops agent', match: { agent: 'ops' }, groups: ['ops'] },
   ],
   // No default group: a request from any other agent has no route.
-};
+  defaultGroup: undefined,
+});
 
 let service: RunningApprovalService;
 let queues: AgentSideQueues;
@@ -129,13 +119,9 @@ async function postSlack(
   };
 }
 
-/** As an approver of this file (its own token), a default test principal (auditor, scraper, …), or no one. */
+/** As an approver or a default test principal (auditor, scraper, …), each with its test token, or as no one. */
 async function api(method: string, path: string, as: string | undefined, body?: unknown) {
-  const credential = approvers.some((a) => a.id === as)
-    ? { Authorization: `Bearer ${token(as!)}` }
-    : as
-      ? bearer(as)
-      : {};
+  const credential = as ? asApprover(as) : {};
   const res = await fetch(`${service.url}${path}`, {
     method,
     headers: { ...credential, 'Content-Type': 'application/json' },
@@ -335,7 +321,7 @@ describe('approval service', () => {
           .status,
       ).toBe(401);
       const forged = await fetch(`${service.url}/approvals`, {
-        headers: { Authorization: 'Bearer bob-api-token-01234567890' },
+        headers: { Authorization: `Bearer ${testToken('bob')}0` },
       });
       expect(forged.status).toBe(401);
     });
@@ -634,7 +620,7 @@ describe('approval service', () => {
     const request = await queues.submit(approvalRequest({ args: { service: 'cache' } }));
     await posted(request.callId);
 
-    const signIn = await signInToInbox(service.url, { token: token('bob') });
+    const signIn = await signInToInbox(service.url, { token: testToken('bob') });
     expect(signIn.status).toBe(303);
     expect(signIn.setCookie).toMatch(/HttpOnly/i);
     expect(signIn.setCookie).toMatch(/SameSite=Strict/i);
@@ -770,10 +756,7 @@ describe('approval service', () => {
     // No agent worker runs in this file: every decision published so far still waits.
     expect(health.queues['approval-decisions'].waiting).toBeGreaterThan(0);
     expect((await fetch(`${service.url}/metrics`)).status).toBe(401);
-    expect(
-      (await fetch(`${service.url}/metrics`, { headers: { Authorization: `Bearer ${token('bob')}` } }))
-        .status,
-    ).toBe(403);
+    expect((await fetch(`${service.url}/metrics`, { headers: asApprover('bob') })).status).toBe(403);
     const metrics = await (await fetch(`${service.url}/metrics`, { headers: bearer('scraper') })).text();
     expect(metrics).toContain(
       'countersign_decisions_published_total{decision="approve",decided_by="person"}',

@@ -10,6 +10,7 @@ import { NotificationService } from '../../apps/approval-service/src/notificatio
 import { RequestIntake } from '../../apps/approval-service/src/requests/intake/request-intake';
 import { RequestStore } from '../../apps/approval-service/src/requests/request-store';
 import { approvalRequest, AgentSideQueues, approvalServiceEnv } from '../support/approval-harness';
+import { approvalsConfig, asApprover, group } from '../support/fixtures';
 import { FakeSlackApi } from '../support/fake-slack-api';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from '../support/redis';
 import { SmtpCapture } from '../support/smtp-capture';
@@ -128,19 +129,10 @@ describe('the approval service with a digest', () => {
   const prefixes = uniquePrefixes('digest');
   const WINDOW_MS = 5_000;
   const AFTER = 3;
-  const approvers = ['bob', 'carol'].map((id) => ({
-    id,
-    name: id[0].toUpperCase() + id.slice(1),
-    email: `${id}@example.test`,
-    slackUserId: `U_${id.toUpperCase()}`,
-    apiToken: `${id}-digest-token-0123456789`,
-  }));
-  const APPROVALS = {
-    approvers,
-    groups: [{ id: 'ops', members: ['bob', 'carol'], slackChannel: '#ops' }],
-    defaultGroup: 'ops',
+  const APPROVALS = approvalsConfig({
+    groups: [group('ops', ['bob', 'carol'], '#ops')],
     defaults: { channels: ['slack', 'email', 'web'] },
-  };
+  });
   const slack = new FakeSlackApi();
   const smtp = new SmtpCapture();
   let service: RunningApprovalService;
@@ -242,14 +234,14 @@ describe('the approval service with a digest', () => {
       await Promise.all(flood.map(async (r) => ((await isHeld(r.requestId)) ? r.requestId : '')))
     ).find(Boolean)!;
     const listed = await fetch(`${service.url}/approvals?status=pending&limit=500`, {
-      headers: { Authorization: `Bearer ${approvers[0].apiToken}` },
+      headers: asApprover('bob'),
     });
     expect(((await listed.json()) as { request: { callId: string } }[]).map((a) => a.request.callId)).toEqual(
       expect.arrayContaining([...floodIds, newcomer.callId]),
     );
     const vote = await fetch(`${service.url}/approvals/${heldId}/decisions`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${approvers[0].apiToken}`, 'Content-Type': 'application/json' },
+      headers: { ...asApprover('bob'), 'Content-Type': 'application/json' },
       body: JSON.stringify({ decision: 'approve' }),
     });
     expect(vote.status).toBe(200);

@@ -24,21 +24,16 @@ import { VotesService } from '../../apps/approval-service/src/votes/votes.servic
 import { approvalRequest, AgentSideQueues, approvalServiceEnv } from '../support/approval-harness';
 import { FakeSlackApi } from '../support/fake-slack-api';
 import { FaultySmtp } from '../support/faulty-smtp';
+import { approvalsConfig, group } from '../support/fixtures';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from '../support/redis';
 
 jest.setTimeout(30_000);
 
 const prefixes = uniquePrefixes('notify-once');
-const approvers = ['bob', 'carol'].map((id) => ({
-  id,
-  name: id[0].toUpperCase() + id.slice(1),
-  email: `${id}@example.test`,
-  slackUserId: `U_${id.toUpperCase()}`,
-  apiToken: `${id}-api-token-0123456789`,
-}));
-const APPROVALS = {
-  approvers,
-  groups: [{ id: 'ops', members: ['bob', 'carol'], slackChannel: '#ops' }],
+const APPROVALS = approvalsConfig({
+  groups: [group('ops', ['bob', 'carol'], '#ops')],
+  // Every request here matches a rule.
+  defaultGroup: undefined,
   rules: [
     { name: 'slack', match: { tool: 'slack_*' }, groups: ['ops'], channels: ['slack'] },
     { name: 'email', match: { tool: 'email_*' }, groups: ['ops'], channels: ['email'] },
@@ -51,7 +46,7 @@ const APPROVALS = {
       expiresIn: '3s',
     },
   ],
-};
+});
 
 let service: RunningApprovalService;
 let queues: AgentSideQueues;

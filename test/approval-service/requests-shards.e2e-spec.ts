@@ -10,20 +10,18 @@ import { DecisionStore } from '../../apps/approval-service/src/decisions/decisio
 import { RequestStore } from '../../apps/approval-service/src/requests/request-store';
 import { StandingRuleStore } from '../../apps/approval-service/src/standing-rules/standing-rule-store';
 import { approvalRequest, AgentSideQueues, approvalServiceEnv, callAs } from '../support/approval-harness';
+import { approvalsConfig, asApprover } from '../support/fixtures';
+import { testToken } from '../support/principals';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from '../support/redis';
 
 jest.setTimeout(30_000);
 
 const SHARDS = 3;
 const prefixes = uniquePrefixes('approval-shards');
-const token = (id: string) => `${id}-shards-token-0123456789`;
-const APPROVALS = {
-  approvers: ['bob', 'carol'].map((id) => ({ id, name: id, apiToken: token(id) })),
-  groups: [{ id: 'ops', members: ['bob', 'carol'] }],
+const APPROVALS = approvalsConfig({
   rules: [{ name: 'short-lived', match: { tool: 'short_lived' }, groups: ['ops'], expiresIn: '1s' }],
-  defaultGroup: 'ops',
   defaults: { channels: ['web'] },
-};
+});
 
 let service: RunningApprovalService;
 let queues: AgentSideQueues;
@@ -59,7 +57,7 @@ function requestIn(shard: number, over: Partial<ApprovalRequest> = {}): Approval
 }
 
 const api = (method: string, path: string, as: string, body?: unknown) =>
-  callAs(service.url, token(as), method, path, body);
+  callAs(service.url, testToken(as), method, path, body);
 
 /** Submits a request and waits until the service has stored it. */
 async function submit(request: ApprovalRequest): Promise<ApprovalRequest> {
@@ -241,7 +239,7 @@ it('refuses to start with another shard count while the old shards hold an open 
     one = await start(1);
     const res = await fetch(`${one.url}/approvals/${request.requestId}/decisions`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${token('bob')}`, 'Content-Type': 'application/json' },
+      headers: { ...asApprover('bob'), 'Content-Type': 'application/json' },
       body: JSON.stringify({ decision: 'approve' }),
     });
     expect(res.status).toBe(200);

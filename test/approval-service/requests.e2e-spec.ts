@@ -5,6 +5,7 @@ import { encodeApprovalCursor, type ApprovalRequest, type ApprovalView } from '@
 import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
 import { RequestStore } from '../../apps/approval-service/src/requests/request-store';
 import { approvalRequest, AgentSideQueues, approvalServiceEnv } from '../support/approval-harness';
+import { approvalsConfig, approvers, asApprover, group } from '../support/fixtures';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from '../support/redis';
 
 jest.setTimeout(30_000);
@@ -13,17 +14,12 @@ jest.setTimeout(30_000);
 // read from every shard and merged, and must page exactly as one list would.
 describe.each([1, 3])('with %i approval shard(s)', (shards) => {
   const prefixes = uniquePrefixes(`paging-${shards}`);
-  const token = (id: string) => `${id}-paging-token-0123456789`;
-  const APPROVALS = {
-    approvers: ['bob', 'carol', 'eve'].map((id) => ({ id, name: id, apiToken: token(id) })),
-    groups: [
-      { id: 'ops', members: ['bob', 'carol'] },
-      { id: 'finance', members: ['eve'] },
-    ],
+  const APPROVALS = approvalsConfig({
+    approvers: approvers('bob', 'carol', 'eve'),
+    groups: [group('ops', ['bob', 'carol']), group('finance', ['eve'])],
     rules: [{ match: { tool: 'pay_invoice' }, groups: ['finance'], channels: ['web'] }],
-    defaultGroup: 'ops',
     defaults: { channels: ['web'] },
-  };
+  });
 
   let service: RunningApprovalService;
   let queues: AgentSideQueues;
@@ -60,7 +56,7 @@ describe.each([1, 3])('with %i approval shard(s)', (shards) => {
   const store = () => service.app.get(RequestStore);
 
   async function get(path: string, as = 'bob') {
-    const res = await fetch(`${service.url}${path}`, { headers: { Authorization: `Bearer ${token(as)}` } });
+    const res = await fetch(`${service.url}${path}`, { headers: asApprover(as) });
     return { status: res.status, link: res.headers.get('link'), json: JSON.parse(await res.text()) };
   }
 
@@ -102,7 +98,7 @@ describe.each([1, 3])('with %i approval shard(s)', (shards) => {
   const approve = async (requestId: string) => {
     const res = await fetch(`${service.url}/approvals/${requestId}/decisions`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${token('bob')}`, 'Content-Type': 'application/json' },
+      headers: { ...asApprover('bob'), 'Content-Type': 'application/json' },
       body: JSON.stringify({ decision: 'approve' }),
     });
     expect(res.status).toBe(200);
@@ -293,7 +289,7 @@ describe.each([1, 3])('with %i approval shard(s)', (shards) => {
       Array.from({ length: 502 }, (_, i) => storeAt(t + i, `bulk-${String(i).padStart(3, '0')}`)),
     );
     const res = await fetch(`${service.url}/inbox/items`, {
-      headers: { Authorization: `Bearer ${token('bob')}` },
+      headers: asApprover('bob'),
     });
     const html = await res.text();
     expect(res.status).toBe(200);

@@ -13,6 +13,8 @@ import { DueTimers } from '../../apps/approval-service/src/timers/due-timers';
 import { slackSignature } from '../../apps/approval-service/src/channels/slack/slack-signature';
 import { approvalRequest, AgentSideQueues, approvalServiceEnv, callAs } from '../support/approval-harness';
 import { FakeSlackApi } from '../support/fake-slack-api';
+import { approvalsConfig, approvers, group } from '../support/fixtures';
+import { testToken } from '../support/principals';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from '../support/redis';
 import { SmtpCapture } from '../support/smtp-capture';
 
@@ -21,25 +23,18 @@ jest.setTimeout(20_000);
 const prefixes = uniquePrefixes('escalation');
 const SLACK_SIGNING_SECRET = 'slack-signing-secret-for-tests';
 const DECISION_SIGNING_SECRET = 'decision-secret-0123456789';
-const token = (id: string) => `${id}-api-token-0123456789`;
-
 // bob is in ops only, frank in leads only, nina in the groups that share #ops; requests come from alice, who
 // approves nothing.
-const approvers = ['bob', 'frank', 'nina'].map((id) => ({
-  id,
-  name: id[0].toUpperCase() + id.slice(1),
-  email: `${id}@example.test`,
-  slackUserId: `U_${id.toUpperCase()}`,
-  apiToken: token(id),
-}));
-const APPROVALS = {
-  approvers,
+const APPROVALS = approvalsConfig({
+  approvers: approvers('bob', 'frank', 'nina'),
   groups: [
-    { id: 'ops', members: ['bob'], slackChannel: '#ops' },
-    { id: 'leads', members: ['frank'], slackChannel: '#leads' },
-    { id: 'night', members: ['nina'], slackChannel: '#ops' },
-    { id: 'backup', members: ['nina'], slackChannel: '#ops' },
+    group('ops', ['bob'], '#ops'),
+    group('leads', ['frank'], '#leads'),
+    group('night', ['nina'], '#ops'),
+    group('backup', ['nina'], '#ops'),
   ],
+  // Every request here matches a rule.
+  defaultGroup: undefined,
   rules: [
     // Long enough before escalation that the "before" checks never race the timer.
     {
@@ -64,7 +59,7 @@ const APPROVALS = {
       escalation: { after: '300ms', groups: ['leads', 'backup'] },
     },
   ],
-};
+});
 
 let service: RunningApprovalService;
 let queues: AgentSideQueues;
@@ -120,7 +115,7 @@ async function clickInSlack(requestId: string, userId: string, channelId: string
 }
 
 const api = (method: string, path: string, as: string, body?: unknown) =>
-  callAs(service.url, token(as), method, path, body);
+  callAs(service.url, testToken(as), method, path, body);
 
 async function auditTypes(callId: string): Promise<{ type: string; detail: Record<string, unknown> }[]> {
   return (await api('GET', `/audit?callId=${callId}`, 'bob')).json;

@@ -11,41 +11,26 @@ import { StandingRuleStore } from '../../apps/approval-service/src/standing-rule
 import { VoteStore } from '../../apps/approval-service/src/votes/vote-store';
 import { approvalRequest, AgentSideQueues, approvalServiceEnv, callAs } from '../support/approval-harness';
 import { FakeSlackApi } from '../support/fake-slack-api';
-import { bearer } from '../support/principals';
+import { approvalsConfig, approver, group, PAYMENTS_NEED_TWO } from '../support/fixtures';
+import { testToken } from '../support/principals';
 import { deletePrefixedKeys, uniquePrefixes, waitFor } from '../support/redis';
 import { SmtpCapture } from '../support/smtp-capture';
 
 jest.setTimeout(30_000);
 
 const prefixes = uniquePrefixes('revisions');
-const token = (id: string) => `${id}-revisions-token-0123456789`;
-const approver = (id: string, roles: 'rule-writer'[] = []) => ({
-  id,
-  name: id,
-  email: `${id}@example.test`,
-  slackUserId: `U_${id.toUpperCase()}`,
-  apiToken: token(id),
-  roles,
-});
-const APPROVALS = {
-  approvers: [approver('bob'), approver('carol', ['rule-writer']), approver('dave')],
-  groups: [
-    { id: 'ops', members: ['bob', 'carol'], slackChannel: '#ops' },
-    { id: 'finance', members: ['carol', 'dave'], slackChannel: '#finance' },
-  ],
+const APPROVALS = approvalsConfig({
+  approvers: [approver('bob'), approver('carol', { roles: ['rule-writer'] }), approver('dave')],
+  groups: [group('ops', ['bob', 'carol'], '#ops'), group('finance', ['carol', 'dave'], '#finance')],
   rules: [
-    {
-      name: 'payments need two approvers',
-      match: { args: { service: 'payments*' } },
-      groups: ['finance'],
-      quorum: 2,
-    },
+    PAYMENTS_NEED_TWO,
     { name: 'web and api', match: { args: { service: ['web', 'api'] } }, groups: ['ops'] },
     { name: 'gates', match: { tool: 'runbook_gate' }, groups: ['ops'] },
     { name: 'manual steps', match: { tier: 'manual_only' }, groups: ['ops'] },
   ],
   // No default group: a call of any other service routes nowhere.
-};
+  defaultGroup: undefined,
+});
 
 /** The scale_service of the demo tools as the worker describes it in the tool catalog (edits are checked against it). */
 const SCALE_SCHEMA = {
@@ -104,11 +89,9 @@ afterAll(async () => {
 
 // ---- helpers -------------------------------------------------------------------------------------------
 
-/** As an approver of this file (its own token), or a default test principal (alice, auditor, …). */
+/** As an approver or a default test principal (alice, auditor, …), each with its test token. */
 const api = (method: string, path: string, as: string, body?: unknown) =>
-  APPROVALS.approvers.some((a) => a.id === as)
-    ? callAs(service.url, token(as), method, path, body)
-    : callAs(service.url, bearer(as).Authorization.slice('Bearer '.length), method, path, body);
+  callAs(service.url, testToken(as), method, path, body);
 
 const decide = (id: string, as: string, body: Record<string, unknown>) =>
   api('POST', `/approvals/${id}/decisions`, as, body);
