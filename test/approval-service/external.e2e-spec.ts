@@ -13,6 +13,8 @@ import {
   type ClaimResult,
   type ExternalApprovalView,
 } from '@countersign/contracts';
+import { CallState, ledgerFields } from '@countersign/call-ledger';
+import { RequestStore } from '../../apps/approval-service/src/requests/request-store';
 import { ExternalHarness } from '../support/external-harness';
 import { TEST_REDIS_URL, waitFor } from '../support/redis';
 
@@ -62,6 +64,10 @@ afterAll(async () => {
 
 /** A fresh run ID per test, so index entries never meet across tests. */
 const nextRun = () => `run-${++run}`;
+
+/** The approval's hash, which holds its call's ledger fields (CALL, under the prefix `call:`). */
+const ledgerKey = (approvalId: string) => harness.service.app.get(RequestStore).keys.request(approvalId);
+const CALL = ledgerFields('call:');
 
 function call(over: Record<string, unknown> = {}) {
   return {
@@ -509,6 +515,27 @@ describe('claiming and completing', () => {
       actor: 'agent-bot',
       detail: { outcome: 'ok', summary: 'refunded 25', source: 'external', clientCallId: 'call-1' },
     });
+  });
+
+  // The exactly-once ledger of every governed call (libs/call-ledger) holds the claim: its state, under the approval's
+  // hash prefix `call:`, is what lets a claim through, not a field of the approvals API's own.
+  it('keeps the claimed call on the call ledger: executing under its client, then done with its report', async () => {
+    const { approvalId, fp } = await approved();
+    const key = ledgerKey(approvalId);
+    expect(await redis.hget(key, CALL.state)).toBeNull();
+    await claim(approvalId, fp);
+    expect(await redis.hmget(key, CALL.state, CALL.token)).toEqual([CallState.Executing, 'agent-bot']);
+    await complete(approvalId, { outcome: 'error', summary: 'timed out' });
+    const [state, token, result] = await redis.hmget(key, CALL.state, CALL.token, CALL.result);
+    expect([state, token]).toEqual([CallState.Done, null]);
+    expect(JSON.parse(result!)).toMatchObject({ outcome: 'error', summary: 'timed out' });
+  });
+
+  it('refuses a claim once the call ledger has the call, whatever else the approval holds', async () => {
+    const { approvalId, fp } = await approved();
+    await redis.hset(ledgerKey(approvalId), CALL.state, CallState.Done);
+    const res = await claim(approvalId, fp);
+    expect([res.status, res.json.error]).toEqual([409, 'already_claimed']);
   });
 
   it('refuses a bad completion report with 400 naming the field', async () => {
