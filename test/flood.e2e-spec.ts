@@ -4,7 +4,7 @@
 // run-start limit with 429 and Retry-After, what got through is posted and emailed one by one only up to the digest
 // threshold (then one digest per channel and approver), and the newcomer's request is posted, emailed and in the inbox.
 import type { ApprovalView } from '@countersign/contracts';
-import { ApprovalStore } from '../apps/approval-service/src/approvals/approval-store';
+import { RequestStore } from '../apps/approval-service/src/requests/request-store';
 import { approvalRequest } from './support/approval-harness';
 import { signInToInbox } from './support/inbox-session';
 import { waitFor } from './support/redis';
@@ -117,7 +117,7 @@ describe('a flood of run starts by one principal (finding 6)', () => {
   it('shows the newest request in the inbox even when hundreds of one requester wait before it', async () => {
     // What a flood that got through looks like (another deployment, a machine token with a high limit): stored
     // directly, web only, so this test is about the inbox alone.
-    const store = system.approvals.app.get(ApprovalStore);
+    const store = system.approvals.app.get(RequestStore);
     const stored = (requester: string, now: number) => {
       const request = approvalRequest({ requester, args: { service: `${requester}-${now}` } });
       const expiresAt = Date.now() + 3_600_000;

@@ -6,6 +6,7 @@ import type { ApprovalView, AuditEntry, RunView } from '@countersign/contracts';
 import { SignJWT, exportJWK, generateKeyPair, type KeyLike } from 'jose';
 import { startAgentWorker, type RunningAgentWorker } from '../apps/agent-worker/src/bootstrap';
 import { workerEnv } from './support/agent-worker-harness';
+import { group } from './support/fixtures';
 import { signInForm, signInToInbox } from './support/inbox-session';
 import { bearer, testToken, TEST_PRINCIPALS } from './support/principals';
 import { deletePrefixedKeys, uniquePrefixes, waitFor } from './support/redis';
@@ -14,10 +15,7 @@ import { tokenSha256 } from '@countersign/contracts';
 
 /** bob and carol decide restarts (ops); dave decides scaling (finance). */
 const APPROVALS = {
-  groups: [
-    { id: 'ops', members: ['bob', 'carol'] },
-    { id: 'finance', members: ['dave'] },
-  ],
+  groups: [group('ops', ['bob', 'carol']), group('finance', ['dave'])],
   rules: [{ name: 'scaling is finance', match: { tool: 'scale_service' }, groups: ['finance'] }],
   defaultGroup: 'ops',
   defaults: { channels: ['web', 'email'], expiresIn: '30m' },

@@ -9,6 +9,7 @@ import { startMcpGateway, type RunningMcpGateway } from '../apps/mcp-gateway/src
 import { workerEnv } from './support/agent-worker-harness';
 import { approvalServiceEnv } from './support/approval-harness';
 import { TEST_AUDIT_SECRET } from './support/audit';
+import { group } from './support/fixtures';
 import { testToken, TEST_PRINCIPALS } from './support/principals';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes } from './support/redis';
 import { TestMcpServer } from './support/test-mcp-server';
@@ -59,7 +60,7 @@ function jwt(sub: string, times: { iat?: number; exp?: number }): Promise<string
 type Probe = (token: string) => Promise<{ status: number; body: string }>;
 
 /** The approval service's groups and rules: bob approves everything (nothing is asked here). */
-const ROUTING = { groups: [{ id: 'ops', members: ['bob'] }], defaultGroup: 'ops' };
+const ROUTING = { groups: [group('ops', ['bob'])], defaultGroup: 'ops' };
 
 const prefixes = uniquePrefixes('oidc');
 const approvalPrefixes = uniquePrefixes('oidc-approvals');

@@ -5,7 +5,8 @@ import { startApprovalService, type RunningApprovalService } from '../apps/appro
 import { approvalServiceEnv } from './support/approval-harness';
 import { WorkerHarness } from './support/agent-worker-harness';
 import { signInForm } from './support/inbox-session';
-import { bearer } from './support/principals';
+import { approvalsConfig } from './support/fixtures';
+import { bearer, testToken } from './support/principals';
 import { deletePrefixedKeys, uniquePrefixes } from './support/redis';
 
 jest.setTimeout(60_000);
@@ -156,13 +157,7 @@ describe('run starts on the agent worker', () => {
 
 describe('decisions, Slack interactions and sign-ins on the approval service', () => {
   const prefixes = uniquePrefixes('rate-approvals');
-  const token = (id: string) => `${id}-rate-token-0123456789`;
-  const APPROVALS = {
-    approvers: ['bob', 'carol'].map((id) => ({ id, name: id, apiToken: token(id) })),
-    groups: [{ id: 'ops', members: ['bob', 'carol'] }],
-    defaultGroup: 'ops',
-    defaults: { channels: ['web'] },
-  };
+  const APPROVALS = approvalsConfig({ defaults: { channels: ['web'] } });
   let service: RunningApprovalService;
 
   beforeAll(async () => {
@@ -192,7 +187,7 @@ describe('decisions, Slack interactions and sign-ins on the approval service', (
       send(`${service.url}/approvals/${callId}/decisions`, {
         method: 'POST',
         headers: {
-          Authorization: `Bearer ${token(as)}`,
+          Authorization: `Bearer ${testToken(as)}`,
           'content-type': 'application/json',
           ...from('192.0.2.1'),
         },
@@ -239,19 +234,19 @@ describe('decisions, Slack interactions and sign-ins on the approval service', (
     };
     const guesses = await times(6, () => signIn('192.0.2.4', `guess-${Math.random()}-0123456789`));
     expect(statuses(guesses)).toEqual(Array(6).fill(401));
-    const refused = await signIn('192.0.2.4', token('bob'));
+    const refused = await signIn('192.0.2.4', testToken('bob'));
     expectRefusedWithRetryAfter(refused, 60);
     expect(refused.message).toContain(
       'too many sign-ins from 192.0.2.4: at most 6/1m (RATE_LIMIT_SIGN_IN_ADDRESS)',
     );
-    expect((await signIn('192.0.2.5', token('bob'))).status).toBe(303);
+    expect((await signIn('192.0.2.5', testToken('bob'))).status).toBe(303);
   });
 
   it('limits the one-time sign-in links a principal asks for', async () => {
     const link = (as: string) =>
       send(`${service.url}/inbox/sign-in-links`, {
         method: 'POST',
-        headers: { Authorization: `Bearer ${token(as)}`, ...from('192.0.2.6') },
+        headers: { Authorization: `Bearer ${testToken(as)}`, ...from('192.0.2.6') },
       });
     expect(statuses(await times(3, () => link('carol')))).toEqual([201, 201, 429]);
     expect((await link('bob')).status).toBe(201);

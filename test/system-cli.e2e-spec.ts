@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApprovalStore } from '../apps/approval-service/src/approvals/approval-store';
+import { RequestStore } from '../apps/approval-service/src/requests/request-store';
 import { approvalRequest } from './support/approval-harness';
 import { testToken } from './support/principals';
 import { waitFor } from './support/redis';
@@ -205,7 +205,7 @@ it('explains the commands with --help', async () => {
 
 it('`approvals list` follows the pages of the service to the end, and stops at --limit with a note on stderr', async () => {
   // More pending requests than one page holds (500), stored directly: listed in the order they were created.
-  const store = system.approvals.app.get(ApprovalStore);
+  const store = system.approvals.app.get(RequestStore);
   const now = Date.now();
   const ids = Array.from({ length: 520 }, (_, i) => `paged-${String(i).padStart(3, '0')}`);
   await Promise.all(

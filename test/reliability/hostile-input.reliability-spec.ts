@@ -18,8 +18,8 @@ import {
   type SignedDecision,
 } from '@countersign/contracts';
 import { infraKeys } from '@countersign/demo-infra';
-import { signLinkToken } from '../../apps/approval-service/src/email/link-token';
-import { slackSignature } from '../../apps/approval-service/src/slack/slack-signature';
+import { signLinkToken } from '../../apps/approval-service/src/notifications/email/link-token';
+import { slackSignature } from '../../apps/approval-service/src/channels/slack/slack-signature';
 import { TEST_REDIS_URL, waitFor } from '../support/redis';
 import {
   restartScript,

@@ -9,21 +9,14 @@
 import type { AuditEntry } from '@countersign/contracts';
 import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
 import { approvalServiceEnv } from './approval-harness';
+import { approvalsConfig, approvers, group } from './fixtures';
 import { testToken } from './principals';
 import { deletePrefixedKeys, uniquePrefixes, waitFor, type TestPrefixes } from './redis';
 
 /** The approvers: bob, carol and dave, with the default test tokens; alice (a requester) is in `ops` as well. */
-export const EXTERNAL_APPROVALS = {
-  approvers: ['bob', 'carol', 'dave'].map((id) => ({
-    id,
-    name: id[0].toUpperCase() + id.slice(1),
-    email: `${id}@example.test`,
-    apiToken: testToken(id),
-  })),
-  groups: [
-    { id: 'ops', members: ['bob', 'carol', 'alice'] },
-    { id: 'pair', members: ['carol', 'dave'] },
-  ],
+export const EXTERNAL_APPROVALS = approvalsConfig({
+  approvers: approvers('bob', 'carol', 'dave'),
+  groups: [group('ops', ['bob', 'carol', 'alice']), group('pair', ['carol', 'dave'])],
   rules: [
     {
       name: 'short-lived',
@@ -39,7 +32,8 @@ export const EXTERNAL_APPROVALS = {
     { name: 'mcp-gateway', match: { agent: 'mcp-gateway' }, groups: ['ops'], channels: ['web'] },
   ],
   // No default group: other-bot's calls match no rule, so they have no route.
-};
+  defaultGroup: undefined,
+});
 
 export const WEBHOOK_SIGNING_SECRET = 'webhook-secret-0123456789';
 

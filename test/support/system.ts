@@ -8,7 +8,7 @@
 import { startAgentWorker, type RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
 import type { InfraView } from '@countersign/demo-infra';
 import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
-import { slackSignature } from '../../apps/approval-service/src/slack/slack-signature';
+import { slackSignature } from '../../apps/approval-service/src/channels/slack/slack-signature';
 import type {
   ApprovalView,
   AuditEntry,
@@ -18,6 +18,7 @@ import type {
   StartRunBody,
 } from '@countersign/contracts';
 import { FakeSlackApi } from './fake-slack-api';
+import { approvalsConfig, approver, group } from './fixtures';
 import { directoryEnv, testToken, type TestApprover } from './principals';
 import { TEST_RATE_LIMITS } from './rate-limits';
 import { runHooksFrom } from './test-faults';
@@ -34,29 +35,16 @@ export const SYSTEM_SECRETS = {
 
 /** Approvers of the system tests. The agents config's users are alice/bob (operators) and mallory (viewer). */
 export const SYSTEM_APPROVERS = {
-  bob: {
-    id: 'bob',
-    name: 'Bob Builder',
-    email: 'bob@example.test',
-    slackUserId: 'U_BOB',
-    apiToken: 'bob-system-token-0123456789',
-  },
-  carol: {
-    id: 'carol',
-    name: 'Carol Ops',
-    email: 'carol@example.test',
-    slackUserId: 'U_CAROL',
-    apiToken: 'carol-system-token-0123456789',
-  },
-} as const;
+  bob: approver('bob', { name: 'Bob Builder' }),
+  carol: approver('carol', { name: 'Carol Ops' }),
+};
 export type SystemApprover = keyof typeof SYSTEM_APPROVERS;
 
-export const SYSTEM_APPROVALS_CONFIG = {
+export const SYSTEM_APPROVALS_CONFIG = approvalsConfig({
   approvers: Object.values(SYSTEM_APPROVERS),
-  groups: [{ id: 'ops', members: ['bob', 'carol'], slackChannel: '#ops-approvals' }],
-  defaultGroup: 'ops',
+  groups: [group('ops', ['bob', 'carol'], '#ops-approvals')],
   defaults: { channels: ['slack', 'email', 'web'], expiresIn: '30m' },
-};
+});
 
 export interface SystemOptions {
   /** Extra environment of the agent worker(s). */

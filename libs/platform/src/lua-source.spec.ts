@@ -163,6 +163,33 @@ describe('readLuaSource', () => {
     expect(source.origins.at(-1)).toEqual({ file: 'go-1.lua', line: 2, path: join(dir, 'lua', 'go-1.lua') });
   });
 
+  it('inlines a snippet of another feature of the same app, named @app/<feature>/<name>, and names its lines so', () => {
+    const app = join(dir, 'src');
+    const script = join(app, 'votes', 'lua', 'go-1.lua');
+    const snippet = join(app, 'requests', 'lua', 'includes', 'states.lua');
+    for (const path of [script, snippet]) mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(script, '--- @include "@app/requests/states"\nreturn settle()');
+    // A snippet's own relative include stays in its folder.
+    writeFileSync(snippet, '--- @include "timer"\nlocal function settle() return timer() end\n');
+    writeFileSync(join(dirname(snippet), 'timer.lua'), 'local function timer() return 1 end\n');
+    const source = readLuaSource(join(app, 'votes'), 'go-1.lua');
+    expect(source.text).toBe(
+      'local function timer() return 1 end\nlocal function settle() return timer() end\nreturn settle()',
+    );
+    expect(source.origins[1]).toEqual({ file: '@app/requests/states.lua', line: 2, path: snippet });
+  });
+
+  it('refuses an app include that leaves the feature lua/includes/ folder, or from a script in no app src/ folder', () => {
+    const app = join(dir, 'src');
+    mkdirSync(join(app, 'votes', 'lua'), { recursive: true });
+    mkdirSync(join(app, 'requests', 'lua'), { recursive: true });
+    writeFileSync(join(app, 'requests', 'lua', 'go-1.lua'), 'return 1\n');
+    writeFileSync(join(app, 'votes', 'lua', 'out-0.lua'), '--- @include "@app/requests/../go-1"\nreturn 1');
+    expect(() => readLuaSource(join(app, 'votes'), 'out-0.lua')).toThrow(/leaves the script's lua\/ folder/);
+    write({ 'lost-0.lua': '--- @include "@app/requests/states"\nreturn 1' });
+    expect(() => readLuaSource(dir, 'lost-0.lua')).toThrow(/@app\/ names a feature of the app/);
+  });
+
   it('refuses a library include that leaves the library lua/ folder, or names no file', () => {
     write({
       'out-0.lua': '--- @include "@countersign/call-ledger/../../platform/src/lua/audit-append-2"\nreturn 1',

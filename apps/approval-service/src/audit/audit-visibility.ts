@@ -4,15 +4,15 @@ import { Injectable } from '@nestjs/common';
 import type { AuditEntry } from '@countersign/contracts';
 import { hasRole, type Principal } from '@countersign/platform';
 import { RunReaders } from '@countersign/shared-records';
-import { ApprovalStore } from '../approvals/approval-store';
 import { ApproverDirectory } from '../auth/approver-directory';
+import { ApprovalReadModel } from '../requests/approval-read-model';
 
 export type AuditEntryFilter = (entry: AuditEntry) => Promise<boolean>;
 
 @Injectable()
 export class AuditVisibility {
   constructor(
-    private readonly store: ApprovalStore,
+    private readonly readModel: ApprovalReadModel,
     private readonly readers: RunReaders,
     private readonly directory: ApproverDirectory,
   ) {}
@@ -38,7 +38,7 @@ export class AuditVisibility {
         const callId = entry.callId;
         const runId = entry.runId;
         const routed = await once(callGroups, `${runId ?? ''} ${callId}`, async () =>
-          (await this.store.requestsOfCall(callId))
+          (await this.readModel.requestsOfCall(callId))
             .filter((a) => runId === undefined || a.request.runId === runId)
             .flatMap((a) => a.groups),
         );

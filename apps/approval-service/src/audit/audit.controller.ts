@@ -1,7 +1,7 @@
 // Reading the shared HMAC-chained audit log, a page at a time and only what the caller may see, and checking that
 // every writer's chain is intact (audit readers only).
 import { Controller, Get, Query, Res } from '@nestjs/common';
-import type { HttpResponse as Response } from '../http-types';
+import type { HttpResponse as Response } from '../core/http-types';
 import { AuditQuerySchema, type AuditEntry, type AuditQuery } from '@countersign/contracts';
 import { CurrentPrincipal, RequireRole, ZodValidationPipe, type Principal } from '@countersign/platform';
 import { type ChainCheck } from '@countersign/audit';

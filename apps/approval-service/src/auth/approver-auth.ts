@@ -14,7 +14,7 @@ import {
 } from '@countersign/platform';
 import { z } from 'zod';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
-import type { HttpResponse as Response } from '../http-types';
+import type { HttpResponse as Response } from '../core/http-types';
 import { ApproverDirectory } from './approver-directory';
 import { signToken, verifyToken } from './signed-token';
 

@@ -3,7 +3,7 @@
 // and for a few minutes; only its hash is stored.
 import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import type { ApprovalKeys } from '../approvals/approval-keys';
+import type { ApprovalKeys } from '../core/approval-keys';
 import { APPROVAL_KEYS } from '../core/tokens';
 import { RedisConnections } from '@countersign/platform';
 

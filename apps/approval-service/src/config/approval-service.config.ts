@@ -1,10 +1,10 @@
 // The approval service's configuration: environment variables plus the approvals file, validated once at start-up.
 // Nothing else in the service reads process.env.
-import { DEFAULT_APPROVAL_SHARDS, MAX_APPROVAL_SHARDS } from '../approvals/approval-keys';
 import { z } from 'zod';
 import {
   BaseEnvSchema,
   ConfigError,
+  DurationSchema,
   loadEnv,
   loadJsonConfig,
   PrincipalsConfigSchema,
@@ -14,7 +14,10 @@ import {
 } from '@countersign/platform';
 import { MIN_AUDIT_RETENTION_MS } from '@countersign/audit';
 import { ApprovalsConfigSchema, type ApprovalsConfig } from './approvals-config.schema';
-import { DurationSchema } from './duration';
+
+/** Shards of the approval state (APPROVAL_SHARDS): one unless configured, at most 16 (see core/approval-keys.ts). */
+export const DEFAULT_APPROVAL_SHARDS = 1;
+export const MAX_APPROVAL_SHARDS = 16;
 
 export const ApprovalServiceEnvSchema = BaseEnvSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65_535).default(3001).describe('The HTTP port.'),

@@ -4,8 +4,7 @@
 // routing nowhere.
 import { z } from 'zod';
 import { IdSchema, TierSchema } from '@countersign/contracts';
-import type { Principal } from '@countersign/platform';
-import { DurationSchema } from './duration';
+import { DurationSchema, type Principal } from '@countersign/platform';
 
 export const ChannelSchema = z.enum(['slack', 'email', 'web']);
 export type Channel = z.infer<typeof ChannelSchema>;

@@ -23,7 +23,7 @@ import {
   type Principal,
 } from '@countersign/platform';
 import { ApprovalRoute } from '../config/rate-limits';
-import type { HttpResponse as Response } from '../http-types';
+import type { HttpResponse as Response } from '../core/http-types';
 import { ExternalApprovalsService } from './external-approvals.service';
 import { ExternalRefusalFilter, FieldRefusalFilter } from './external-errors';
 

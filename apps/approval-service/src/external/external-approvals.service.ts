@@ -1,5 +1,5 @@
 // The approvals API for agents Countersign does not run. A submitted call becomes an approval request like the
-// worker's (same routing, store, quorum, expiry, channels and audit, through ApprovalsService.receive), keyed by an
+// worker's (same routing, store, quorum, expiry, channels and audit, through RequestIntake.receive), keyed by an
 // approval ID made here; its decision stays here for the client to read, claim once and report on. A call is the
 // client's and its requester's: every route names the requester as the submission did (requesterOf), and finds only
 // an approval of that client and requester (belongsTo).
@@ -15,14 +15,14 @@ import {
   type ExternalSubmission,
 } from '@countersign/contracts';
 import { mayActFor, type Logger, type Principal } from '@countersign/platform';
-import { ApprovalsService } from '../approvals/approvals.service';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import { AuditTrail } from '../core/audit-trail';
 import { ServiceAddress } from '../core/service-address';
 import { LOGGER } from '../core/tokens';
-import { LiveUpdates } from '../live/live-updates';
-import { routeRequest } from '../routing/route-request';
+import { RequestIntake } from '../requests/intake/request-intake';
+import { LiveUpdates } from '../requests/live-updates';
+import { RequestRouter } from '../requests/routing/request-router';
 import { ExternalCallRefusedError, ExternalErrorCode, FieldRefusedError } from './external-errors';
 import { ExternalCallStore, type StoredExternalApproval } from './external-call-store';
 import { externalView } from './external-view';
@@ -35,7 +35,8 @@ const INDEX_MARGIN_MS = 60_000;
 export class ExternalApprovalsService {
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) private readonly config: ApprovalServiceConfig,
-    private readonly approvals: ApprovalsService,
+    private readonly intake: RequestIntake,
+    private readonly router: RequestRouter,
     private readonly store: ExternalCallStore,
     private readonly directory: ApproverDirectory,
     private readonly webhooks: ExternalWebhooks,
@@ -91,7 +92,7 @@ export class ExternalApprovalsService {
     };
     // The index entry must outlive the request it names: its expiry, then the retention of a settled request.
     const { env } = this.config;
-    const route = routeRequest(request, this.config.approvals, { expiresInMs: env.APPROVAL_DEFAULT_EXPIRY });
+    const route = this.router.route(request);
     const lifeMs = (route?.expiresInMs ?? 0) + env.APPROVAL_RETENTION + env.TIMER_LEASE_MS + INDEX_MARGIN_MS;
     const ref = {
       principal: caller.id,
@@ -107,7 +108,7 @@ export class ExternalApprovalsService {
     let stored = await this.store.get(approvalId);
     if (!stored) {
       // Stored, routed, notified and audited like a request of the worker (or refused there for want of a route).
-      await this.approvals.receive({ ...request, requestId: approvalId, callId: approvalId });
+      await this.intake.receive({ ...request, requestId: approvalId, callId: approvalId });
       stored = await this.store.get(approvalId);
       if (!stored) throw new Error(`approval ${approvalId} was not stored`);
     }
@@ -209,7 +210,7 @@ export class ExternalApprovalsService {
     const stored = await this.owned(caller, requester, approvalId);
     const ids = { callId: approvalId, runId: stored.request.runId };
     try {
-      await this.store.complete(approvalId, report);
+      await this.store.complete(approvalId, caller.id, report);
     } catch (error) {
       if (error instanceof ExternalCallRefusedError) await this.refused(caller, ids, 'completion', error);
       throw error;

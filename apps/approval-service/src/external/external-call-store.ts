@@ -1,16 +1,22 @@
 // What the approvals API keeps beyond a request's approval state: the index from a client's call to its approval
-// ID, and the claim and completion of an approved call, stored in the approval's own hash (so they age out with it).
+// ID, and the approved call itself on the call ledger (claimed once, completed once, by its client), kept in the
+// approval's own hash under the prefix `call:` (so it ages out with it).
 import { createHash } from 'node:crypto';
+import { CallState, ledgerFields } from '@countersign/call-ledger';
 import { LuaScript, type RedisClient } from '@countersign/platform';
-import type { ApprovalKeys } from '../approvals/approval-keys';
-import { parseStored, type StoredApproval } from '../approvals/approval-store';
+import type { ApprovalKeys } from '../core/approval-keys';
+import type { StoredApproval } from '../requests/approval-types';
+import { parseStored } from '../requests/request-codec';
 import { externalRefusal } from './external-errors';
 
 const SCRIPTS = {
   reserveId: LuaScript.load(__dirname, 'reserve-approval-id-1.lua'),
-  claim: LuaScript.load(__dirname, 'claim-call-1.lua'),
-  complete: LuaScript.load(__dirname, 'complete-call-1.lua'),
+  claim: LuaScript.load(__dirname, 'claim-external-call-1.lua'),
+  complete: LuaScript.load(__dirname, 'complete-external-call-1.lua'),
 };
+
+/** The call's ledger fields in the approval's hash (the scripts' prefix "call:"). */
+const CALL = ledgerFields('call:');
 
 /**
  * One client's call, as the index knows it: submitting it again must find the same approval. The requester is part of
@@ -25,10 +31,16 @@ export interface ExternalCallRef {
   fingerprint: string;
 }
 
+/** How running a claimed call went, as its client reported it: the call's result on the ledger. */
+export interface Completion {
+  outcome: 'ok' | 'error';
+  summary?: string;
+  at: string;
+}
+
 export interface ClaimState {
   claimedAt: string;
-  claimedBy: string;
-  completion?: { outcome: 'ok' | 'error'; summary?: string; at: string };
+  completion?: Completion;
 }
 
 export interface StoredExternalApproval extends StoredApproval {
@@ -62,24 +74,14 @@ export class ExternalCallStore {
     const hash = await this.redis.hgetall(this.keys.request(approvalId));
     const stored = parseStored(hash);
     if (!stored) return undefined;
-    if (!hash.claimedAt) return stored;
-    return {
-      ...stored,
-      claim: {
-        claimedAt: hash.claimedAt,
-        claimedBy: hash.claimedBy,
-        completion: hash.completionOutcome
-          ? {
-              outcome: hash.completionOutcome as 'ok' | 'error',
-              summary: hash.completionSummary || undefined,
-              at: hash.completedAt,
-            }
-          : undefined,
-      },
-    };
+    const claim = parseClaim(hash);
+    return claim ? { ...stored, claim } : stored;
   }
 
-  /** Claims the approved call for `principal`; throws ExternalCallRefusedError when it may not be run. */
+  /**
+   * Claims the approved call for `principal` (the ledger's execution token: only it completes the call); throws
+   * ExternalCallRefusedError when it may not be run.
+   */
   async claim(approvalId: string, principal: string, now = Date.now()): Promise<string> {
     const at = new Date(now).toISOString();
     const reply = (await SCRIPTS.claim.run(
@@ -91,17 +93,19 @@ export class ExternalCallStore {
     return at;
   }
 
-  /** Records the outcome of a claimed call, once; throws ExternalCallRefusedError otherwise. */
+  /** Records the outcome of a call `principal` claimed, once; throws ExternalCallRefusedError otherwise. */
   async complete(
     approvalId: string,
+    principal: string,
     report: { outcome: 'ok' | 'error'; summary?: string },
     now = Date.now(),
   ): Promise<string> {
     const at = new Date(now).toISOString();
+    const result: Completion = { outcome: report.outcome, summary: report.summary || undefined, at };
     const reply = (await SCRIPTS.complete.run(
       this.redis,
       [this.keys.request(approvalId)],
-      [report.outcome, report.summary ?? '', at],
+      [principal, JSON.stringify(result)],
     )) as (string | number)[];
     if (reply[0] !== 1) throw externalRefusal(reply, approvalId);
     return at;
@@ -113,4 +117,14 @@ export function indexDigest(call: ExternalCallRef): string {
   return createHash('sha256')
     .update(JSON.stringify([call.principal, call.requester, call.runId, call.callId, call.fingerprint]))
     .digest('hex');
+}
+
+/** The claim of an approval's call, when it was claimed; with its completion once the ledger has the call done. */
+function parseClaim(hash: Record<string, string>): ClaimState | undefined {
+  if (!hash.claimedAt) return undefined;
+  const done = hash[CALL.state] === CallState.Done && hash[CALL.result];
+  return {
+    claimedAt: hash.claimedAt,
+    ...(done ? { completion: JSON.parse(hash[CALL.result]) as Completion } : {}),
+  };
 }

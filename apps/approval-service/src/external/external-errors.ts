@@ -3,7 +3,7 @@
 // as given (400 naming it, like a schema error).
 import { Catch, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { ExternalRefusal, ExternalRefusalReason } from '@countersign/contracts';
-import type { HttpResponse as Response } from '../http-types';
+import type { HttpResponse as Response } from '../core/http-types';
 
 export enum ExternalErrorCode {
   NotFound = -1,

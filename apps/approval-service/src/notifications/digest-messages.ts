@@ -1,9 +1,9 @@
 // The texts of a digest: one Slack message per channel, one email per approver, for the requests of one requester in
 // one window that were not sent one by one. No buttons and no links that decide: the requests are decided in the
 // inbox (or the API), where each one shows with its arguments.
-import type { Mail } from '../email/email-notifier';
-import { escapeHtml } from '../html';
-import { escapeMrkdwn, type SlackMessage } from '../slack/slack-blocks';
+import { escapeHtml } from '../core/html';
+import type { Mail } from './email/email-notifier';
+import { escapeMrkdwn, type SlackMessage } from './slack/slack-blocks';
 
 export interface Digest {
   /** The requester's ID, and name when the directory knows one. */

@@ -2,18 +2,22 @@
 // arrived, and how many of them each target (a Slack channel, an approver's email) was not sent one by one. A window
 // is every request's of one requester, so it sits under the approval state's home tag; each call's answer is also
 // kept on its own hash (in its shard), so a redelivered request or a retried escalation gets the answer it got first.
-import { randomBytes } from 'node:crypto';
 import { encodeScriptArgs, LuaScript, type RedisClient } from '@countersign/platform';
-import type { ApprovalKeys } from '../approvals/approval-keys';
-import type { DeliveryRecord } from '../approvals/approval-store';
-import type { DeliveryLedger, LedgerClaim } from './once-only-delivery';
+import type { ApprovalKeys } from '../core/approval-keys';
+import { RequestField } from '../requests/request-codec';
+import {
+  heldBefore,
+  newReservation,
+  recordReservation,
+  releaseReservation,
+  type DeliveryRecord,
+} from './delivery-ledger';
+import type { LedgerClaim, ReservationLedger } from './once-only-delivery';
 
 const SCRIPTS = {
   answer: LuaScript.load(__dirname, 'notification-answer-1.lua'),
   countInWindow: LuaScript.load(__dirname, 'count-in-window-1.lua'),
   claim: LuaScript.load(__dirname, 'claim-digest-1.lua'),
-  record: LuaScript.load(__dirname, 'record-digest-1.lua'),
-  release: LuaScript.load(__dirname, 'release-digest-1.lua'),
 };
 
 /** When a call's notifications are sent: when it arrives, or when its escalation groups are added. */
@@ -104,31 +108,22 @@ export class DigestStore {
   /** The reserve / record / release steps of one target's digest, for OnceOnlyDelivery. */
   ledger(requester: string, windowStart: number, target: DigestTarget, now = Date.now()) {
     const key = this.keys.digestWindow(requester, windowStart);
+    // The field claim-digest-1.lua reserves: a delivery's field, as in a request's hash.
+    const field = RequestField.delivery(target);
     const redis = this.redis;
-    const ledger: DeliveryLedger<ClaimedDigest> = {
+    const ledger: ReservationLedger<ClaimedDigest> = {
       describe: { requester, window: new Date(windowStart).toISOString(), digest: target },
       async claim(): Promise<LedgerClaim<ClaimedDigest>> {
-        const reservation = `reserved:${now}:${randomBytes(4).toString('hex')}`;
+        const reservation = newReservation(now);
         const reply = (await SCRIPTS.claim.run(redis, [key], [target, reservation])) as [number, unknown?];
         if (reply[0] === 1)
           return { status: 'claimed', claimed: { target, reservation, count: Number(reply[1]) } };
         if (reply[0] === 0) return { status: 'not_due' };
-        const held = String(reply[1]);
-        if (held.startsWith('delivered:'))
-          return { status: 'delivered', receipt: held.slice('delivered:'.length) };
-        return { status: 'in_doubt', reservedAt: Number(held.split(':')[1]) };
+        return heldBefore(String(reply[1]));
       },
-      async record(claimed, record: DeliveryRecord) {
-        const reply = await SCRIPTS.record.run(
-          redis,
-          [key],
-          [target, claimed.reservation, `delivered:${record.receipt}`],
-        );
-        return reply === 1;
-      },
-      async release(claimed) {
-        await SCRIPTS.release.run(redis, [key], [target, claimed.reservation]);
-      },
+      record: (claimed, record: DeliveryRecord) =>
+        recordReservation(redis, key, field, claimed.reservation, record.receipt),
+      release: (claimed) => releaseReservation(redis, key, field, claimed.reservation),
     };
     return ledger;
   }

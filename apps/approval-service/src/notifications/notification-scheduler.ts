@@ -21,7 +21,7 @@ import { type Logger, Queues } from '@countersign/platform';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { Metrics } from '../core/metrics';
 import { LOGGER } from '../core/tokens';
-import { SlackNotifier } from '../slack/slack-notifier';
+import { SlackNotifier } from './slack/slack-notifier';
 import { DigestStore, type DigestTarget, type NotifyPhase } from './digest-store';
 
 /** A digest goes out this long after its window ends, so a request that arrived at the very end is counted in it. */

@@ -7,21 +7,23 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { ApprovalServiceJobName, JobPayload } from '@countersign/contracts';
 import { type Logger } from '@countersign/platform';
 import { ToolCatalog } from '@countersign/shared-records';
-import { ApprovalStore, type StoredApproval } from '../approvals/approval-store';
 import { ApproverDirectory } from '../auth/approver-directory';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import { AuditTrail } from '../core/audit-trail';
 import { Metrics } from '../core/metrics';
 import { ServiceAddress } from '../core/service-address';
 import { LOGGER } from '../core/tokens';
-import { EmailNotifier } from '../email/email-notifier';
-import { expiredMail, requestMail } from '../email/email-messages';
-import { signLinkToken } from '../email/link-token';
-import { outcomeMessage, requestMessage } from '../slack/slack-blocks';
-import { SlackNotifier } from '../slack/slack-notifier';
+import type { StoredApproval } from '../requests/approval-types';
+import { RequestStore } from '../requests/request-store';
+import { DeliveryLedger } from './delivery-ledger';
 import { digestMail, digestSlackMessage, type Digest } from './digest-messages';
 import { DigestStore, type DigestTarget } from './digest-store';
+import { expiredMail, requestMail } from './email/email-messages';
+import { EmailNotifier } from './email/email-notifier';
+import { signLinkToken } from './email/link-token';
 import { OnceOnlyDelivery, type DeliveryOutcome } from './once-only-delivery';
+import { outcomeMessage, requestMessage } from './slack/slack-blocks';
+import { SlackNotifier } from './slack/slack-notifier';
 
 type Payload<K extends ApprovalServiceJobName> = JobPayload<K>;
 
@@ -41,7 +43,8 @@ export class NotificationService {
 
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) private readonly config: ApprovalServiceConfig,
-    private readonly store: ApprovalStore,
+    private readonly store: RequestStore,
+    private readonly ledger: DeliveryLedger,
     private readonly directory: ApproverDirectory,
     private readonly slack: SlackNotifier,
     private readonly email: EmailNotifier,
@@ -52,7 +55,7 @@ export class NotificationService {
     private readonly tools: ToolCatalog,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.deliveries = new OnceOnlyDelivery(store, logger);
+    this.deliveries = new OnceOnlyDelivery(ledger, logger);
   }
 
   async notifySlack(job: Payload<'notify.slack'>): Promise<void> {
@@ -108,7 +111,7 @@ export class NotificationService {
     });
     if (outcome.status === 'in_doubt') {
       // They may have the request, so they are told if it expires (an expiry notice they can't place is harmless).
-      await this.store.rememberEmailed(job.requestId, approver.id);
+      await this.ledger.rememberEmailed(job.requestId, approver.id);
     }
     if (outcome.status !== 'delivered') return this.notDelivered(outcome, job.callId, 'email', approver.id);
     await this.sent(approval, 'email', approver.id, outcome.now);

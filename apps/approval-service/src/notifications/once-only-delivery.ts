@@ -1,5 +1,5 @@
 // Makes each Slack post and email of a call attempt (and each digest, see DigestStore) at most once, however often
-// its job is retried: reserve (ApprovalStore.claimDelivery), deliver, record (recordDelivery, with what later steps
+// its job is retried: reserve (DeliveryLedger.claim), deliver, record (DeliveryLedger.record, with what later steps
 // need). A retry that finds the record skips the delivery and only redoes the bookkeeping after it.
 //
 // The window between reserving and recording is at-most-once. A try that dies there (the process is killed) or
@@ -12,7 +12,7 @@
 // unless the channel hangs. Only a refusal (NotDeliveredError) releases the reservation, so the retry delivers.
 import type { ApprovalStatus } from '@countersign/contracts';
 import type { Logger } from '@countersign/platform';
-import type { ApprovalStore, DeliveryClaim, DeliveryRecord, DeliveryRef } from '../approvals/approval-store';
+import type { ClaimedDelivery, DeliveryLedger, DeliveryRecord, DeliveryRef } from './delivery-ledger';
 import { NotDeliveredError } from './delivery-errors';
 
 /**
@@ -29,10 +29,10 @@ const RECORD_TRIES = 5;
 
 /**
  * Where deliveries of one kind are reserved, recorded and released: a call attempt's hash for its posts and emails
- * (ApprovalStore), a requester's digest window for its digests (DigestStore). `C` is what a claim hands to send,
+ * (DeliveryLedger), a requester's digest window for its digests (DigestStore). `C` is what a claim hands to send,
  * record and release (the reservation, and whatever the sender needs).
  */
-export interface DeliveryLedger<C> {
+export interface ReservationLedger<C> {
   /** Names the delivery in log lines. */
   readonly describe: Record<string, unknown>;
   claim(): Promise<LedgerClaim<C>>;
@@ -49,7 +49,7 @@ export type LedgerClaim<C> =
 
 export class OnceOnlyDelivery {
   constructor(
-    private readonly store: ApprovalStore,
+    private readonly deliveries: DeliveryLedger,
     private readonly logger: Logger,
     /** Pause before the second try of a record; doubled before each further one. */
     private readonly recordRetryMs = 100,
@@ -65,23 +65,22 @@ export class OnceOnlyDelivery {
     statuses: readonly ApprovalStatus[],
     send: () => Promise<DeliveryRecord>,
   ): Promise<DeliveryOutcome> {
-    type Claimed = Extract<DeliveryClaim, { status: 'claimed' }>;
-    const store = this.store;
-    const ledger: DeliveryLedger<Claimed> = {
+    const deliveries = this.deliveries;
+    const ledger: ReservationLedger<ClaimedDelivery> = {
       describe: { requestId: ref.requestId, delivery: ref.key },
       async claim() {
-        const claim = await store.claimDelivery(ref, statuses);
+        const claim = await deliveries.claim(ref, statuses);
         return claim.status === 'claimed' ? { status: 'claimed', claimed: claim } : claim;
       },
-      record: (claimed, record) => store.recordDelivery(claimed, record),
-      release: (claimed) => store.releaseDelivery(claimed),
+      record: (claimed, record) => deliveries.record(claimed, record),
+      release: (claimed) => deliveries.release(claimed),
     };
     return this.deliverVia(ledger, send);
   }
 
   /** The same, for a ledger of another kind: reserve, `send`, record (or release on a refusal). */
   async deliverVia<C>(
-    ledger: DeliveryLedger<C>,
+    ledger: ReservationLedger<C>,
     send: (claimed: C) => Promise<DeliveryRecord>,
   ): Promise<DeliveryOutcome> {
     const claim = await ledger.claim();
@@ -98,7 +97,7 @@ export class OnceOnlyDelivery {
     return { status: 'delivered', receipt: record.receipt, now: true };
   }
 
-  private async record<C>(ledger: DeliveryLedger<C>, claimed: C, record: DeliveryRecord) {
+  private async record<C>(ledger: ReservationLedger<C>, claimed: C, record: DeliveryRecord) {
     for (let tries = 1; ; tries++) {
       try {
         if (!(await ledger.record(claimed, record)))

@@ -28,7 +28,7 @@ import {
   type Principal,
 } from '@countersign/platform';
 import { ApprovalRoute } from '../config/rate-limits';
-import type { HttpResponse as Response } from '../http-types';
+import type { HttpResponse as Response } from '../core/http-types';
 import { StandingRuleRefusedError, StandingRulesService } from './standing-rules.service';
 
 const STATUS = { invalid: 400, forbidden: 403, not_found: 404, conflict: 409 } as const;

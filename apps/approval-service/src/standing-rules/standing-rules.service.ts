@@ -1,5 +1,5 @@
 // Standing rules: created (from a trust suggestion, or written) and revoked by rule-writers, audited both ways. The
-// rules decide in ApprovalsService.receive, which reads them from Redis for every request. Whether a rule may decide
+// rules decide in RuleDecider, which intake asks for every request (and which reads them from Redis every time). Whether a rule may decide
 // the calls it covers is mayDecide's (deciders.ts), asked here for every route they could get, and again when a call
 // matches.
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
@@ -12,22 +12,16 @@ import {
 } from '@countersign/contracts';
 import { type Logger, type Principal } from '@countersign/platform';
 import { ToolCatalog } from '@countersign/shared-records';
-import { AmbiguousCallIdError } from '../approvals/approval-errors';
-import { trustSuggestion } from '../approvals/approval-store';
-import { ApprovalsService } from '../approvals/approvals.service';
-import { mayDecide, type Revision } from '../approvals/deciders';
-import { StandingRuleStore } from '../approvals/standing-rule-store';
 import { ApproverDirectory } from '../auth/approver-directory';
-import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import { AuditTrail } from '../core/audit-trail';
 import { LOGGER } from '../core/tokens';
-import {
-  possibleRoutes,
-  routedArgument,
-  routedArgumentPaths,
-  type CallPattern,
-} from '../routing/route-request';
-import { isLiteralGlob } from '../routing/glob';
+import { AmbiguousCallIdError, ApprovalReadModel } from '../requests/approval-read-model';
+import { trustSuggestion } from '../requests/approval-views';
+import { isLiteralGlob } from '../requests/routing/glob';
+import { RequestRouter } from '../requests/routing/request-router';
+import { routedArgument, type CallPattern } from '../requests/routing/route-request';
+import { mayDecide, type Revision } from '../votes/deciders';
+import { StandingRuleStore } from './standing-rule-store';
 
 type RuleArgs = NonNullable<StandingRule['args']>;
 
@@ -45,9 +39,9 @@ export class StandingRuleRefusedError extends Error {
 @Injectable()
 export class StandingRulesService implements OnModuleInit {
   constructor(
-    @Inject(APPROVAL_SERVICE_CONFIG) private readonly config: ApprovalServiceConfig,
     private readonly rules: StandingRuleStore,
-    private readonly approvals: ApprovalsService,
+    private readonly readModel: ApprovalReadModel,
+    private readonly router: RequestRouter,
     private readonly directory: ApproverDirectory,
     private readonly tools: ToolCatalog,
     private readonly audit: AuditTrail,
@@ -121,8 +115,7 @@ export class StandingRulesService implements OnModuleInit {
    * denied before a rule is asked; the author and tool checks still apply, on a revision of no groups.
    */
   private assertMayDecide(pattern: CallPattern, author: Principal): void {
-    const fallback = { expiresInMs: this.config.env.APPROVAL_DEFAULT_EXPIRY };
-    const routes = possibleRoutes(pattern, this.config.approvals, fallback);
+    const routes = this.router.possibleRoutes(pattern);
     const base: Revision = {
       toolName: pattern.toolName,
       requester: pattern.requester,
@@ -179,7 +172,7 @@ export class StandingRulesService implements OnModuleInit {
   }> {
     const mine = this.directory.groupsOf(author.id);
     const routedToAuthor = (a: { groups: string[] }) => a.groups.some((g) => mine.includes(g));
-    const resolution = await this.approvals.resolve(id, routedToAuthor);
+    const resolution = await this.readModel.resolve(id, routedToAuthor);
     if (resolution.status === 'ambiguous')
       throw new StandingRuleRefusedError(
         'conflict',
@@ -208,7 +201,7 @@ export class StandingRulesService implements OnModuleInit {
    */
   private pinned(request: ApprovalRequest): RuleArgs | undefined {
     const args: RuleArgs = {};
-    for (const path of routedArgumentPaths(this.config.approvals)) {
+    for (const path of this.router.routedArgumentPaths()) {
       const value = routedArgument(request.args, path);
       if (value === undefined || !isLiteralGlob(value)) continue;
       const pinned = { ...args, [path]: value };

@@ -2,13 +2,9 @@
 // remove what was handled. The request scripts (create, vote, expire, mark published) add, move and remove the
 // members, each in its request's shard.
 import { LuaScript, type RedisClient } from '@countersign/platform';
-import {
-  parseTimerMember,
-  timerMember,
-  type ApprovalKeys,
-  type ApprovalShard,
-  type TimerRef,
-} from '../approvals/approval-keys';
+import type { ApprovalKeys, ApprovalShard } from '../core/approval-keys';
+import { RequestField } from '../requests/request-codec';
+import { parseTimerMember, timerMember, type TimerRef } from './timer-member';
 
 const SCRIPTS = {
   claim: LuaScript.load(__dirname, 'claim-due-timers-1.lua'),
@@ -97,7 +93,9 @@ export class DueTimers {
       for (let i = 0; i < requestIds.length; i += ADOPT_BATCH) {
         const batch = requestIds.slice(i, i + ADOPT_BATCH);
         const fields = await Promise.all(
-          batch.map((requestId) => this.redis.hmget(shard.request(requestId), 'attempt', 'expiresAt')),
+          batch.map((requestId) =>
+            this.redis.hmget(shard.request(requestId), RequestField.attempt, RequestField.expiresAt),
+          ),
         );
         const entries: (string | number)[] = [];
         batch.forEach((requestId, j) => {

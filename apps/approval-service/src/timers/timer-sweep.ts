@@ -4,13 +4,14 @@
 // the handlers are idempotent (the request scripts are compare-and-set, decisions have deterministic job IDs).
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { Logger } from '@countersign/platform';
-import type { TimerRef } from '../approvals/approval-keys';
-import { ApprovalsService, type TimerOutcome } from '../approvals/approvals.service';
 import { APPROVAL_SERVICE_CONFIG, type ApprovalServiceConfig } from '../config/approval-service.config';
 import { AuditTrail } from '../core/audit-trail';
 import { Metrics } from '../core/metrics';
 import { LOGGER } from '../core/tokens';
+import { RequestStore } from '../requests/request-store';
 import { DueTimers, type ClaimedTimer } from './due-timers';
+import type { TimerRef } from './timer-member';
+import { TimersService, type TimerOutcome } from './timers.service';
 
 /** Timers claimed from one shard by one sweep; a full batch is followed by another sweep at once. */
 const BATCH = 100;
@@ -32,7 +33,8 @@ export class TimerSweep implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) { env }: ApprovalServiceConfig,
     private readonly timers: DueTimers,
-    private readonly approvals: ApprovalsService,
+    private readonly handlers: TimersService,
+    private readonly requests: RequestStore,
     private readonly audit: AuditTrail,
     private readonly metrics: Metrics,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -80,7 +82,7 @@ export class TimerSweep implements OnApplicationBootstrap, OnModuleDestroy {
     }
     if (now - this.lastTrim >= TRIM_EVERY_MS) {
       this.lastTrim = now;
-      const trimmed = await this.approvals.trimSettled(now);
+      const trimmed = await this.requests.trimSettled(now);
       if (trimmed > 0)
         this.logger.info({ trimmed }, 'settled calls past their retention left the status sets');
       await this.trimAudit(now);
@@ -139,9 +141,9 @@ export class TimerSweep implements OnApplicationBootstrap, OnModuleDestroy {
   private fire({ kind, requestId, attempt }: TimerRef): Promise<TimerOutcome> {
     switch (kind) {
       case 'expire':
-        return this.approvals.expire(requestId, attempt);
+        return this.handlers.expire(requestId, attempt);
       case 'escalate':
-        return this.approvals.escalate(requestId, attempt);
+        return this.handlers.escalate(requestId, attempt);
       default: {
         const unknown: never = kind;
         throw new Error(`unknown timer kind "${String(unknown)}"`);
