@@ -104,3 +104,18 @@ it('the anchor rule matches GitHub on the kinds of heading the docs use', () => 
     'notes-1',
   ]);
 });
+
+/** Paths of this repository the prose names in inline code (`apps/…`, `test/…`, …), without a line suffix. */
+function repoPaths(markdown: string): string[] {
+  const named = withoutFences(markdown).matchAll(
+    /`((?:apps|libs|test|scripts|config|bench|examples|docker)\/[^`\s*<>{}…]+)`/g,
+  );
+  return [...named]
+    .map(([, path]) => path.replace(/[.,:;)]+$/, '').replace(/:\d+(-\d+)?$/, ''))
+    .filter((path) => !path.split('/').includes('dist')); // build output, made by a command the docs name
+}
+
+it.each(files)('every repository path %s names in code exists', (file) => {
+  const missing = repoPaths(read(file)).filter((path) => !existsSync(join(root, path)));
+  expect(missing).toEqual([]);
+});
