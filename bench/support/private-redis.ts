@@ -82,7 +82,8 @@ export async function startPrivateRedis(): Promise<PrivateRedis | undefined> {
   let output = '';
   proc.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   proc.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<void>((done) => proc.once('exit', () => done()));
+  // 'close': exited, and its output pipes closed too (nothing left open for a test runner to wait on).
+  const exited = new Promise<void>((done) => proc.once('close', () => done()));
   const url = `redis://127.0.0.1:${port}`;
   const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   // Refused connections before the server listens reject connect() below; this only keeps ioredis quiet.
