@@ -290,8 +290,14 @@ async function main(): Promise<void> {
       });
     };
     const floorRun = (label: string, runs: number, quiet = false) => queueHops(label, runs, quiet);
-    const peerRun = (peer: PeerName, label: string, runs: number, quiet = false) =>
-      queueHops(label, runs, quiet, peer);
+    // A peer's figures are its job's only when every run completed: a failed run is a bug of its loop, shown with
+    // the peer's output (the catch below) rather than measured.
+    const peerRun = async (peer: PeerName, label: string, runs: number, quiet = false) => {
+      const result = await queueHops(label, runs, quiet, peer);
+      if (result.failed > 0)
+        throw new Error(`peer ${peer}: ${result.failed} of ${runs} runs failed (${label})`);
+      return result;
+    };
 
     // The contract floor is driven exactly like the round trip (same stand-in, same HTTP client and SSE reader):
     // only the processes behind the URLs differ.

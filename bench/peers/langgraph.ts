@@ -58,8 +58,10 @@ export async function langGraphLoop(context: PeerContext): Promise<PeerLoop> {
       { ends: ['tools', END] },
     )
     .addNode('tools', async (state, config: Config) => {
+      // A tool answers a ToolMessage when invoked with a tool call (type 'tool_call', as the prebuilt ToolNode does).
       const calls = (last(state.messages) as AIMessage).tool_calls ?? [];
-      return { messages: await Promise.all(calls.map((call) => restartService.invoke(call, config))) };
+      const results = calls.map((call) => restartService.invoke({ ...call, type: 'tool_call' }, config));
+      return { messages: await Promise.all(results) };
     })
     .addEdge(START, 'model')
     .addConditionalEdges(
