@@ -193,8 +193,10 @@ describe('npm run bench --quick', () => {
       /^OpenAI Agents SDK 0\.20.* \| +[\d.]+ \| +— \| +[\d.]+ \| +— \| +[\d.]+ \| +[\d.]+ ms \|/m,
     );
     // Each target's verdict is printed (the verdict itself depends on the machine).
+    // `label` is a pattern (its leading spaces as ` {2}`); `target` is the start of the target's text, taken literally.
+    const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     const verdict = (label: string, target: string) =>
-      new RegExp(`^${label} +\\| [\\d.]+× +\\| (PASS|MISS) \\(${target}\\)`, 'm');
+      new RegExp(`^${label} +\\| [\\d.]+× +\\| (PASS|MISS) \\(${literal(target)}`, 'm');
     expect(output).toMatch(
       verdict(
         'CPU per round trip Countersign / contract floor',
