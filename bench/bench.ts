@@ -9,12 +9,11 @@
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
-import { DEFAULT_QUEUE_PREFIX } from '@countersign/contracts';
 import { deletePrefixedKeys, uniquePrefixes, type TestPrefixes } from '../test/support/redis';
 import { OwnRedisCluster } from '../test/reliability/support/redis-servers';
-import { FLOOR_TOOL, floorQueues, FloorKind } from './floor-worker';
+import { FLOOR_TOOL } from './floor-worker';
 import { parseArgs, USAGE, type BenchOptions } from './options';
-import { PEER_TOOL, peerQueues, PEERS, type PeerName } from './peers/peer-worker';
+import { PEER_TOOL, PEERS, type PeerName } from './peers/peer-worker';
 import { createPeerDatabase, type PeerDatabase } from './peers/postgres';
 import { autoOverhead } from './phases/auto-overhead';
 import { clusterRoundTrips } from './phases/cluster';
@@ -36,6 +35,7 @@ import {
 import { BenchSetupError, reachRedis, runMain, wantsHelp } from './support/cli';
 import { CLOCK_TICKS, CostMeter, DRIVER, type ProcessGroup } from './support/cost';
 import { describeMachine, medianOf } from './support/measure';
+import { PRODUCTION_PREFIXES, siblingPrefixes } from './support/prefixes';
 import { REDIS_SERVER, startPrivateRedis } from './support/private-redis';
 import {
   allHealthy,
@@ -63,9 +63,6 @@ import {
   REQUESTER_TOKEN,
 } from './support/services-config';
 import { medianTrips, oneHttpRun, type TripsSummary } from './support/trips';
-
-export type { BenchOptions } from './options';
-export { parseArgs } from './options';
 
 const log = (message: string) => console.log(`[bench] ${message}`);
 
@@ -124,11 +121,16 @@ async function main(): Promise<void> {
   const redis = new Redis(redisUrl);
   const machine = await describeMachine(redis);
   const onPrivateRedis = benchRedis.pid !== undefined;
-  // Nobody else uses a private server, so the phases get the production prefixes: key names are part of the bytes
-  // sent to Redis, and a test prefix is 17 characters longer than `countersign`.
-  const main: TestPrefixes = onPrivateRedis
-    ? { keyPrefix: 'countersign', queuePrefix: DEFAULT_QUEUE_PREFIX }
-    : uniquePrefixes('bench');
+  // Nobody else uses a private server, so Countersign gets the production prefixes: key names are part of the bytes
+  // sent to Redis, and a test prefix is 10 characters longer than `countersign`. Each floor and peer gets prefixes of
+  // the same length (support/prefixes.ts), under the same queue names.
+  const main: TestPrefixes = onPrivateRedis ? PRODUCTION_PREFIXES : uniquePrefixes('bench');
+  const prefixesOf = {
+    bareFloor: siblingPrefixes(main, 'bare-floor', !onPrivateRedis),
+    contractFloor: siblingPrefixes(main, 'contract', !onPrivateRedis),
+    langgraph: siblingPrefixes(main, 'langgraph', !onPrivateRedis),
+    'openai-agents': siblingPrefixes(main, 'agents-sdk', !onPrivateRedis),
+  };
   const mcpPrefixes: TestPrefixes = onPrivateRedis
     ? { keyPrefix: 'countersign-mcp', queuePrefix: '{countersign-mcp}' }
     : uniquePrefixes('bench-mcp');
@@ -168,12 +170,16 @@ async function main(): Promise<void> {
       await benchRedis.stop();
       log('stopped the private redis-server');
     } else {
-      const deleted =
-        (await deletePrefixedKeys(main, redisUrl)) +
-        (await deletePrefixedKeys(mcpPrefixes, redisUrl)) +
-        (stopParkedRedis ? 0 : await deletePrefixedKeys(parkedPrefixes, redisUrl));
+      const owned = [
+        main,
+        mcpPrefixes,
+        ...Object.values(prefixesOf),
+        ...(stopParkedRedis ? [] : [parkedPrefixes]),
+      ];
+      let deleted = 0;
+      for (const prefixes of owned) deleted += await deletePrefixedKeys(prefixes, redisUrl);
       log(
-        `cleaned up ${deleted.toLocaleString('en-US')} keys under ${main.keyPrefix}, ${mcpPrefixes.keyPrefix} and ${parkedPrefixes.keyPrefix}`,
+        `cleaned up ${deleted.toLocaleString('en-US')} keys under ${owned.map((p) => p.keyPrefix).join(', ')}`,
       );
     }
     await stopParkedRedis?.();
@@ -206,17 +212,21 @@ async function main(): Promise<void> {
       }),
     );
     const workers = [spawned(await startWorker(0, env, { concurrency: options.workerConcurrency }))];
-    const floorEnv = {
+    const floorEnv = (p: TestPrefixes) => ({
       REDIS_URL: redisUrl,
-      QUEUE_PREFIX: env.QUEUE_PREFIX,
+      QUEUE_PREFIX: p.queuePrefix,
+      KEY_PREFIX: p.keyPrefix,
       CONCURRENCY: String(options.workerConcurrency),
-    };
-    const floorWorker = spawned(startFloorWorker(floorEnv));
-    const contract = await startContractFloor(floorEnv);
+    });
+    const floorWorker = spawned(startFloorWorker(floorEnv(prefixesOf.bareFloor)));
+    const contract = await startContractFloor(floorEnv(prefixesOf.contractFloor));
     spawned(contract.worker);
     spawned(contract.approval);
-    const peers = options.peers ? await startPeers(options, { ...floorEnv, KEY_PREFIX: env.KEY_PREFIX }) : {};
-    for (const peer of Object.values(peers)) if ('worker' in peer) spawned(peer.worker);
+    const peers = options.peers ? await startPeers(options, (peer) => floorEnv(prefixesOf[peer])) : {};
+    for (const peer of Object.values(peers)) {
+      if ('worker' in peer) spawned(peer.worker);
+      if ('database' in peer && peer.database) peerDatabases.push(peer.database); // dropped even if a start fails
+    }
     await Promise.all([
       allHealthy([approval, ...workers]),
       waitReady(floorWorker),
@@ -224,8 +234,6 @@ async function main(): Promise<void> {
       waitReady(contract.approval),
       ...Object.values(peers).map((p) => ('worker' in p ? waitReady(p.worker) : undefined)),
     ]);
-    for (const peer of Object.values(peers))
-      if ('database' in peer && peer.database) peerDatabases.push(peer.database);
 
     // Who counts in each phase's CPU: its own processes, Redis when the bench started it, and the bench itself.
     const redisGroup: ProcessGroup[] = onPrivateRedis
@@ -279,12 +287,11 @@ async function main(): Promise<void> {
         runs,
         worker,
         redisUrl,
-        queuePrefix: env.QUEUE_PREFIX,
+        queuePrefix: (peer ? prefixesOf[peer] : prefixesOf.bareFloor).queuePrefix,
         startConcurrency: options.concurrency,
         decideConcurrency: options.concurrency,
         quiet,
         commandsRedis: redis,
-        queues: peer ? peerQueues(peer) : floorQueues(FloorKind.Bare),
         executedTool: peer ? PEER_TOOL : FLOOR_TOOL,
         meter: meterOf([worker], undefined, postgres),
       });
@@ -503,7 +510,7 @@ async function main(): Promise<void> {
       parkedRedisUrl = privateRedis.url;
       stopParkedRedis = privateRedis.stop;
       parkedOn = { redis: `private redis-server ${parkedRedisUrl}`, composeSettings: privateRedis.settings };
-      parkedPrefixes = { keyPrefix: 'countersign', queuePrefix: DEFAULT_QUEUE_PREFIX };
+      parkedPrefixes = PRODUCTION_PREFIXES;
       log(
         `parked runs on a private redis-server with docker-compose.yml's settings: ${privateRedis.settings.join(' ')}`,
       );
@@ -593,7 +600,12 @@ async function main(): Promise<void> {
 /** Each peer's worker started, or why it was not (LangGraph needs a PostgreSQL it can create a database on). */
 async function startPeers(
   options: BenchOptions,
-  env: { REDIS_URL: string; QUEUE_PREFIX: string; KEY_PREFIX: string; CONCURRENCY: string },
+  envOf: (peer: PeerName) => {
+    REDIS_URL: string;
+    QUEUE_PREFIX: string;
+    KEY_PREFIX: string;
+    CONCURRENCY: string;
+  },
 ): Promise<Partial<Record<PeerName, PeerProcess | { skipped: string }>>> {
   const peers: Partial<Record<PeerName, PeerProcess | { skipped: string }>> = {};
   const database = await createPeerDatabase(options.postgresUrl);
@@ -603,13 +615,13 @@ async function startPeers(
   } else {
     log(`LangGraph peer: database ${new URL(database.url).pathname.slice(1)} (dropped at the end)`);
     const worker = startPeerWorker('langgraph', {
-      ...env,
+      ...envOf('langgraph'),
       PG_URL: database.url,
       PG_APPLICATION_NAME: database.applicationName,
     });
     peers.langgraph = { worker, database };
   }
-  peers['openai-agents'] = { worker: startPeerWorker('openai-agents', env) };
+  peers['openai-agents'] = { worker: startPeerWorker('openai-agents', envOf('openai-agents')) };
   return peers;
 }
 

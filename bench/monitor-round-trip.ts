@@ -2,8 +2,8 @@
 // MONITOR sees them on a private redis-server (nobody else's commands), counted as sequential round trips
 // (support/trips.ts). Counts the whole run and the decision path (the decision sent → the tool handler entered).
 // bench/README.md quotes it; `npm run bench` judges the decision path's count with the same code.
-import { DEFAULT_QUEUE_PREFIX } from '@countersign/contracts';
 import { BenchSetupError, checkFlags, runMain, wantsHelp } from './support/cli';
+import { PRODUCTION_PREFIXES, siblingPrefixes } from './support/prefixes';
 import { REDIS_SERVER, startPrivateRedis } from './support/private-redis';
 import {
   allHealthy,
@@ -59,8 +59,8 @@ async function main(): Promise<void> {
   try {
     const env = {
       REDIS_URL: server.url,
-      QUEUE_PREFIX: DEFAULT_QUEUE_PREFIX,
-      KEY_PREFIX: 'countersign',
+      QUEUE_PREFIX: PRODUCTION_PREFIXES.queuePrefix,
+      KEY_PREFIX: PRODUCTION_PREFIXES.keyPrefix,
       DECISION_SIGNING_SECRET: 'bench-decision-secret-0123456789',
       AUDIT_SIGNING_SECRET: 'bench-audit-signing-secret-0123456789abcdef',
       PRINCIPALS_CONFIG,
@@ -73,9 +73,17 @@ async function main(): Promise<void> {
       linkSecret: 'bench-link-secret-0123456789',
     });
     const worker = await startWorker(0, env, { concurrency: 16 });
-    const floorEnv = { REDIS_URL: server.url, QUEUE_PREFIX: DEFAULT_QUEUE_PREFIX, CONCURRENCY: '16' };
-    const floorWorker = startFloorWorker(floorEnv);
-    const contract = await startContractFloor(floorEnv);
+    // The floors as `npm run bench` runs them: the product's queue names under prefixes of their own.
+    const bare = siblingPrefixes(PRODUCTION_PREFIXES, 'bare-floor', false);
+    const floorEnv = (queuePrefix: string) => ({
+      REDIS_URL: server.url,
+      QUEUE_PREFIX: queuePrefix,
+      CONCURRENCY: '16',
+    });
+    const floorWorker = startFloorWorker(floorEnv(bare.queuePrefix));
+    const contract = await startContractFloor(
+      floorEnv(siblingPrefixes(PRODUCTION_PREFIXES, 'contract', false).queuePrefix),
+    );
     children.push(approval, worker, floorWorker, contract.worker, contract.approval);
     await Promise.all([
       allHealthy([approval, worker]),
@@ -84,7 +92,7 @@ async function main(): Promise<void> {
     const runs: [string, () => Promise<RunWindow>][] = [
       ['Countersign round trip', () => oneHttpRun(worker, approval.url!)],
       ['contract floor', () => oneHttpRun(contract.worker, contract.approval.url!)],
-      ['bare floor', () => oneBareFloorRun(floorWorker, server.url, DEFAULT_QUEUE_PREFIX)],
+      ['bare floor', () => oneBareFloorRun(floorWorker, server.url, bare.queuePrefix)],
     ];
     // Warm: scripts loaded, connections open, code paths compiled.
     for (let i = 0; i < 3; i++) for (const [, run] of runs) await run();

@@ -180,9 +180,10 @@ export function verdicts(i: VerdictInputs) {
   const vsContract = ratiosAgainst(i.pairs, (p) => p.contractFloor);
   const cpuMissing = i.redisCpuMissing ?? 'no /proc to read CPU times from';
   const targets: Record<string, Target> = {
+    // The target counts every process, Redis included: without Redis's CPU the total is not the figure it judges.
     cpuPerRoundTrip: atMost(
       'CPU per round trip, every process',
-      vsContract.cpuTotal,
+      i.redisCpuMissing ? null : vsContract.cpuTotal,
       TARGETS.cpuVsContractFloor,
       cpuMissing,
     ),
@@ -272,7 +273,7 @@ interface Printable {
     logLevel: string;
     openLoopSeconds: number;
   };
-  redis: { measuredOn: string };
+  redis: { measuredOn: string; cpuRead: boolean };
   roundTrip: RoundTripResult;
   floor: FloorResult;
   contractFloor: RoundTripResult;
@@ -363,7 +364,8 @@ function printCpuTable(r: Printable): void {
     cells.map((text, c) => (c === 0 ? text.padEnd(widths[c]) : text.padStart(widths[c]))).join(' | ');
   console.log(
     `CPU per round trip in ms (utime + stime from /proc/<pid>/stat of each process the bench started), Redis ` +
-      `commands and bytes to Redis per run; ${r.redis.measuredOn}; the median of ${r.pairs.length} pair(s)`,
+      `commands and bytes to Redis per run; ${r.redis.measuredOn}; the median of ${r.pairs.length} pair(s)` +
+      (r.redis.cpuRead ? '' : '; totals without Redis'),
   );
   console.log(line(header));
   console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));

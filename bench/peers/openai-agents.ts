@@ -57,7 +57,7 @@ export async function openAiAgentsLoop(context: PeerContext): Promise<PeerLoop> 
     model: new ScriptedModel(),
     tools: [restartService],
   });
-  const stateKey = (runId: string) => `${context.env.KEY_PREFIX}:peer-openai-agents:state:${runId}`;
+  const stateKey = (runId: string) => `${context.env.KEY_PREFIX}:run-state:${runId}`;
 
   return {
     async start(runId) {

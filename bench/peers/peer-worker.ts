@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { FLOOR_JOB_OPTIONS, type FloorJob } from '../floor-worker';
+import { FLOOR_JOB_OPTIONS, type FloorJob, FloorJobName, floorJobIds, FloorQueue } from '../floor-worker';
 import type { ProbeEvent } from '../support/worker-probe';
 
 export const PEERS = ['langgraph', 'openai-agents'] as const;
@@ -13,15 +13,6 @@ export type PeerName = (typeof PEERS)[number];
 
 /** The tool each peer's run calls once, like the round trip's. */
 export const PEER_TOOL = 'restart_service';
-
-/** Queue names of one peer, apart from the floors' and from each other's. */
-export function peerQueues(peer: PeerName) {
-  return {
-    Runs: `peer-${peer}-runs`,
-    Requests: `peer-${peer}-requests`,
-    Decisions: `peer-${peer}-decisions`,
-  } as const;
-}
 
 /** One agent loop: run until the tool call waits for approval, then resume it approved. */
 export interface PeerLoop {
@@ -52,7 +43,7 @@ async function loadPeer(peer: PeerName, context: PeerContext): Promise<PeerLoop>
 async function main(): Promise<void> {
   const peer = process.env.PEER as PeerName;
   if (!PEERS.includes(peer)) throw new Error(`PEER must be one of ${PEERS.join(', ')}, got "${peer}"`);
-  const names = peerQueues(peer);
+  const names = FloorQueue; // the product's names, under the peer's own QUEUE_PREFIX
   const prefix = process.env.QUEUE_PREFIX!;
   const concurrency = Number(process.env.CONCURRENCY ?? 16);
   const connection = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: null });
@@ -69,7 +60,11 @@ async function main(): Promise<void> {
     names.Runs,
     async (job) => {
       const callId = await loop.start(job.data.runId);
-      await requests.add('request', { runId: job.data.runId, callId }, { jobId: callId });
+      await requests.add(
+        FloorJobName.Request,
+        { runId: job.data.runId, callId },
+        { jobId: floorJobIds.approvalRequest(callId) },
+      );
     },
     options,
   );

@@ -1,10 +1,17 @@
 // The floor: a bare BullMQ ping-pong with the round trip's hops (start → request queue → decision queue →
 // resume) over the same Redis, at the same N and concurrency, with no policy and no HTTP. The peers (an agent loop
-// of another framework behind the same hops, bench/peers/) are driven by the same code on queues of their own.
-import { randomBytes } from 'node:crypto';
+// of another framework behind the same hops, bench/peers/) are driven by the same code, each on its own prefix.
+import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { FLOOR_JOB_OPTIONS, FLOOR_TOOL, FloorQueue, type FloorJob } from '../floor-worker';
+import {
+  FLOOR_JOB_OPTIONS,
+  FLOOR_TOOL,
+  type FloorJob,
+  FloorJobName,
+  floorJobIds,
+  FloorQueue,
+} from '../floor-worker';
 import type { Child } from '../support/processes';
 import { CostMeter, type PhaseCost } from '../support/cost';
 import { Flow } from '../support/flow';
@@ -15,13 +22,12 @@ export interface FloorOptions {
   runs: number;
   worker: Child;
   redisUrl: string;
+  /** The floor's or peer's own queue prefix (support/prefixes.ts). */
   queuePrefix: string;
   startConcurrency: number;
   decideConcurrency: number;
   quiet?: boolean;
   commandsRedis: Redis;
-  /** The three queues' names; @defaultValue the bare floor's */
-  queues?: { Runs: string; Requests: string; Decisions: string };
   /** The tool whose handler ends "decision → resume"; @defaultValue the floor's */
   executedTool?: string;
   /** CPU of the phase's processes, commands and bytes; @defaultValue commands and bytes of `commandsRedis` only */
@@ -44,7 +50,7 @@ export async function floor(o: FloorOptions): Promise<FloorResult> {
   const bar = o.quiet ? undefined : new Progress(o.label, o.runs);
   const flow = new Flow(o.runs, o.executedTool ?? FLOOR_TOOL, (done) => bar?.update(done));
   flow.watch([o.worker]);
-  const names = o.queues ?? FloorQueue;
+  const names = FloorQueue;
   const connection = new Redis(o.redisUrl, { maxRetriesPerRequest: null });
   const prefix = o.queuePrefix;
   const runs = new Queue(names.Runs, { connection, prefix, defaultJobOptions: FLOOR_JOB_OPTIONS });
@@ -59,20 +65,24 @@ export async function floor(o: FloorOptions): Promise<FloorResult> {
     async (job) => {
       const { runId, callId } = job.data;
       flow.sentAt.set(callId, wallNow());
-      await decisions.add('decision', { runId, callId }, { jobId: `decision-${callId}` });
+      await decisions.add(FloorJobName.Decision, { runId, callId }, { jobId: floorJobIds.decision(callId) });
       flow.progressed();
     },
     { connection, prefix, concurrency: o.decideConcurrency, removeOnComplete: { age: 3600, count: 10_000 } },
   );
-  const tag = randomBytes(4).toString('hex');
   await approver.waitUntilReady();
   const endMeter = await (o.meter ?? new CostMeter(o.commandsRedis)).begin();
   let cost: PhaseCost;
   try {
     flow.markStart();
-    const starting = pool(o.runs, o.startConcurrency, async (i) => {
-      const runId = `floor-${tag}-${i}`;
-      await runs.add('start', { runId, callId: `call-${tag}-${i}` }, { jobId: runId });
+    const starting = pool(o.runs, o.startConcurrency, async () => {
+      // UUIDs, as Countersign's run and call IDs are: they are in job keys and payloads.
+      const runId = randomUUID();
+      await runs.add(
+        FloorJobName.Start,
+        { runId, callId: randomUUID() },
+        { jobId: floorJobIds.startRun(runId) },
+      );
       flow.progressed();
       await Promise.race([flow.runDone(runId), flow.finished]);
     });

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { FLOOR_JOB_OPTIONS, FloorQueue, type FloorJob } from '../floor-worker';
+import { FLOOR_JOB_OPTIONS, type FloorJob, FloorJobName, floorJobIds, FloorQueue } from '../floor-worker';
 import { ROUND_TRIP_SCRIPT } from '../phases/round-trip';
 import { openEventStream, sendJson } from './http';
 import { median, sleep, wallNow } from './measure';
@@ -101,7 +101,7 @@ export async function oneBareFloorRun(floorWorker: Child, url: string, prefix: s
     FloorQueue.Requests,
     async (job) => {
       decisionUs = us();
-      await decisions.add('decision', job.data, { jobId: `decision-${job.data.callId}` });
+      await decisions.add(FloorJobName.Decision, job.data, { jobId: floorJobIds.decision(job.data.callId) });
     },
     { connection, prefix },
   );
@@ -110,7 +110,7 @@ export async function oneBareFloorRun(floorWorker: Child, url: string, prefix: s
   const done = probeOnce(floorWorker, 'done');
   const startUs = us();
   const runId = randomUUID();
-  await runs.add('start', { runId, callId: runId }, { jobId: runId });
+  await runs.add(FloorJobName.Start, { runId, callId: runId }, { jobId: floorJobIds.startRun(runId) });
   const window = { startUs, decisionUs: 0, execUs: await exec, endUs: await done };
   window.decisionUs = decisionUs;
   await approver.close();
