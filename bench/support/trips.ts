@@ -154,11 +154,38 @@ export function countTrips(seen: Seen[], fromUs: number, toUs: number): TripCoun
   return { trips: count, commands: lines.length, ms: (toUs - fromUs) / 1000, lines };
 }
 
+/**
+ * MONITOR on a connection of its own. ioredis switches that connection to monitor mode only once MONITOR's "+OK" has
+ * been handled, so a command of another client that Redis reports in the same network read is taken for a reply to
+ * nothing ("Command queue state error") and fails the start. The client's own ready check (an INFO) was such a
+ * command, so it is let finish first; another client's is rare, and the start is tried again.
+ */
+async function startMonitor(client: Redis, attempts = 3): Promise<Redis> {
+  await client.ping();
+  for (let attempt = 1; ; attempt++) {
+    // What client.monitor() does, keeping hold of the connection so that a failed start is closed, not leaked.
+    const monitor = client.duplicate({ monitor: true, lazyConnect: false });
+    try {
+      await new Promise<void>((done, fail) => {
+        monitor.once('error', fail);
+        monitor.once('monitoring', () => {
+          monitor.off('error', fail);
+          done();
+        });
+      });
+      return monitor;
+    } catch (error) {
+      monitor.disconnect();
+      if (attempt >= attempts) throw error;
+    }
+  }
+}
+
 /** Runs `run` once under MONITOR on the server at `url` and counts its trips. */
 export async function monitorOneRun(url: string, run: () => Promise<RunWindow>): Promise<MonitoredRun> {
   // monitor() opens a connection of its own beside the client's: both are closed below.
   const client = new Redis(url);
-  const monitor = await client.monitor();
+  const monitor = await startMonitor(client);
   const seen: Seen[] = [];
   monitor.on('monitor', (time: string, args: string[], source: string) => {
     const [command, ...rest] = args;
