@@ -32,7 +32,7 @@ import {
   summarizePair,
   verdicts,
 } from './report';
-import { BenchSetupError, reachRedis, runMain, wantsHelp } from './support/cli';
+import { BenchSetupError, reachRedis, runMain, wantsHelp, withoutPassword } from './support/cli';
 import { CLOCK_TICKS, CostMeter, DRIVER, type ProcessGroup } from './support/cost';
 import { describeMachine, medianOf } from './support/measure';
 import { PRODUCTION_PREFIXES, siblingPrefixes } from './support/prefixes';
@@ -80,7 +80,7 @@ async function openBenchRedis(options: BenchOptions): Promise<BenchRedis> {
     await reachRedis(options.redisUrl);
     return {
       url: options.redisUrl,
-      measuredOn: `the Redis at ${options.redisUrl} (--redis-url: its CPU not read, every client's commands count)`,
+      measuredOn: `the Redis at ${withoutPassword(options.redisUrl)} (--redis-url: its CPU not read, every client's commands count)`,
       stop: async () => undefined,
     };
   }
@@ -553,7 +553,12 @@ async function main(): Promise<void> {
       timestamp: started.toISOString(),
       finishedAt: new Date().toISOString(),
       machine: { ...machine, loadAverage1mAtEnd: Number(loadavg()[0].toFixed(2)) },
-      options: { ...options, out: undefined, postgresUrl: undefined },
+      options: {
+        ...options,
+        out: undefined,
+        postgresUrl: withoutPassword(options.postgresUrl),
+        redisUrl: options.redisUrl && withoutPassword(options.redisUrl),
+      },
       redis: { measuredOn: benchRedis.measuredOn, settings: benchRedis.settings, cpuRead: onPrivateRedis },
       cpu: { clockTicksPerSecond: CLOCK_TICKS },
       roundTrip: countersign,

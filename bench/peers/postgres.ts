@@ -3,6 +3,7 @@
 // so their CPU counts like Redis's does for the others.
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { withoutPassword as redact } from '../support/cli';
 
 export interface PeerDatabase {
   /** The connection string of the bench's database, for the peer worker. */
@@ -53,15 +54,4 @@ export async function createPeerDatabase(adminUrl: string): Promise<PeerDatabase
       }
     },
   };
-}
-
-/** A connection string without its password, for messages. */
-function redact(connectionString: string): string {
-  try {
-    const url = new URL(connectionString);
-    if (url.password) url.password = '***';
-    return url.toString();
-  } catch {
-    return '(an unparsable URL)';
-  }
 }

@@ -33,6 +33,17 @@ export function checkFlags(argv: string[], known: { flags: string[]; values: str
   }
 }
 
+/** A connection URL without its password, for messages and the results file. */
+export function withoutPassword(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return '(an unparsable URL)';
+  }
+}
+
 /** Connects once, without retrying, and PINGs; a refusal or timeout is a BenchSetupError naming the URL. */
 export async function reachRedis(url: string, timeoutMs = 3_000): Promise<void> {
   let probe: Redis;
@@ -45,7 +56,9 @@ export async function reachRedis(url: string, timeoutMs = 3_000): Promise<void> 
       retryStrategy: () => null,
     });
   } catch (error) {
-    throw new BenchSetupError(`Redis URL "${url}" is not valid: ${(error as Error).message}`);
+    throw new BenchSetupError(
+      `Redis URL "${withoutPassword(url)}" is not valid: ${(error as Error).message}`,
+    );
   }
   // The socket's own error (ECONNREFUSED, ENOTFOUND) says more than connect()'s "Connection is closed".
   let cause: Error | undefined;
@@ -54,7 +67,9 @@ export async function reachRedis(url: string, timeoutMs = 3_000): Promise<void> 
     await probe.connect();
     await probe.ping();
   } catch (error) {
-    throw new BenchSetupError(`Redis at ${url} is unreachable (${(cause ?? (error as Error)).message})`);
+    throw new BenchSetupError(
+      `Redis at ${withoutPassword(url)} is unreachable (${(cause ?? (error as Error)).message})`,
+    );
   } finally {
     probe.disconnect();
   }
