@@ -5,9 +5,15 @@
 import { createServer, type ServerResponse } from 'node:http';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { FLOOR_JOB_OPTIONS, type FloorJob, floorQueues, FloorKind, parsesAsJson } from './floor-worker';
+import {
+  FLOOR_JOB_OPTIONS,
+  type FloorJob,
+  FloorJobName,
+  floorJobIds,
+  FloorQueue as queues,
+  parsesAsJson,
+} from './floor-worker';
 
-const queues = floorQueues(FloorKind.Contract);
 const DECISION_PATH = /^\/approvals\/([^/]+)\/decisions$/;
 
 async function main(): Promise<void> {
@@ -37,7 +43,7 @@ async function main(): Promise<void> {
       if (!parsesAsJson(Buffer.concat(chunks))) return void res.writeHead(400).end();
       const callId = decided[1]; // a UUID: nothing to decode (and nothing that could throw)
       const job: FloorJob = { runId: callId, callId };
-      decisions.add('decision', job, { jobId: `decision-${callId}` }).then(
+      decisions.add(FloorJobName.Decision, job, { jobId: floorJobIds.decision(callId) }).then(
         () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"recorded"}'),
         () => res.writeHead(503).end(),
       );

@@ -1,28 +1,36 @@
 // The floors' "agent worker": the same queue hops as an approval round trip with nothing else — no policy,
 // no run state, no audit. A start job publishes a request; a decision job "resumes" (the probe event).
 // Started by the bench as a child process, like the real worker. FLOOR_KIND=contract adds the one HTTP door the
-// public contract requires of a worker (POST /runs, plain node:http, no auth, no validation) and uses queues of
-// its own, so the two floors can run side by side on one prefix.
+// public contract requires of a worker (POST /runs, plain node:http, no auth, no validation). Every floor uses the
+// product's queue names, job names and job IDs under a queue prefix of its own (QUEUE_PREFIX), so floors and
+// Countersign run side by side on one Redis and their key names cost the same bytes.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { JobName, jobIds, QueueName } from '@countersign/contracts';
 import type { ProbeEvent } from './support/worker-probe';
 
 export const FloorKind = { Bare: 'bare', Contract: 'contract' } as const;
 export type FloorKind = (typeof FloorKind)[keyof typeof FloorKind];
 
-/** Queue names of one floor: the contract floor's are prefixed so its approval stand-in never takes the bare floor's jobs. */
-export function floorQueues(kind: FloorKind) {
-  const prefix = kind === FloorKind.Contract ? 'contract-' : '';
-  return {
-    Runs: `${prefix}floor-runs`,
-    Requests: `${prefix}floor-requests`,
-    Decisions: `${prefix}floor-decisions`,
-  } as const;
-}
-export const FloorQueue = floorQueues(FloorKind.Bare);
+/**
+ * The product's queue names, for every floor and peer: each runs under a queue prefix of its own, as long as
+ * Countersign's (support/prefixes.ts), so no phase takes another's jobs and key names weigh the same in every phase.
+ */
+export const FloorQueue = {
+  Runs: QueueName.AgentRuns,
+  Requests: QueueName.ApprovalRequests,
+  Decisions: QueueName.ApprovalDecisions,
+} as const;
+/** The product's job names and IDs (jobs are hashes whose name and key are sent to Redis too). */
+export const FloorJobName = {
+  Start: JobName.StartRun,
+  Request: JobName.RequestApproval,
+  Decision: JobName.Decision,
+} as const;
+export const floorJobIds = jobIds;
 /** The same defaults the agent worker sets on its queues and workers. */
 export const FLOOR_JOB_OPTIONS = {
   attempts: 3,
@@ -50,7 +58,7 @@ export function parsesAsJson(body: Buffer): boolean {
 
 async function main(): Promise<void> {
   const kind = (process.env.FLOOR_KIND ?? FloorKind.Bare) as FloorKind;
-  const names = floorQueues(kind);
+  const names = FloorQueue;
   const prefix = process.env.QUEUE_PREFIX!;
   const concurrency = Number(process.env.CONCURRENCY ?? 16);
   const connection = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
@@ -67,7 +75,11 @@ async function main(): Promise<void> {
     names.Runs,
     async (job) => {
       const { runId, callId } = job.data;
-      await requests.add('request', { runId, callId }, { jobId: callId });
+      await requests.add(
+        FloorJobName.Request,
+        { runId, callId },
+        { jobId: floorJobIds.approvalRequest(callId) },
+      );
     },
     options,
   );
@@ -93,10 +105,12 @@ async function main(): Promise<void> {
           // Parsed like any JSON door, then unused; a body that is not JSON is refused, never crashes the stand-in.
           if (!parsesAsJson(Buffer.concat(chunks))) return void res.writeHead(400).end();
           const runId = randomUUID();
-          runsQueue.add('start', { runId, callId: runId }, { jobId: runId }).then(
-            () => res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ runId })),
-            () => res.writeHead(503).end(),
-          );
+          runsQueue
+            .add(FloorJobName.Start, { runId, callId: runId }, { jobId: floorJobIds.startRun(runId) })
+            .then(
+              () => res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ runId })),
+              () => res.writeHead(503).end(),
+            );
         });
       })
     : undefined;

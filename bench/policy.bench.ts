@@ -10,6 +10,16 @@ import {
   ToolRegistry,
   type ToolPlugin,
 } from '@countersign/authorization';
+import { checkFlags, runMain, wantsHelp } from './support/cli';
+
+const USAGE = `Usage: npm run bench:policy [-- --strict]
+
+Micro-benchmark of the policy pipeline in this process (no Redis, no services): an auto call through
+ToolCallPipeline.evaluate and evaluateTurn against a direct call of the same handler, and fingerprinting a ~1 KB
+argument object; medians over 200 batches of 1,000 calls.
+
+  --strict  exit 1 when the pipeline overhead is 5 µs or more per auto call
+  --help    this text (starts nothing)`;
 
 const BATCH = 1_000;
 const BATCHES = 200; // 200 × 1000 = 200k timed calls per measurement
@@ -100,7 +110,10 @@ function fmt(ns: number): string {
 }
 
 async function main(): Promise<void> {
-  const strict = process.argv.includes('--strict');
+  const argv = process.argv.slice(2);
+  if (wantsHelp(argv)) return void console.log(USAGE);
+  checkFlags(argv, { flags: ['strict'], values: [] });
+  const strict = argv.includes('--strict');
   const runPipeline = () => pipeline.evaluate(call, caller);
   const runTurn = () => pipeline.evaluateTurn(turn, caller);
   // The handler gets the same context object the pipeline builds (field by field, no spread).
@@ -165,7 +178,4 @@ async function main(): Promise<void> {
   if (strict && !meets) process.exitCode = 1;
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+runMain('bench:policy', main);

@@ -1,76 +1,93 @@
 // The floor: a bare BullMQ ping-pong with the round trip's hops (start → request queue → decision queue →
-// resume) over the same Redis, at the same N and concurrency, with no policy and no HTTP.
-import { randomBytes } from 'node:crypto';
+// resume) over the same Redis, at the same N and concurrency, with no policy and no HTTP. The peers (an agent loop
+// of another framework behind the same hops, bench/peers/) are driven by the same code, each on its own prefix.
+import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { FLOOR_JOB_OPTIONS, FloorQueue } from '../floor-worker';
-import type { Child } from '../support/processes';
-import { Flow } from '../support/flow';
 import {
-  commandCalls,
-  commandsPerRun,
-  pool,
-  Progress,
-  wallNow,
-  type LatencySummary,
-} from '../support/measure';
+  FLOOR_JOB_OPTIONS,
+  FLOOR_TOOL,
+  type FloorJob,
+  FloorJobName,
+  floorJobIds,
+  FloorQueue,
+} from '../floor-worker';
+import type { Child } from '../support/processes';
+import { CostMeter, type PhaseCost } from '../support/cost';
+import { Flow } from '../support/flow';
+import { pool, Progress, wallNow, type LatencySummary } from '../support/measure';
 
 export interface FloorOptions {
   label: string;
   runs: number;
   worker: Child;
   redisUrl: string;
+  /** The floor's or peer's own queue prefix (support/prefixes.ts). */
   queuePrefix: string;
   startConcurrency: number;
   decideConcurrency: number;
   quiet?: boolean;
   commandsRedis: Redis;
+  /** The tool whose handler ends "decision → resume"; @defaultValue the floor's */
+  executedTool?: string;
+  /** CPU of the phase's processes, commands and bytes; @defaultValue commands and bytes of `commandsRedis` only */
+  meter?: CostMeter;
 }
 
-export interface FloorResult {
+export interface FloorFigures {
   runs: number;
+  /** Runs that ended otherwise than completed (a peer's run can fail; the floor's cannot). */
+  failed: number;
   seconds: number;
   runsPerSecond: number;
   /** Stand-in starts adding the decision job → the floor worker's decision handler starts. */
   decisionToExecution: LatencySummary;
-  redisCommandsPerRun: ReturnType<typeof commandsPerRun>;
 }
+
+export type FloorResult = FloorFigures & PhaseCost;
 
 export async function floor(o: FloorOptions): Promise<FloorResult> {
   const bar = o.quiet ? undefined : new Progress(o.label, o.runs);
-  const flow = new Flow(o.runs, 'floor', (done) => bar?.update(done));
+  const flow = new Flow(o.runs, o.executedTool ?? FLOOR_TOOL, (done) => bar?.update(done));
   flow.watch([o.worker]);
+  const names = FloorQueue;
   const connection = new Redis(o.redisUrl, { maxRetriesPerRequest: null });
   const prefix = o.queuePrefix;
-  const runs = new Queue(FloorQueue.Runs, { connection, prefix, defaultJobOptions: FLOOR_JOB_OPTIONS });
-  const decisions = new Queue(FloorQueue.Decisions, {
+  const runs = new Queue(names.Runs, { connection, prefix, defaultJobOptions: FLOOR_JOB_OPTIONS });
+  const decisions = new Queue(names.Decisions, {
     connection,
     prefix,
     defaultJobOptions: FLOOR_JOB_OPTIONS,
   });
   // The approver stand-in: takes each request off the queue and answers at once.
-  const approver = new Worker(
-    FloorQueue.Requests,
+  const approver = new Worker<FloorJob>(
+    names.Requests,
     async (job) => {
-      const { runId, callId } = job.data as { runId: string; callId: string };
+      const { runId, callId } = job.data;
       flow.sentAt.set(callId, wallNow());
-      await decisions.add('decision', { runId, callId }, { jobId: `decision-${callId}` });
+      await decisions.add(FloorJobName.Decision, { runId, callId }, { jobId: floorJobIds.decision(callId) });
       flow.progressed();
     },
     { connection, prefix, concurrency: o.decideConcurrency, removeOnComplete: { age: 3600, count: 10_000 } },
   );
-  const tag = randomBytes(4).toString('hex');
-  const commandsBefore = await commandCalls(connection);
+  await approver.waitUntilReady();
+  const endMeter = await (o.meter ?? new CostMeter(o.commandsRedis)).begin();
+  let cost: PhaseCost;
   try {
-    await approver.waitUntilReady();
     flow.markStart();
-    const starting = pool(o.runs, o.startConcurrency, async (i) => {
-      const runId = `floor-${tag}-${i}`;
-      await runs.add('start', { runId, callId: `call-${tag}-${i}` }, { jobId: runId });
+    const starting = pool(o.runs, o.startConcurrency, async () => {
+      // UUIDs, as Countersign's run and call IDs are: they are in job keys and payloads.
+      const runId = randomUUID();
+      await runs.add(
+        FloorJobName.Start,
+        { runId, callId: randomUUID() },
+        { jobId: floorJobIds.startRun(runId) },
+      );
       flow.progressed();
       await Promise.race([flow.runDone(runId), flow.finished]);
     });
     await Promise.all([starting, flow.finished]);
+    cost = await endMeter(o.runs);
   } finally {
     flow.close();
     bar?.stop();
@@ -78,10 +95,10 @@ export async function floor(o: FloorOptions): Promise<FloorResult> {
     await Promise.all([runs.close(), decisions.close()]);
     connection.disconnect();
   }
-  const redisCommandsPerRun = commandsPerRun(commandsBefore, await commandCalls(o.commandsRedis), o.runs);
   return {
     runs: o.runs,
-    redisCommandsPerRun,
+    ...cost,
+    failed: flow.failed,
     seconds: flow.seconds,
     runsPerSecond: o.runs / flow.seconds,
     decisionToExecution: flow.decisionToExecution.summary(),

@@ -6,15 +6,8 @@ import type { Child } from '../support/processes';
 import { Flow } from '../support/flow';
 import { getJson, openEventStream, sendJson } from '../support/http';
 import type { Redis } from 'ioredis';
-import {
-  commandCalls,
-  commandsPerRun,
-  Latencies,
-  type LatencySummary,
-  pool,
-  Progress,
-  wallNow,
-} from '../support/measure';
+import { CostMeter, type PhaseCost } from '../support/cost';
+import { Latencies, type LatencySummary, pool, Progress, sleep, wallNow } from '../support/measure';
 
 export interface RoundTripOptions {
   label: string;
@@ -28,14 +21,21 @@ export interface RoundTripOptions {
   startConcurrency: number;
   /** Decision POSTs in flight at once (the approver stand-in). */
   decideConcurrency: number;
+  /**
+   * Open loop: runs started on a fixed schedule of this many per second, none waiting for another; the stand-in then
+   * decides every request as soon as it hears of it. Without it, the closed loop of `startConcurrency` lanes.
+   */
+  openLoopRate?: number;
   quiet?: boolean;
   /** For INFO commandstats before and after: the server, or every master of a cluster. */
   redis: Redis | Redis[];
+  /** CPU of the phase's processes, commands and bytes; @defaultValue commands and bytes of `redis` only */
+  meter?: CostMeter;
   /** The tool whose handler ends "decision → tool" (the contract floor reports its own). @defaultValue restart_service */
   executedTool?: string;
 }
 
-export interface RoundTripResult {
+export interface RoundTripFigures {
   runs: number;
   completed: number;
   failed: number;
@@ -47,9 +47,11 @@ export interface RoundTripResult {
   decisionPost: LatencySummary;
   clockSkewNegatives: number;
   decisionErrors: number;
-  /** Redis commands per run during the phase (INFO commandstats: every client of the server counts). */
-  redisCommandsPerRun: ReturnType<typeof commandsPerRun>;
+  /** Open loop only: how late the runs' starts were against their schedule (the driver falling behind shows here). */
+  startLag?: LatencySummary;
 }
+
+export type RoundTripResult = RoundTripFigures & PhaseCost;
 
 const ROUND_TRIP_TOOL = 'restart_service';
 /** The scripted run: one confirm-tier call, then a final answer. */
@@ -99,8 +101,10 @@ export async function roundTrips(o: RoundTripOptions): Promise<RoundTripResult> 
     if (decisionErrors <= 3)
       console.error(`[bench] decision ${callId}: ${res.status} ${JSON.stringify(res.body)}`);
   };
+  // In the open loop the approver answers every request as it hears of it, like the schedule starts every run.
+  const decideLimit = o.openLoopRate ? Infinity : o.decideConcurrency;
   const pump = () => {
-    while (inFlight < o.decideConcurrency && queue.length > 0) {
+    while (inFlight < decideLimit && queue.length > 0) {
       const pending = queue.shift()!;
       inFlight++;
       void decide(pending)
@@ -137,10 +141,11 @@ export async function roundTrips(o: RoundTripOptions): Promise<RoundTripResult> 
     if (res?.status === 200) for (const a of res.body) offer(a.request);
   }, 2_000);
 
-  const commandsBefore = await commandCalls(o.redis);
+  const endMeter = await (o.meter ?? new CostMeter(o.redis)).begin();
+  const startLag = new Latencies();
   try {
     flow.markStart();
-    const starting = pool(o.runs, o.startConcurrency, async (i) => {
+    const startOne = async (i: number) => {
       const worker = o.workers[i % o.workers.length];
       const res = await sendJson<{ runId: string }>(
         'POST',
@@ -152,7 +157,10 @@ export async function roundTrips(o: RoundTripOptions): Promise<RoundTripResult> 
         throw new Error(`POST /runs answered ${res.status}: ${JSON.stringify(res.body)}`);
       flow.progressed();
       await Promise.race([flow.runDone(res.body.runId), flow.finished]);
-    });
+    };
+    const starting = o.openLoopRate
+      ? onSchedule(o.runs, o.openLoopRate, startLag, startOne)
+      : pool(o.runs, o.startConcurrency, startOne);
     await Promise.all([starting, flow.finished]);
   } finally {
     clearInterval(sweep);
@@ -160,10 +168,9 @@ export async function roundTrips(o: RoundTripOptions): Promise<RoundTripResult> 
     flow.close();
     bar?.stop();
   }
-  const redisCommandsPerRun = commandsPerRun(commandsBefore, await commandCalls(o.redis), o.runs);
   return {
     runs: o.runs,
-    redisCommandsPerRun,
+    ...(await endMeter(o.runs)),
     completed: flow.done - flow.failed,
     failed: flow.failed,
     seconds: flow.seconds,
@@ -172,5 +179,30 @@ export async function roundTrips(o: RoundTripOptions): Promise<RoundTripResult> 
     decisionPost: post.summary(),
     clockSkewNegatives: flow.decisionToExecution.negatives,
     decisionErrors,
+    ...(o.openLoopRate ? { startLag: startLag.summary() } : {}),
   };
+}
+
+/**
+ * Starts run i at `i / rate` seconds after the first, whatever the runs before it are doing (open loop), and
+ * records how late each start was. Resolves when every started run has finished.
+ */
+async function onSchedule(
+  runs: number,
+  rate: number,
+  lag: Latencies,
+  start: (i: number) => Promise<void>,
+): Promise<void> {
+  const t0 = wallNow();
+  const started: Promise<void>[] = [];
+  for (let i = 0; i < runs; i++) {
+    const due = t0 + (i * 1000) / rate;
+    const wait = due - wallNow();
+    if (wait > 0) await sleep(wait);
+    lag.recordMs(wallNow() - due);
+    const run = start(i);
+    run.catch(() => undefined); // reported by the Promise.all below, not as an unhandled rejection meanwhile
+    started.push(run);
+  }
+  await Promise.all(started);
 }

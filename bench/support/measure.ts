@@ -169,3 +169,19 @@ export function commandsPerRun(before: Map<string, number>, after: Map<string, n
   }
   return { total: Number((total / runs).toFixed(1)), perCommand };
 }
+
+/**
+ * One sample of the same shape as `samples`, each number the median of that number over the samples: objects are
+ * recursed into key by key (a key some samples lack is the median of those that have it); anything else (strings,
+ * null) is taken from the first sample.
+ */
+export function medianOf<T>(samples: T[]): T {
+  const first: unknown = samples[0];
+  if (typeof first === 'number') return median(samples as number[]) as T;
+  if (first === null || typeof first !== 'object' || Array.isArray(first)) return first as T;
+  const objects = samples as Record<string, unknown>[];
+  const keys = new Set(objects.flatMap((s) => Object.keys(s ?? {})));
+  const out: Record<string, unknown> = {};
+  for (const key of keys) out[key] = medianOf(objects.map((s) => s?.[key]).filter((v) => v !== undefined));
+  return out as T;
+}

@@ -1,6 +1,6 @@
-// A redis-server of the bench's own for the parked-run memory phase, started with the memory settings of
-// docker-compose.yml's redis service: the figure is then the one production's encoding gives, and no other
-// client of a shared Redis moves it.
+// A redis-server of the bench's own, started with the memory settings of docker-compose.yml's redis service: the
+// round trips' CPU, commands and bytes are then Redis's alone (no other client counts), and the parked-run memory
+// phase (a server of its own) gets the figure production's encoding gives.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,21 +39,31 @@ export function composeMemorySettings(file = join(ROOT, 'docker-compose.yml')): 
   return settings;
 }
 
+/** The redis-server binary: REDIS_SERVER_BIN (as the reliability suite reads it), else the one on the PATH. */
+export const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? 'redis-server';
+
 export interface PrivateRedis {
   url: string;
+  /** The redis-server process, whose CPU the bench reads. */
+  pid: number;
   /** The settings taken from docker-compose.yml. */
   settings: string[];
   stop(): Promise<void>;
 }
 
-/** Undefined when there is no `redis-server` on the PATH (the caller falls back to the shared Redis). */
+/** Whether REDIS_SERVER runs at all. */
+export function haveRedisServer(): boolean {
+  return spawnSync(REDIS_SERVER, ['--version']).status === 0;
+}
+
+/** Undefined when REDIS_SERVER does not run (the caller says what to do). */
 export async function startPrivateRedis(): Promise<PrivateRedis | undefined> {
-  if (spawnSync('redis-server', ['--version']).status !== 0) return undefined;
+  if (!haveRedisServer()) return undefined;
   const settings = composeMemorySettings();
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'cs-bench-redis-'));
   const proc = spawn(
-    'redis-server',
+    REDIS_SERVER,
     [
       '--port',
       String(port),
@@ -72,7 +82,8 @@ export async function startPrivateRedis(): Promise<PrivateRedis | undefined> {
   let output = '';
   proc.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   proc.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<void>((done) => proc.once('exit', () => done()));
+  // 'close': exited, and its output pipes closed too (nothing left open for a test runner to wait on).
+  const exited = new Promise<void>((done) => proc.once('close', () => done()));
   const url = `redis://127.0.0.1:${port}`;
   const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   // Refused connections before the server listens reject connect() below; this only keeps ioredis quiet.
@@ -99,6 +110,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis | undefined> {
   }
   return {
     url,
+    pid: proc.pid!,
     settings,
     stop: async () => {
       if (proc.exitCode === null) {

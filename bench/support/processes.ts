@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+import type { PeerName } from '../peers/peer-worker';
 import type { ProbeEvent } from './worker-probe';
 import { getJson } from './http';
 
@@ -42,6 +43,11 @@ export class Child extends EventEmitter {
   /** The last lines the process wrote, for error messages. */
   output(): string {
     return this.tail.trim();
+  }
+
+  /** The process ID: node itself (started without a shell), so /proc/<pid>/stat is this child's own CPU. */
+  get pid(): number {
+    return this.proc.pid!;
   }
 
   get running(): boolean {
@@ -256,6 +262,17 @@ export async function startContractFloor(env: {
       `http://127.0.0.1:${approvalPort}`,
     ),
   };
+}
+
+/** A peer's worker (bench/peers/peer-worker.ts): the agent loop of another framework behind the floors' queue hops. */
+export function startPeerWorker(
+  peer: PeerName,
+  env: { REDIS_URL: string; QUEUE_PREFIX: string; KEY_PREFIX: string; CONCURRENCY: string } & Record<
+    string,
+    string
+  >,
+): Child {
+  return startTs(`peer-${peer}`, 'bench/peers/peer-worker.ts', { ...env, PEER: peer });
 }
 
 /** Waits for a floor process to say it is ready over IPC (listening, when it has a door). */
