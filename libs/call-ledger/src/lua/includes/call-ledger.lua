@@ -1,9 +1,10 @@
 --[[
   The call ledger: the states of one governed call and the transitions that make "an approved call runs exactly
   once" true, for every place that keeps a call (a run's hash in the agent worker, an approval's hash in the
-  approvals API, a record of the MCP gateway). A script includes this file with
-  `--- @include "@countersign/call-ledger/call-ledger"` and calls these functions on its own key, inside its own
-  atomic step, beside the checks that are its own (who owns the run, whose approval it is).
+  approvals API, a record of the MCP gateway). A script includes this file by the name CALL_LEDGER_INCLUDE
+  (call-state.ts; not spelled out here: this text is inlined into every includer, and a resolved script holds no
+  include directive) and calls these functions on its own key, inside its own atomic step, beside the checks that
+  are its own (who owns the run, whose approval it is).
 
   A call lives in four fields of a hash, all under one prefix `p` (the worker's `c:<callId>:`, or "" for a hash that
   holds one call): <p>s state, <p>x execution token, <p>h heartbeat (Redis TIME, ms), <p>r result (JSON).
