@@ -8,8 +8,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ledgerFields } from '@countersign/call-ledger';
 import { InfraStore } from '@countersign/demo-infra';
 import { createRedis, type RedisClient } from '@countersign/platform';
+import { gatewayKeys } from '../apps/mcp-gateway/src/approvals/call-record-store';
 import type { RunningMcpGateway } from '../apps/mcp-gateway/src/bootstrap';
 import { GatewayHarness, NOTES_TOKEN } from './support/gateway-harness';
 import { FS_SERVER } from './support/mcp-config';
@@ -300,6 +302,39 @@ describe('MCP gateway', () => {
         expect(text(answer)).toContain('it may or may not have run, and it will not be run again');
       }
       expect(h.notes.calls.filter((c) => c.args.text === 'claimed elsewhere')).toHaveLength(0);
+    });
+
+    it('wait for a live runner of an identical call, and take over a dead one: the call runs once', async () => {
+      const args = { text: 'runner died' };
+      const first = await alice.callTool({ name: 'notes__write_note', arguments: args });
+      const id = approvalOf(first);
+      await h.approvals.approve(id);
+      // What a gateway that took the run and stopped before its claim leaves behind: the record executing, its token.
+      const view = await h.approvals.api<{ fingerprint: string }>(
+        'GET',
+        `/external-approvals/${id}?onBehalfOf=alice`,
+        'mcp-gateway',
+      );
+      const key = gatewayKeys(h.keyPrefix).call('alice', view.json.fingerprint);
+      const ledger = ledgerFields('');
+      await redis.hset(
+        key,
+        ledger.state,
+        'executing',
+        ledger.token,
+        'gone-runner',
+        ledger.heartbeat,
+        Date.now(),
+      );
+      const waited = await alice.callTool({ name: 'notes__write_note', arguments: args });
+      expect(text(waited)).toContain('is running for an identical call');
+      expect(h.notes.calls.filter((c) => c.args.text === 'runner died')).toHaveLength(0);
+
+      await redis.hset(key, ledger.heartbeat, '1'); // its heartbeat went stale: that gateway is gone
+      const ran = await alice.callTool({ name: 'notes__write_note', arguments: args });
+      expect(text(ran)).toBe('noted: runner died');
+      expect(h.notes.calls.filter((c) => c.args.text === 'runner died')).toHaveLength(1);
+      expect(await alice.callTool({ name: 'notes__write_note', arguments: args })).toEqual(ran);
     });
 
     it('are asked about again when the server changed the tool after approval', async () => {
