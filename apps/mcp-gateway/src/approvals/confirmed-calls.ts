@@ -5,11 +5,12 @@
 // across requests, restarts and replicas); its result answers every identical call after it; denied or expired, so
 // does the refusal. The tool runs only inside a live request or task: nothing runs for a client that went away.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { CallState, isSettled } from '@countersign/call-ledger';
 import type { ExternalApprovalView } from '@countersign/contracts';
 import type { Logger, Principal } from '@countersign/platform';
-import { type CountersignClient, CountersignApiError } from '@countersign/sdk';
+import { CountersignApiError, CountersignClient } from '@countersign/sdk';
 import { ProviderCallError } from '@countersign/tool-providers';
 import {
   errorResult,
@@ -18,9 +19,11 @@ import {
   refusedResult,
   unknownOutcomeResult,
 } from '../calls/call-results';
-import type { ToolRelay } from '../calls/tool-relay';
-import type { GatewayCatalog, GatewayTool } from '../tools/gateway-catalog';
-import type { CallRecord, CallRecordStore } from './call-record-store';
+import { ToolRelay } from '../calls/tool-relay';
+import { GATEWAY_SETTINGS, type GatewaySettings } from '../config/gateway-settings';
+import { GATEWAY_PRINCIPAL, LOGGER } from '../core/gateway-tokens';
+import { GatewayCatalog, type GatewayTool } from '../tools/gateway-catalog';
+import { type CallRecord, CallRecordStore } from './call-record-store';
 
 /** One confirm-tier call, authorized by the pipeline (RBAC, arguments, callbacks), waiting for a decision. */
 export interface ConfirmCall {
@@ -49,13 +52,6 @@ export interface WaitOptions {
   onprogress?: (progress: Progress) => void;
 }
 
-export interface ConfirmedCallsOptions {
-  /** The gateway's own principal (it submits the approvals). */
-  self: string;
-  /** How long an outcome answers identical calls. */
-  resultTtlMs: number;
-}
-
 type Step = { kind: 'result'; result: CallToolResult } | { kind: 'restart'; replace?: string };
 
 /** A record is kept this long until its approval's expiry is known. */
@@ -67,15 +63,23 @@ const OUTCOME_POLL_MS = 100;
 /** A record that keeps starting over (its tool keeps changing, its approval keeps vanishing) is given up on. */
 const MAX_RESTARTS = 3;
 
+@Injectable()
 export class ConfirmedCalls {
+  /** How long an outcome answers identical calls (GATEWAY_CONFIG `resultTtlMs`). */
+  private readonly resultTtlMs: number;
+
   constructor(
     private readonly client: CountersignClient,
     private readonly store: CallRecordStore,
     private readonly catalog: GatewayCatalog,
     private readonly relay: ToolRelay,
-    private readonly options: ConfirmedCallsOptions,
-    private readonly logger: Logger,
-  ) {}
+    /** The gateway's own principal: it submits the approvals. */
+    @Inject(GATEWAY_PRINCIPAL) private readonly self: Principal,
+    @Inject(GATEWAY_SETTINGS) { config }: GatewaySettings,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.resultTtlMs = config.resultTtlMs;
+  }
 
   /** The call's outcome now, or after waiting for its decision until `wait.until`. Never throws. */
   async handle(call: ConfirmCall, wait: WaitOptions): Promise<CallToolResult> {
@@ -165,7 +169,7 @@ export class ConfirmedCalls {
     // The approval must be for exactly this call; anything else is never run.
     if (view.fingerprint !== call.fingerprint)
       throw new Error(`approval ${view.approvalId} is for another fingerprint than this call's`);
-    const ttlMs = Math.max(0, Date.parse(view.expiresAt) - Date.now()) + this.options.resultTtlMs;
+    const ttlMs = Math.max(0, Date.parse(view.expiresAt) - Date.now()) + this.resultTtlMs;
     await this.store.recordApproval(record, view, ttlMs);
     this.where(call, record).info(
       { approvalId: view.approvalId, expiresAt: view.expiresAt },
@@ -263,7 +267,7 @@ export class ConfirmedCalls {
       const result = await this.relay.relay(tool, args, {
         signal: wait.signal,
         meta: call.meta,
-        ids: { runId: record.runId, callId: record.callId, userId: call.caller.id, agent: this.options.self },
+        ids: { runId: record.runId, callId: record.callId, userId: call.caller.id, agent: this.self.id },
         onprogress: wait.onprogress,
       });
       where.info({ isError: result.isError === true }, 'approved call ran');
@@ -311,7 +315,7 @@ export class ConfirmedCalls {
     const stored = await this.store.complete(record, token, {
       state: CallState.Done,
       result: keptResult(result),
-      ttlMs: this.options.resultTtlMs,
+      ttlMs: this.resultTtlMs,
     });
     if (!stored.settled)
       this.where(call, record).error(
@@ -327,7 +331,7 @@ export class ConfirmedCalls {
     result: CallToolResult,
     token?: string,
   ): Promise<Step> {
-    const ttlMs = this.options.resultTtlMs;
+    const ttlMs = this.resultTtlMs;
     // Claimed by this request: the approval no longer held. Not claimed: the decision refused it.
     await (token
       ? this.store.complete(record, token, { state: CallState.Refused, result, ttlMs })
@@ -345,7 +349,7 @@ export class ConfirmedCalls {
 
   /** Whom the approval is for (the approvals API finds an approval only for the requester it was submitted for). */
   private requester(call: ConfirmCall): { onBehalfOf?: string } {
-    return { onBehalfOf: call.caller.id === this.options.self ? undefined : call.caller.id };
+    return { onBehalfOf: call.caller.id === this.self.id ? undefined : call.caller.id };
   }
 
   private where(call: ConfirmCall, record: CallRecord): Logger {
