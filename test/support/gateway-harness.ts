@@ -5,11 +5,15 @@
 //   const h = await GatewayHarness.start('gateway');
 //   const gateway = await h.startGateway({ hold: { maxMs: 1000 } });
 //   const client = await h.client(gateway.url!, 'alice');
+//
+// The specs of test/mcp-gateway/ each start one; what they share (reading a result, its approval) is here too.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startMcpGateway, type RunningMcpGateway } from '../../apps/mcp-gateway/src/bootstrap';
 import { startOpsMcpServer, type RunningOpsMcpServer } from '../../apps/ops-mcp-server/src/bootstrap';
 import { TEST_AUDIT_SECRET } from './audit';
@@ -20,6 +24,18 @@ import { TEST_REDIS_URL } from './redis';
 import { TestMcpServer } from './test-mcp-server';
 
 export const NOTES_TOKEN = 'notes-token-gateway-5d1c0e';
+
+/** The text blocks of a call's result, one per line. */
+export const resultText = (result: unknown) =>
+  ((result as CallToolResult).content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+
+/** The approval ID a gateway answer carries in its `_meta`; throws when there is none. */
+export function approvalOf(result: unknown): string {
+  const meta = (result as CallToolResult)._meta?.['countersign/approval'] as
+    { approvalId?: string } | undefined;
+  if (!meta?.approvalId) throw new Error(`no approval in ${JSON.stringify(result)}`);
+  return meta.approvalId;
+}
 
 /**
  * The gateway tests open sessions and call tools far faster than a person would, as one principal: explicit limits far
@@ -141,6 +157,26 @@ export class GatewayHarness {
       }),
     );
     this.clients.push(client);
+    return client;
+  }
+
+  /** A client of one of the gateway's servers, directly (not through the gateway). The caller closes it. */
+  async direct(server: 'fs' | 'ops' | 'notes'): Promise<Client> {
+    const client = new Client({ name: 'direct-test', version: '1.0.0' });
+    if (server === 'fs')
+      await client.connect(
+        new StdioClientTransport({ command: process.execPath, args: [FS_SERVER, this.dir] }),
+      );
+    else
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(server === 'ops' ? this.ops.url : this.notes.url), {
+          requestInit: {
+            headers: {
+              Authorization: `Bearer ${server === 'ops' ? testToken('mcp-gateway') : NOTES_TOKEN}`,
+            },
+          },
+        }),
+      );
     return client;
   }
 

@@ -1,8 +1,10 @@
 // The gateway's durable memory of confirm-tier calls, in Redis: identical calls (one principal, one tool, one
 // fingerprint) share a record, so they share one approval and, once it ran, its one result, across requests, gateway
-// restarts and replicas. Every transition is a script over the record's one key (see lua/).
+// restarts and replicas. The record's call state is the call ledger's (libs/call-ledger, one call per hash, prefix
+// ""); every transition is a script over the record's one key (see lua/) that moves it with the ledger's functions.
 import { createHash } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type CallState, isCallState, ledgerFields } from '@countersign/call-ledger';
 import { encodeScriptArgs, LuaScript, type RedisClient } from '@countersign/platform';
 
 const SCRIPTS = {
@@ -24,7 +26,8 @@ export function gatewayKeys(keyPrefix: string) {
   };
 }
 
-export type CallState = 'pending' | 'running' | 'done' | 'refused';
+/** The record holds one call: the ledger's fields without a prefix. */
+const LEDGER = ledgerFields('');
 
 export interface CallRecord {
   key: string;
@@ -36,11 +39,13 @@ export interface CallRecord {
   approvalId?: string;
   expiresAt?: string;
   inboxUrl?: string;
-  /** The outcome (state `done` or `refused`): what every identical call gets. */
+  /** The outcome (a settled state, `done` or `refused`): what every identical call gets. */
   result?: CallToolResult;
 }
 
 export type StartRun = { started: true } | { started: false; state: CallState | 'gone' };
+/** Whether an outcome was stored, and if not, the state the record's call was found in. */
+export type Settle = { settled: true } | { settled: false; found: CallState | 'gone' };
 
 export class CallRecordStore {
   private readonly keys: ReturnType<typeof gatewayKeys>;
@@ -83,26 +88,49 @@ export class CallRecordStore {
     return (await SCRIPTS.recordApproval.run(this.redis, [record.key], [args])) === 1;
   }
 
-  async startRun(record: CallRecord, runner: string, leaseMs: number): Promise<StartRun> {
-    const args = encodeScriptArgs({ callId: record.callId, runner, leaseMs: Math.ceil(leaseMs) });
+  /**
+   * Claims the approved call for one runner under `token` (the ledger's claim), taking over a runner whose heartbeat is
+   * older than `staleAfterMs`. See start-run-1.lua.
+   */
+  async startRun(record: CallRecord, token: string, staleAfterMs: number): Promise<StartRun> {
+    const args = encodeScriptArgs({ callId: record.callId, token, staleAfterMs: Math.ceil(staleAfterMs) });
     const reply = (await SCRIPTS.startRun.run(this.redis, [record.key], [args])) as (number | string)[];
     if (reply[0] === 1) return { started: true };
-    return { started: false, state: reply[0] === -1 ? 'gone' : (reply[1] as CallState) };
+    return { started: false, state: reply[0] === -1 ? 'gone' : callState(reply[1]) };
   }
 
-  /** Stores the outcome once; false when it was not stored (see settle-call-1.lua). */
-  async settle(
+  /**
+   * Ends the run `token` claimed: `done` (it ran, or may have) or `refused` (the approval no longer held). False when
+   * it was not stored: another runner took the run over, or it was settled already (see settle-call-1.lua).
+   */
+  async complete(
     record: CallRecord,
-    outcome: { state: 'done' | 'refused'; result: CallToolResult; ttlMs: number; runner?: string },
-  ): Promise<boolean> {
+    token: string,
+    outcome: { state: 'done' | 'refused'; result: CallToolResult; ttlMs: number },
+  ): Promise<Settle> {
+    return this.settle(record, { ...outcome, token });
+  }
+
+  /** A decision refused the call before it ran: its refusal is the outcome. */
+  async refuse(record: CallRecord, outcome: { result: CallToolResult; ttlMs: number }): Promise<Settle> {
+    return this.settle(record, outcome);
+  }
+
+  private async settle(
+    record: CallRecord,
+    outcome: { result: CallToolResult; ttlMs: number; token?: string; state?: 'done' | 'refused' },
+  ): Promise<Settle> {
     const args = encodeScriptArgs({
       callId: record.callId,
-      state: outcome.state,
       result: JSON.stringify(outcome.result),
       ttlMs: Math.ceil(outcome.ttlMs),
-      runner: outcome.runner,
+      token: outcome.token,
+      state: outcome.state,
     });
-    return (await SCRIPTS.settle.run(this.redis, [record.key], [args])) === 1;
+    const reply = (await SCRIPTS.settle.run(this.redis, [record.key], [args])) as (number | string)[];
+    return reply[0] === 1
+      ? { settled: true }
+      : { settled: false, found: reply[1] ? callState(reply[1]) : 'gone' };
   }
 }
 
@@ -114,10 +142,17 @@ function parseRecord(key: string, flat: string[]): CallRecord {
     callId: hash.callId,
     runId: hash.runId,
     definitionHash: hash.definitionHash,
-    state: hash.state as CallState,
+    state: callState(hash[LEDGER.state]),
     approvalId: hash.approvalId || undefined,
     expiresAt: hash.expiresAt || undefined,
     inboxUrl: hash.inboxUrl || undefined,
-    result: hash.result ? (JSON.parse(hash.result) as CallToolResult) : undefined,
+    result: hash[LEDGER.result] ? (JSON.parse(hash[LEDGER.result]) as CallToolResult) : undefined,
   };
+}
+
+/** A state only the ledger's functions write; anything else means the record is not what this code wrote. */
+function callState(value: unknown): CallState {
+  if (!isCallState(value))
+    throw new Error(`a gateway call record holds an unknown call state: ${String(value)}`);
+  return value;
 }

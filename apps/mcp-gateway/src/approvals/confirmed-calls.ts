@@ -5,10 +5,12 @@
 // across requests, restarts and replicas); its result answers every identical call after it; denied or expired, so
 // does the refusal. The tool runs only inside a live request or task: nothing runs for a client that went away.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { CallState, isSettled } from '@countersign/call-ledger';
 import type { ExternalApprovalView } from '@countersign/contracts';
 import type { Logger, Principal } from '@countersign/platform';
-import { type CountersignClient, CountersignApiError } from '@countersign/sdk';
+import { CountersignApiError, CountersignClient } from '@countersign/sdk';
 import { ProviderCallError } from '@countersign/tool-providers';
 import {
   errorResult,
@@ -17,9 +19,11 @@ import {
   refusedResult,
   unknownOutcomeResult,
 } from '../calls/call-results';
-import type { ToolRelay } from '../calls/tool-relay';
-import type { GatewayCatalog, GatewayTool } from '../tools/gateway-catalog';
-import type { CallRecord, CallRecordStore } from './call-record-store';
+import { ToolRelay } from '../calls/tool-relay';
+import { GATEWAY_SETTINGS, type GatewaySettings } from '../config/gateway-settings';
+import { GATEWAY_PRINCIPAL, LOGGER } from '../core/gateway-tokens';
+import { GatewayCatalog, type GatewayTool } from '../tools/gateway-catalog';
+import { type CallRecord, CallRecordStore } from './call-record-store';
 
 /** One confirm-tier call, authorized by the pipeline (RBAC, arguments, callbacks), waiting for a decision. */
 export interface ConfirmCall {
@@ -48,33 +52,34 @@ export interface WaitOptions {
   onprogress?: (progress: Progress) => void;
 }
 
-export interface ConfirmedCallsOptions {
-  /** The gateway's own principal (it submits the approvals). */
-  self: string;
-  /** How long an outcome answers identical calls. */
-  resultTtlMs: number;
-}
-
 type Step = { kind: 'result'; result: CallToolResult } | { kind: 'restart'; replace?: string };
 
 /** A record is kept this long until its approval's expiry is known. */
 const OPEN_TTL_MS = 3_600_000;
-/** A run's lease beyond the tool's own timeout, before another request may take it over. */
-const LEASE_MARGIN_MS = 30_000;
+/** How long a runner's heartbeat (its claim) holds beyond the tool's own timeout, before another request may take over. */
+const HEARTBEAT_MARGIN_MS = 30_000;
 /** How often a request that waits for an identical call's run looks for its outcome. */
 const OUTCOME_POLL_MS = 100;
 /** A record that keeps starting over (its tool keeps changing, its approval keeps vanishing) is given up on. */
 const MAX_RESTARTS = 3;
 
+@Injectable()
 export class ConfirmedCalls {
+  /** How long an outcome answers identical calls (GATEWAY_CONFIG `resultTtlMs`). */
+  private readonly resultTtlMs: number;
+
   constructor(
     private readonly client: CountersignClient,
     private readonly store: CallRecordStore,
     private readonly catalog: GatewayCatalog,
     private readonly relay: ToolRelay,
-    private readonly options: ConfirmedCallsOptions,
-    private readonly logger: Logger,
-  ) {}
+    /** The gateway's own principal: it submits the approvals. */
+    @Inject(GATEWAY_PRINCIPAL) private readonly self: Principal,
+    @Inject(GATEWAY_SETTINGS) { config }: GatewaySettings,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.resultTtlMs = config.resultTtlMs;
+  }
 
   /** The call's outcome now, or after waiting for its decision until `wait.until`. Never throws. */
   async handle(call: ConfirmCall, wait: WaitOptions): Promise<CallToolResult> {
@@ -90,7 +95,7 @@ export class ConfirmedCalls {
           replace,
         });
         this.where(call, record).debug({ created, state: record.state }, 'confirm-tier call opened');
-        if (record.result && (record.state === 'done' || record.state === 'refused')) {
+        if (record.result && isSettled(record.state)) {
           this.where(call, record).info({ state: record.state }, 'identical call answered with its outcome');
           return record.result;
         }
@@ -164,7 +169,7 @@ export class ConfirmedCalls {
     // The approval must be for exactly this call; anything else is never run.
     if (view.fingerprint !== call.fingerprint)
       throw new Error(`approval ${view.approvalId} is for another fingerprint than this call's`);
-    const ttlMs = Math.max(0, Date.parse(view.expiresAt) - Date.now()) + this.options.resultTtlMs;
+    const ttlMs = Math.max(0, Date.parse(view.expiresAt) - Date.now()) + this.resultTtlMs;
     await this.store.recordApproval(record, view, ttlMs);
     this.where(call, record).info(
       { approvalId: view.approvalId, expiresAt: view.expiresAt },
@@ -200,28 +205,29 @@ export class ConfirmedCalls {
       call.definitionHash = now.definitionHash;
       return { kind: 'restart' };
     }
-    const runner = randomUUID();
+    // The execution token: only this request may settle the run it starts (the call ledger's complete).
+    const token = randomUUID();
     const timeoutMs = tool.server.timeoutOf(tool.provided.remoteName);
-    const start = await this.store.startRun(record, runner, timeoutMs + LEASE_MARGIN_MS);
+    const start = await this.store.startRun(record, token, timeoutMs + HEARTBEAT_MARGIN_MS);
     if (!start.started) {
-      if (start.state === 'gone' || start.state === 'pending') return { kind: 'restart' };
+      if (start.state === 'gone' || start.state === CallState.Pending) return { kind: 'restart' };
       return { kind: 'result', result: await this.outcomeOf(record, call, view, wait) };
     }
     if (view.claim) {
       // Claimed by a request whose gateway stopped before it recorded the outcome: it may have run. Never again.
-      return this.settleDone(record, call, view, runner, unknownOutcomeResult(call.tool.name, view));
+      return this.settleDone(record, call, view, token, unknownOutcomeResult(call.tool.name, view));
     }
     const claim = await this.client.claim(view.approvalId, call.fingerprint, this.requester(call));
     if (claim.status === 'refused') {
       this.where(call, record).warn({ approvalId: view.approvalId, reason: claim.reason }, 'claim refused');
       if (claim.reason === 'already_claimed')
-        return this.settleDone(record, call, view, runner, unknownOutcomeResult(call.tool.name, view));
+        return this.settleDone(record, call, view, token, unknownOutcomeResult(call.tool.name, view));
       if (claim.reason === 'denied' || claim.reason === 'expired')
         return this.settleRefused(
           record,
           call,
           refusedResult({ ...view, decidedBy: claim.reason === 'expired' ? 'expired' : view.decidedBy }),
-          runner,
+          token,
         );
       return {
         kind: 'result',
@@ -232,7 +238,7 @@ export class ConfirmedCalls {
     }
     // Exactly the approved arguments (the same as the call's, by fingerprint).
     const result = await this.run(tool, claim.claim.args, record, call, wait);
-    await this.settleDone(record, call, view, runner, result);
+    await this.settleDone(record, call, view, token, result);
     const text = result.isError ? firstText(result) : undefined;
     await this.client
       .complete(
@@ -261,7 +267,7 @@ export class ConfirmedCalls {
       const result = await this.relay.relay(tool, args, {
         signal: wait.signal,
         meta: call.meta,
-        ids: { runId: record.runId, callId: record.callId, userId: call.caller.id, agent: this.options.self },
+        ids: { runId: record.runId, callId: record.callId, userId: call.caller.id, agent: this.self.id },
         onprogress: wait.onprogress,
       });
       where.info({ isError: result.isError === true }, 'approved call ran');
@@ -282,7 +288,7 @@ export class ConfirmedCalls {
   ): Promise<CallToolResult> {
     for (;;) {
       const now = await this.store.get(record.key);
-      if (now?.result && (now.state === 'done' || now.state === 'refused')) return now.result;
+      if (now?.result && isSettled(now.state)) return now.result;
       if (!now || now.callId !== record.callId || wait.signal.aborted || Date.now() >= wait.until)
         return errorResult(
           `Tool "${call.tool.name}" was approved and is running for an identical call. Call it again with exactly the ` +
@@ -303,17 +309,19 @@ export class ConfirmedCalls {
     record: CallRecord,
     call: ConfirmCall,
     view: ExternalApprovalView,
-    runner: string,
+    token: string,
     result: CallToolResult,
   ): Promise<Step> {
-    const settled = await this.store.settle(record, {
-      state: 'done',
+    const stored = await this.store.complete(record, token, {
+      state: CallState.Done,
       result: keptResult(result),
-      ttlMs: this.options.resultTtlMs,
-      runner,
+      ttlMs: this.resultTtlMs,
     });
-    if (!settled)
-      this.where(call, record).error({ approvalId: view.approvalId }, 'outcome of a run not stored');
+    if (!stored.settled)
+      this.where(call, record).error(
+        { approvalId: view.approvalId, found: stored.found },
+        'outcome of a run not stored',
+      );
     return { kind: 'result', result };
   }
 
@@ -321,9 +329,13 @@ export class ConfirmedCalls {
     record: CallRecord,
     call: ConfirmCall,
     result: CallToolResult,
-    runner?: string,
+    token?: string,
   ): Promise<Step> {
-    await this.store.settle(record, { state: 'refused', result, ttlMs: this.options.resultTtlMs, runner });
+    const ttlMs = this.resultTtlMs;
+    // Claimed by this request: the approval no longer held. Not claimed: the decision refused it.
+    await (token
+      ? this.store.complete(record, token, { state: CallState.Refused, result, ttlMs })
+      : this.store.refuse(record, { result, ttlMs }));
     this.where(call, record).info({ approvalId: record.approvalId }, 'call refused');
     return { kind: 'result', result };
   }
@@ -337,7 +349,7 @@ export class ConfirmedCalls {
 
   /** Whom the approval is for (the approvals API finds an approval only for the requester it was submitted for). */
   private requester(call: ConfirmCall): { onBehalfOf?: string } {
-    return { onBehalfOf: call.caller.id === this.options.self ? undefined : call.caller.id };
+    return { onBehalfOf: call.caller.id === this.self.id ? undefined : call.caller.id };
   }
 
   private where(call: ConfirmCall, record: CallRecord): Logger {

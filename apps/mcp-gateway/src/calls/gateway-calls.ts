@@ -1,6 +1,7 @@
 // One `tools/call` through the gateway: the policy pipeline first (registry, RBAC, arguments, callbacks, tier), then
 // by its outcome: relayed at once (auto), decided by the approval service (confirm), never sent (manual-only, refused).
 import { randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   type CallToolRequest,
   type CallToolResult,
@@ -10,17 +11,13 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ExternalApprovalView } from '@countersign/contracts';
 import type { Logger, Principal } from '@countersign/platform';
-import type { AuditLog } from '@countersign/audit';
+import { AuditLog } from '@countersign/audit';
 import { ProviderCallError } from '@countersign/tool-providers';
-import type { ConfirmedCalls } from '../approvals/confirmed-calls';
-import type { GatewayCatalog } from '../tools/gateway-catalog';
+import { ConfirmedCalls } from '../approvals/confirmed-calls';
+import { GATEWAY_PRINCIPAL, LOGGER } from '../core/gateway-tokens';
+import { GatewayCatalog } from '../tools/gateway-catalog';
 import { errorResult, manualResult } from './call-results';
-import type { ToolRelay } from './tool-relay';
-
-/** What the gateway is to the pipeline, the approval service's rules (`match.agent`) and the audit: its principal. */
-export interface GatewayIdentity {
-  principal: string;
-}
+import { ToolRelay } from './tool-relay';
 
 export interface CallContext {
   /** The request was cancelled, or its client went away (or its task ended). */
@@ -48,14 +45,16 @@ export function gatewayRunId(principal: string): string {
   return `mcp-${principal}`.slice(0, 128);
 }
 
+@Injectable()
 export class GatewayCalls {
   constructor(
     private readonly catalog: GatewayCatalog,
     private readonly relay: ToolRelay,
     private readonly confirmed: ConfirmedCalls,
     private readonly audit: AuditLog,
-    private readonly self: GatewayIdentity,
-    private readonly logger: Logger,
+    /** What the gateway is to the pipeline, the approval service's rules (`match.agent`) and the audit. */
+    @Inject(GATEWAY_PRINCIPAL) private readonly self: Principal,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   /** Answers one call as its tool's server would, or in its place (see call-results.ts). */
@@ -69,7 +68,7 @@ export class GatewayCalls {
     const where = { runId, callId, tool: params.name, requester: caller.id };
     const outcome = await this.catalog.pipeline.authorize(
       { id: callId, name: params.name, args: params.arguments ?? {} },
-      { runId, agent: this.self.principal, userId: caller.id, scopes: [] },
+      { runId, agent: this.self.id, userId: caller.id, scopes: [] },
     );
     const { progressToken: _theClients, ...meta } = params._meta ?? {};
     switch (outcome.kind) {
@@ -170,7 +169,7 @@ export class GatewayCalls {
         signal: ctx.signal,
         meta,
         onprogress: ctx.progress,
-        ids: { ...ids, agent: this.self.principal },
+        ids: { ...ids, agent: this.self.id },
       });
     } catch (error) {
       if (error instanceof ProviderCallError && error.cause instanceof McpError) {

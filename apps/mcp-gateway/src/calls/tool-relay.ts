@@ -1,8 +1,9 @@
 // Sends one call to the tool's server and hands back the server's answer as it came (content, structured content,
 // `_meta`, `isError`), progress and cancellation passed through, so that for an auto-tier tool a client cannot tell
 // the gateway from the server. Only secrets the gateway handed the server (config `$secret`s) are scrubbed out.
+import { Injectable } from '@nestjs/common';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { CALL_META, type SecretSource } from '@countersign/tool-providers';
+import { CALL_META, SecretSource } from '@countersign/tool-providers';
 import type { GatewayTool } from '../tools/gateway-catalog';
 
 export interface RelayOptions {
@@ -16,6 +17,7 @@ export interface RelayOptions {
   onprogress?: (progress: Progress) => void;
 }
 
+@Injectable()
 export class ToolRelay {
   constructor(private readonly secrets: SecretSource) {}
 

@@ -1,6 +1,7 @@
 // The MCP server one client session talks to, as one principal: it lists the tools that principal may call and
 // answers their calls through GatewayCalls. A confirm-tier call is held (with progress notifications) up to the hold
 // limit; a client that asks for a task gets one instead, and the call waits for its decision inside the task.
+import { Inject, Injectable } from '@nestjs/common';
 import type { CreateTaskResult } from '@modelcontextprotocol/sdk/experimental/tasks/types.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
@@ -15,16 +16,18 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ExternalApprovalView } from '@countersign/contracts';
 import type { Logger, Principal } from '@countersign/platform';
-import type { GatewayCalls } from '../calls/gateway-calls';
+import { GatewayCalls } from '../calls/gateway-calls';
 import { errorResult } from '../calls/call-results';
 import type { GatewayConfig } from '../config/gateway-config.schema';
-import type { GatewayCatalog } from '../tools/gateway-catalog';
+import { GATEWAY_SETTINGS, type GatewaySettings } from '../config/gateway-settings';
+import { LOGGER } from '../core/gateway-tokens';
+import { GatewayCatalog } from '../tools/gateway-catalog';
 import { GatewayTaskStore } from './gateway-task-store';
-import type { PrincipalLimits } from './principal-limits';
+import { PrincipalLimits } from './principal-limits';
 
 export const GATEWAY_SERVER_INFO = { name: 'countersign-mcp-gateway', version: '0.1.0' };
 
-export interface GatewayServerDeps {
+interface GatewayServerDeps {
   catalog: GatewayCatalog;
   calls: GatewayCalls;
   config: Pick<GatewayConfig, 'hold' | 'tasks'>;
@@ -38,8 +41,34 @@ export interface GatewayServerDeps {
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-/** A new MCP server for one session of `caller`. Closing it stops the session's tasks. */
-export function gatewayServer(caller: Principal, deps: GatewayServerDeps): Server {
+/** Makes the MCP server of each client session, for the transport that serves it. */
+@Injectable()
+export class GatewayServer {
+  private readonly deps: GatewayServerDeps;
+
+  constructor(
+    catalog: GatewayCatalog,
+    calls: GatewayCalls,
+    private readonly limits: PrincipalLimits,
+    @Inject(GATEWAY_SETTINGS) { config }: GatewaySettings,
+    @Inject(LOGGER) logger: Logger,
+  ) {
+    this.deps = { catalog, calls, config, logger };
+  }
+
+  /**
+   * A new MCP server for one session of `caller`. Closing it stops the session's tasks. `countToolCalls`: count each
+   * tool call against the caller's rate limit here, for a transport that does not (stdio).
+   */
+  forSession(caller: Principal, options: { countToolCalls: boolean }): Server {
+    return gatewayServer(
+      caller,
+      options.countToolCalls ? { ...this.deps, callLimits: this.limits } : this.deps,
+    );
+  }
+}
+
+function gatewayServer(caller: Principal, deps: GatewayServerDeps): Server {
   const { catalog, config } = deps;
   const tasks = config.tasks.enabled
     ? new GatewayTaskStore({

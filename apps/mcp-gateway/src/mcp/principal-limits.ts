@@ -1,15 +1,18 @@
 // The gateway's per-principal rate limits as its doors ask them: the HTTP endpoint before a session opens and before
 // each tool call, the stdio server before each tool call. Counted by the platform's RateLimiter (Redis), so every
 // replica, and both transports, count the same principal's requests together.
-import type { Logger, PrincipalDirectory, RateLimiter } from '@countersign/platform';
+import { Inject, Injectable } from '@nestjs/common';
+import { type Logger, PrincipalDirectory, RateLimiter } from '@countersign/platform';
 import type { LimitedRequest, RequestRefusal } from '@countersign/tool-providers';
-import { GatewayLimited } from '../config/rate-limits';
+import { GatewayLimited } from '../config/gateway-rate-limits';
+import { LOGGER } from '../core/gateway-tokens';
 
+@Injectable()
 export class PrincipalLimits {
   constructor(
     private readonly limiter: RateLimiter,
-    private readonly directory: Pick<PrincipalDirectory, 'get'>,
-    private readonly logger: Logger,
+    @Inject(PrincipalDirectory) private readonly directory: Pick<PrincipalDirectory, 'get'>,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   /** Counts one request of `principalId`: undefined to go on, or the refusal (429; 503 when Redis cannot count). */

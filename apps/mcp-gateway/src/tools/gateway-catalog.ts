@@ -1,6 +1,7 @@
 // The tools the gateway serves: every configured server's tools (from libs/tool-providers: names, tiers by pattern,
 // hints that only raise, ajv-checked arguments), in one registry behind one policy pipeline (RBAC, confirmation
 // policy), followed as the servers' lists change. A name two servers offer is offered by neither.
+import { Inject, Injectable } from '@nestjs/common';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import {
   AccessControl,
@@ -15,9 +16,10 @@ import {
   type McpToolProvider,
   type ProviderTool,
   selectProviderTools,
-  type ToolProviders,
+  ToolProviders,
 } from '@countersign/tool-providers';
-import type { GatewayConfig } from '../config/gateway-config.schema';
+import { GATEWAY_SETTINGS, type GatewaySettings } from '../config/gateway-settings';
+import { LOGGER } from '../core/gateway-tokens';
 
 /** One served tool: the pipeline's view of it, and where a call goes. */
 export interface GatewayTool {
@@ -26,6 +28,7 @@ export interface GatewayTool {
   provided: ProviderTool;
 }
 
+@Injectable()
 export class GatewayCatalog {
   readonly pipeline: ToolCallPipeline;
   private readonly registry = new ToolRegistry();
@@ -34,13 +37,14 @@ export class GatewayCatalog {
   private readonly registered = new Map<string, GatewayTool>();
   private readonly listeners = new Set<() => void>();
   private conflicts = '';
+  private readonly tasksOffered: boolean;
 
   constructor(
     private readonly providers: ToolProviders,
-    config: GatewayConfig,
-    private readonly tasksOffered: boolean,
-    private readonly logger: Logger,
+    @Inject(GATEWAY_SETTINGS) { config }: GatewaySettings,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {
+    this.tasksOffered = config.tasks.enabled;
     for (const [role, permissions] of Object.entries(config.roles)) this.access.defineRole(role, permissions);
     for (const [user, roles] of Object.entries(config.users)) this.access.assign(user, ...roles);
     this.policy.requireConfirmation(...config.confirmation.require);

@@ -46,6 +46,9 @@ export const OpsServerEnvSchema = BaseEnvSchema.pick({
 });
 export type OpsServerConfig = z.infer<typeof OpsServerEnvSchema>;
 
+/** Injection token of the OpsServerConfig. */
+export const OPS_SERVER_CONFIG = Symbol('OpsServerConfig');
+
 export function loadOpsServerConfig(env: Record<string, string | undefined>): OpsServerConfig {
   return loadEnv(OpsServerEnvSchema, env);
 }

@@ -1,27 +1,34 @@
 --[[
-  Takes the run of an approved call for one request of one gateway replica, so identical calls that arrive together
-  wait for its outcome instead of racing for the claim. The approvals API's claim is what guarantees one run; this
-  only keeps the others from asking. A runner whose lease passed (its gateway died before it claimed or settled) is
-  taken over: the claim then tells whether it got as far as claiming.
+  Takes the run of an approved call for one request of one gateway replica: the record's call moves through the call
+  ledger, pending → approved (the approvals API said allow) → executing under the runner's token (the ledger's claim,
+  its heartbeat now), so identical calls that arrive together wait for its outcome instead of racing for the claim.
+  The approvals API's claim is what guarantees one run; this only keeps the others from asking. A runner whose
+  heartbeat is older than `staleAfterMs` (its gateway died before it claimed or settled) is interrupted, and the call
+  is asked about again and claimed by this runner: the approvals API's claim then tells whether the dead runner got
+  as far as claiming.
 
   KEYS[1] the call's record                    {tag}:call:<sha256 of principal and fingerprint>
 
   ARGV[1] JSON:
-    callId   the record's call ID
-    runner   who runs it (unique per request)
-    leaseMs  how long the run may take before another request may take it over
+    callId        the record's call ID
+    token         the runner's execution token (unique per request)
+    staleAfterMs  how long a runner's heartbeat holds before another request may take the run over
 
   Returns
-    {1}                  started: the runner may claim and run the call
-    {0, state}           not startable now: `running` (another runner's lease is live), `done` or `refused`
-    {-1}                 the record is gone or started over
+    {1}            started: the runner may claim and run the call
+    {0, state}     not startable now: `executing` (another runner's heartbeat is fresh), `done` or `refused`
+    {-1}           the record is gone or started over
 ]]
+--- @include "@countersign/call-ledger/call-ledger"
+
 local args = cjson.decode(ARGV[1])
-local f = redis.call('HMGET', KEYS[1], 'callId', 'state', 'leaseUntil')
-if f[1] ~= args.callId then return {-1} end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if f[2] == 'running' and f[3] and tonumber(f[3]) > now then return {0, 'running'} end
-if f[2] == 'done' or f[2] == 'refused' then return {0, f[2]} end
-redis.call('HSET', KEYS[1], 'state', 'running', 'runner', args.runner, 'leaseUntil', now + args.leaseMs)
+local key = KEYS[1]
+if redis.call('HGET', key, 'callId') ~= args.callId then return {-1} end
+if ledgerRead(key, '') == 'executing' then
+  if ledgerInterrupt(key, '', args.staleAfterMs) ~= 'interrupted' then return {0, (ledgerRead(key, ''))} end
+  ledgerMove(key, '', 'interrupted', 'pending')
+end
+ledgerMove(key, '', 'pending', 'approved')
+local claimed, found = ledgerClaim(key, '', args.token)
+if not claimed then return {0, found} end
 return {1}

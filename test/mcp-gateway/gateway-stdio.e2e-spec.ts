@@ -5,12 +5,12 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { GatewayHarness } from './support/gateway-harness';
-import { testToken } from './support/principals';
+import { GatewayHarness } from '../support/gateway-harness';
+import { testToken } from '../support/principals';
 
 jest.setTimeout(90_000);
 
-const root = join(__dirname, '..');
+const root = join(__dirname, '..', '..');
 const MAIN = [
   '-r',
   'ts-node/register/transpile-only',

@@ -4,8 +4,8 @@
 // longest-idle session makes room), a global ceiling refuses instead of evicting, and session opens and tool calls are
 // rate limited per principal (429 + Retry-After).
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { GatewayHarness } from './support/gateway-harness';
-import { testToken } from './support/principals';
+import { GatewayHarness } from '../support/gateway-harness';
+import { testToken } from '../support/principals';
 
 jest.setTimeout(120_000);
 

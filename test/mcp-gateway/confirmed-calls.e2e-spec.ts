@@ -1,25 +1,22 @@
-// The MCP gateway driven by the official MCP client over streamable HTTP, in front of real servers: the published
-// filesystem server (stdio), the repository's ops MCP server (streamable HTTP) and a counting test server. Approvals
-// are the approval service's (its approvals API), decided by approvers through its REST API. What ran is counted at
-// the server, read on disk, or read from the ops server's simulated infrastructure.
+// Confirm-tier calls through the MCP gateway (apps/mcp-gateway/src/approvals/confirmed-calls.ts), driven by the official
+// MCP client over streamable HTTP, in front of real servers: the published filesystem server (stdio), the repository's
+// ops MCP server (streamable HTTP) and a counting test server. Approvals are the approval service's (its approvals API),
+// decided by approvers through its REST API. What ran is counted at the server, read on disk, or read from the ops
+// server's simulated infrastructure.
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ledgerFields } from '@countersign/call-ledger';
 import { InfraStore } from '@countersign/demo-infra';
 import { createRedis, type RedisClient } from '@countersign/platform';
-import type { RunningMcpGateway } from '../apps/mcp-gateway/src/bootstrap';
-import { GatewayHarness, NOTES_TOKEN } from './support/gateway-harness';
-import { FS_SERVER } from './support/mcp-config';
-import { testToken } from './support/principals';
-import { TEST_REDIS_URL, waitFor } from './support/redis';
+import { gatewayKeys } from '../../apps/mcp-gateway/src/approvals/call-record-store';
+import type { RunningMcpGateway } from '../../apps/mcp-gateway/src/bootstrap';
+import { approvalOf, GatewayHarness, resultText as text } from '../support/gateway-harness';
+import { testToken } from '../support/principals';
+import { TEST_REDIS_URL, waitFor } from '../support/redis';
 
 jest.setTimeout(60_000);
-
-const text = (result: unknown) =>
-  ((result as CallToolResult).content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('\n');
 
 describe('MCP gateway', () => {
   let h: GatewayHarness;
@@ -41,128 +38,7 @@ describe('MCP gateway', () => {
     await h?.close();
   });
 
-  /** A client of a server, directly (not through the gateway). */
-  async function direct(server: 'fs' | 'ops' | 'notes'): Promise<Client> {
-    const client = new Client({ name: 'direct-test', version: '1.0.0' });
-    if (server === 'fs')
-      await client.connect(new StdioClientTransport({ command: process.execPath, args: [FS_SERVER, h.dir] }));
-    else
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(server === 'ops' ? h.ops.url : h.notes.url), {
-          requestInit: {
-            headers: {
-              Authorization: `Bearer ${server === 'ops' ? testToken('mcp-gateway') : NOTES_TOKEN}`,
-            },
-          },
-        }),
-      );
-    return client;
-  }
-
   const restarts = async (service: string) => (await infra.service(service))!.restarts;
-
-  describe('listing', () => {
-    it('lists every downstream tool under the gateway name, as the server lists it', async () => {
-      const { tools } = await alice.listTools();
-      const byName = new Map(tools.map((t) => [t.name, t]));
-      for (const [server, prefix] of [
-        ['fs', 'fs__'],
-        ['ops', 'ops__'],
-        ['notes', 'notes__'],
-      ] as const) {
-        const client = await direct(server);
-        try {
-          const downstream = (await client.listTools()).tools;
-          expect(downstream.length).toBeGreaterThan(0);
-          for (const tool of downstream) {
-            const listed = byName.get(`${prefix}${tool.name}`);
-            const { execution: _gatewayTasks, name: _name, ...asListed } = listed ?? ({} as Tool);
-            const { execution: _serverTasks, name: _own, ...asServed } = tool;
-            expect({ tool: tool.name, listed: asListed }).toEqual({ tool: tool.name, listed: asServed });
-          }
-        } finally {
-          await client.close();
-        }
-      }
-    });
-
-    it('says confirm-tier tools take tasks, and no others', async () => {
-      const { tools } = await alice.listTools();
-      const tasks = (name: string) => tools.find((t) => t.name === name)?.execution?.taskSupport;
-      expect(tasks('ops__restart_service')).toBe('optional');
-      expect(tasks('fs__write_file')).toBe('optional');
-      expect(tasks('ops__get_service_status')).toBeUndefined();
-      expect(tasks('ops__delete_volume')).toBeUndefined(); // listed, but manual-only: it never runs
-      expect(tools.some((t) => t.name === 'ops__delete_volume')).toBe(true);
-    });
-
-    it('lists only what RBAC lets the principal call', async () => {
-      const mallory = await h.client(gateway.url!, 'mallory');
-      const { tools } = await mallory.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(['ops__get_service_status', 'ops__list_services']);
-      const refused = await mallory.callTool({ name: 'ops__restart_service', arguments: { service: 'api' } });
-      expect(refused.isError).toBe(true);
-      expect(text(refused)).toContain('lacks permission "tool:ops__restart_service"');
-    });
-
-    it('refuses a client without a valid bearer token', async () => {
-      const res = await fetch(gateway.url!, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }),
-      });
-      expect(res.status).toBe(401);
-      expect(res.headers.get('www-authenticate')).toBe('Bearer');
-    });
-  });
-
-  describe('auto-tier calls', () => {
-    it("answer with the server's own result: the filesystem server's", async () => {
-      const fs = await direct('fs');
-      try {
-        const args = { path: join(h.dir, 'runbook.md') };
-        const viaGateway = await alice.callTool({ name: 'fs__read_text_file', arguments: args });
-        const own = await fs.callTool({ name: 'read_text_file', arguments: args });
-        expect(viaGateway).toEqual(own);
-        expect(text(viaGateway)).toContain('restart payments');
-      } finally {
-        await fs.close();
-      }
-    });
-
-    it("answer with the server's own result: the ops server's", async () => {
-      const ops = await direct('ops');
-      try {
-        const viaGateway = await alice.callTool({
-          name: 'ops__get_service_status',
-          arguments: { service: 'web' },
-        });
-        const own = await ops.callTool({ name: 'get_service_status', arguments: { service: 'web' } });
-        expect(viaGateway).toEqual(own);
-      } finally {
-        await ops.close();
-      }
-    });
-
-    it("pass the server's progress notifications through, and a cancellation back", async () => {
-      const progress: number[] = [];
-      const result = await alice.callTool({ name: 'notes__progress', arguments: { steps: 3 } }, undefined, {
-        onprogress: (p) => progress.push(p.progress),
-      });
-      expect(text(result)).toBe('3 steps');
-      expect(progress).toEqual([1, 2, 3]);
-
-      const before = h.notes.cancelled;
-      const controller = new AbortController();
-      const call = alice.callTool({ name: 'notes__slow', arguments: { ms: 20_000 } }, undefined, {
-        signal: controller.signal,
-      });
-      await waitFor(() => h.notes.calls.some((c) => c.tool === 'slow'), 'the slow call at the server');
-      controller.abort();
-      await expect(call).rejects.toThrow();
-      await waitFor(() => h.notes.cancelled === before + 1, 'the cancellation at the server');
-    });
-  });
 
   describe('confirm-tier calls', () => {
     it('answer "waiting for approval" with the inbox link and expiry, and send the server nothing', async () => {
@@ -302,6 +178,39 @@ describe('MCP gateway', () => {
       expect(h.notes.calls.filter((c) => c.args.text === 'claimed elsewhere')).toHaveLength(0);
     });
 
+    it('wait for a live runner of an identical call, and take over a dead one: the call runs once', async () => {
+      const args = { text: 'runner died' };
+      const first = await alice.callTool({ name: 'notes__write_note', arguments: args });
+      const id = approvalOf(first);
+      await h.approvals.approve(id);
+      // What a gateway that took the run and stopped before its claim leaves behind: the record executing, its token.
+      const view = await h.approvals.api<{ fingerprint: string }>(
+        'GET',
+        `/external-approvals/${id}?onBehalfOf=alice`,
+        'mcp-gateway',
+      );
+      const key = gatewayKeys(h.keyPrefix).call('alice', view.json.fingerprint);
+      const ledger = ledgerFields('');
+      await redis.hset(
+        key,
+        ledger.state,
+        'executing',
+        ledger.token,
+        'gone-runner',
+        ledger.heartbeat,
+        Date.now(),
+      );
+      const waited = await alice.callTool({ name: 'notes__write_note', arguments: args });
+      expect(text(waited)).toContain('is running for an identical call');
+      expect(h.notes.calls.filter((c) => c.args.text === 'runner died')).toHaveLength(0);
+
+      await redis.hset(key, ledger.heartbeat, '1'); // its heartbeat went stale: that gateway is gone
+      const ran = await alice.callTool({ name: 'notes__write_note', arguments: args });
+      expect(text(ran)).toBe('noted: runner died');
+      expect(h.notes.calls.filter((c) => c.args.text === 'runner died')).toHaveLength(1);
+      expect(await alice.callTool({ name: 'notes__write_note', arguments: args })).toEqual(ran);
+    });
+
     it('are asked about again when the server changed the tool after approval', async () => {
       const args = { text: 'changed tool' };
       const first = await alice.callTool({ name: 'short_write_note', arguments: args });
@@ -312,15 +221,6 @@ describe('MCP gateway', () => {
       expect(approvalOf(again)).not.toBe(approvalOf(first));
       expect(h.notes.calls.filter((c) => c.args.text === 'changed tool')).toHaveLength(0);
       await h.notes.changeTool('write_note', { description: 'Writes a note.' });
-    });
-  });
-
-  describe('manual-only tools', () => {
-    it('are listed but never forwarded: the caller is told a person must do it', async () => {
-      const result = await alice.callTool({ name: 'ops__delete_volume', arguments: { volume: 'pg-data' } });
-      expect(result.isError).toBe(true);
-      expect(text(result)).toContain('must be done by a person');
-      expect((await infra.view()).volumes.map((v) => v.name)).toContain('pg-data');
     });
   });
 
@@ -365,51 +265,6 @@ describe('MCP gateway', () => {
     });
   });
 
-  describe('MCP tasks', () => {
-    it('a confirm-tier call becomes a task that runs once when approved', async () => {
-      await alice.listTools(); // the client learns which tools take tasks
-      const earlier = await h.approvals.pendingFor('bob');
-      const stream = alice.experimental.tasks.callToolStream(
-        { name: 'notes__write_note', arguments: { text: 'as a task' } },
-        CallToolResultSchema,
-      );
-      const seen: string[] = [];
-      let result: CallToolResult | undefined;
-      for await (const message of stream) {
-        seen.push(message.type);
-        if (message.type === 'taskCreated') {
-          const approvalId = await h.approvals.waitForPending('bob', earlier);
-          expect(h.notes.calls.filter((c) => c.args.text === 'as a task')).toHaveLength(0);
-          await h.approvals.approve(approvalId);
-        }
-        if (message.type === 'result') result = message.result as CallToolResult;
-        if (message.type === 'error') throw message.error;
-      }
-      expect(seen[0]).toBe('taskCreated');
-      expect(text(result)).toBe('noted: as a task');
-      expect(h.notes.calls.filter((c) => c.args.text === 'as a task')).toHaveLength(1);
-    });
-
-    it('a cancelled task never runs its call, even once approved', async () => {
-      await alice.listTools();
-      const earlier = await h.approvals.pendingFor('bob');
-      const stream = alice.experimental.tasks.callToolStream(
-        { name: 'notes__write_note', arguments: { text: 'cancelled task' } },
-        CallToolResultSchema,
-      );
-      const first = await stream.next();
-      expect(first.value?.type).toBe('taskCreated');
-      const taskId = (first.value as { task: { taskId: string } }).task.taskId;
-      const approvalId = await h.approvals.waitForPending('bob', earlier);
-      await alice.experimental.tasks.cancelTask(taskId);
-      await h.approvals.approve(approvalId);
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      expect(h.notes.calls.filter((c) => c.args.text === 'cancelled task')).toHaveLength(0);
-      expect((await alice.experimental.tasks.getTask(taskId)).status).toBe('cancelled');
-      await stream.return(undefined);
-    });
-  });
-
   describe('durability', () => {
     it('a result outlives the gateway: a new one answers identical calls with it, and an approval given meanwhile runs once', async () => {
       const other = await h.startGateway({ hold: { maxMs: 600, progressEveryMs: 250 } });
@@ -431,10 +286,3 @@ describe('MCP gateway', () => {
     });
   });
 });
-
-function approvalOf(result: unknown): string {
-  const meta = (result as CallToolResult)._meta?.['countersign/approval'] as
-    { approvalId?: string } | undefined;
-  if (!meta?.approvalId) throw new Error(`no approval in ${JSON.stringify(result)}`);
-  return meta.approvalId;
-}
