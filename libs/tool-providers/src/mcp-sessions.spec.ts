@@ -29,6 +29,16 @@ describe('SessionTable', () => {
     expect(sut.size).toBe(3);
   });
 
+  it('tells apart two sessions used within the same millisecond by the order they were used in', () => {
+    const sut = table(2, 10);
+    const first = open(sut, 'mallory', 7) as TableSession;
+    open(sut, 'mallory', 7);
+    sut.touch(first, 7); // the same millisecond: the second is now the longer idle
+    open(sut, 'mallory', 7);
+    expect(ended).toEqual([{ caller: 'mallory', lastSeen: 7 }]);
+    expect(ended[0]).not.toBe(first);
+  });
+
   it('refuses past the ceiling and ends nobody for it; a caller at its own cap still replaces its own', () => {
     const sut = table(1, 2);
     open(sut, 'alice', 1);

@@ -63,6 +63,16 @@ export class SessionTable<S extends TableSession> {
     return undefined;
   }
 
+  /**
+   * A request of the session came now. The table keeps its sessions in the order they were last used, so two sessions
+   * used within the same millisecond still leave the earlier-used one as the longer idle.
+   */
+  touch(session: S, now = Date.now()): void {
+    session.lastSeen = now;
+    if (!this.live.delete(session)) return;
+    this.live.add(session);
+  }
+
   /** A session `admit` made room for. */
   add(session: S): void {
     this.live.add(session);

@@ -187,7 +187,7 @@ export class McpHttpEndpoint {
           if (refused) return this.refuse(res, caller, 'tool-call', refused);
         }
       }
-      session.lastSeen = Date.now();
+      this.sessions.touch(session);
       if (this.options.cancelOnDisconnect && req.method === 'POST') cancelWhenDropped(session, res, body);
       try {
         await session.transport.handleRequest(req, res, body);
