@@ -1,19 +1,26 @@
 // The documentation's own links: every relative link and anchor in the repository's Markdown (README.md, docs/, the
 // bench, reliability and SDK READMEs) leads somewhere, and the README stays short. (No Redis or network needed.)
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 const root = join(__dirname, '..');
-const SKIPPED_DIRS = new Set(['node_modules', 'dist', 'coverage', '.git', '.countersign']);
 const README_MAX_LINES = 250;
 
-/** Every Markdown file of the repository, as paths relative to its root. */
-function markdownFiles(dir = root): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return SKIPPED_DIRS.has(name) ? [] : markdownFiles(path);
-    return name.endsWith('.md') ? [relative(root, path)] : [];
-  });
+/**
+ * Every Markdown file of the repository (tracked, or new and not ignored), as paths relative to its root. Git's own
+ * list, so what an install puts in ignored folders (node_modules, .ci/node) is never read as ours.
+ */
+function markdownFiles(): string[] {
+  const listed = execFileSync(
+    'git',
+    ['ls-files', '--cached', '--others', '--exclude-standard', '--', '*.md'],
+    {
+      cwd: root,
+      encoding: 'utf8',
+    },
+  );
+  return [...new Set(listed.split('\n').filter(Boolean))].filter((file) => existsSync(join(root, file)));
 }
 
 /** The text outside fenced code blocks. */

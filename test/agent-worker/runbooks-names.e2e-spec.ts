@@ -2,13 +2,14 @@
 // (POST /runbooks/validate) and at start-up (YAML and JSON files), with the runbook, node and field named; a state
 // input of such a name is no state channel. And a stored run whose history the interpreter cannot read fails at once
 // with a clear error, and GET /runs/:id still answers it (it answered 500 while the interpreter threw).
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jobIds, JobName, type RunView } from '@countersign/contracts';
 import type { RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
 import { runKey } from '../../apps/agent-worker/src/runs/run-keys';
 import { post, WorkerHarness } from '../support/agent-worker-harness';
+import { writeConfig } from '../support/mcp-config';
 import { bearer } from '../support/principals';
 import { waitFor } from '../support/redis';
 
@@ -160,6 +161,20 @@ describe('runbook names that every JavaScript object has', () => {
       const dir = mkdtempSync(join(tmpdir(), 'runbook-names-'));
       writeFileSync(join(dir, file), lines.join('\n'));
       await expect(h.startWorker({ RUNBOOKS_DIR: dir })).rejects.toThrow(message);
+    },
+  );
+
+  it.each(['toString', 'constructor', '__proto__'])(
+    'refuses to start with an agents config whose user has the role "%s" that its roles do not define',
+    async (role) => {
+      // As JSON text, so "__proto__" stays an own key of `users.mallory`'s roles list as it would in a file.
+      const config = JSON.parse(readFileSync('test/support/agents.json', 'utf8')) as {
+        agents: { ops: { users: Record<string, string[]> } };
+      };
+      config.agents.ops.users.mallory = [role];
+      await expect(h.startWorker({ AGENTS_CONFIG: writeConfig(config) })).rejects.toThrow(
+        `agents.ops.users.mallory.0: role "${role}" is not defined in roles`,
+      );
     },
   );
 

@@ -170,7 +170,11 @@ describe('an edit that moves a call to another route', () => {
       json: { error: 'unauthorized_approver' },
     });
 
-    // The audit keeps both routes.
+    // The audit keeps both routes, and the editor reads it like the request (maySee, the one rule): bob took part.
+    const asEditor = (await api('GET', `/audit?callId=${request.callId}`, 'bob')).json as { type: string }[];
+    expect(asEditor.map((e) => e.type)).toEqual(
+      expect.arrayContaining(['request.created', 'request.rerouted']),
+    );
     const rerouted = (await auditOf(request.callId)).find((e) => e.type === 'request.rerouted');
     expect(rerouted).toMatchObject({
       actor: 'bob',

@@ -37,6 +37,26 @@ export const RolesConfigSchema = z.record(
 /** Principal (user) ID → role names. One not listed may call nothing. */
 export const UsersConfigSchema = z.record(IdSchema, z.array(IdSchema).min(1));
 
+/**
+ * The check of a config with `roles` and `users` (an agent's, the gateway's): every role a user has is one of its
+ * `roles`. An own key, so names every object has (`toString`, `constructor`) are no roles. Use it as `.superRefine`.
+ */
+export function usersHaveDefinedRoles(
+  config: { roles: Record<string, unknown>; users: Record<string, string[]> },
+  ctx: z.RefinementCtx,
+): void {
+  for (const [user, roles] of Object.entries(config.users)) {
+    roles.forEach((role, i) => {
+      if (!Object.hasOwn(config.roles, role))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['users', user, i],
+          message: `role "${role}" is not defined in roles`,
+        });
+    });
+  }
+}
+
 /** Tools that wait for a decision although their tier is `auto`, beyond what the tiers ask. */
 export const ConfirmationConfigSchema = z
   .object({

@@ -91,14 +91,8 @@ export function buildAgent(
 
   const accessControl = new AccessControl();
   for (const [role, permissions] of Object.entries(agent.roles)) accessControl.defineRole(role, permissions);
-  for (const [user, roles] of Object.entries(agent.users)) {
-    const unknown = roles.find((r) => !agent.roles[r]);
-    if (unknown)
-      throw new ConfigError(
-        `${where}.users.${user}: role "${unknown}" is not defined in agents.${name}.roles`,
-      );
-    accessControl.assign(user, ...roles);
-  }
+  // Every user's roles are defined: the agents config's schema checked it (usersHaveDefinedRoles).
+  for (const [user, roles] of Object.entries(agent.users)) accessControl.assign(user, ...roles);
 
   const pipeline = new ToolCallPipeline({
     registry,

@@ -11,6 +11,7 @@ import {
   TierSchema,
   ToolNameSchema,
   UsersConfigSchema,
+  usersHaveDefinedRoles,
 } from '@countersign/contracts';
 import { ConfigError } from '@countersign/platform';
 import { ServerNameSchema, ToolProvidersConfigSchema } from '@countersign/tool-providers';
@@ -105,7 +106,8 @@ export const AgentConfigSchema = z
       .default({ restartMs: 0, maxReplicas: 20 })
       .describe('The simulated infrastructure of the built-in ops tools.'),
   })
-  .strict();
+  .strict()
+  .superRefine(usersHaveDefinedRoles);
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
 
 export const AgentsConfigSchema = ToolProvidersConfigSchema.extend({

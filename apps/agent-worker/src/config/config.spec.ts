@@ -97,10 +97,20 @@ describe('agents config', () => {
     expect(() => loadAgentsConfig(file)).toThrow(/agents\.ops\.tools/);
   });
 
+  it.each(['admin', 'toString', 'constructor'])(
+    'refuses a user with the role "%s" its agent does not define',
+    (role) => {
+      const file = join(mkdtempSync(join(tmpdir(), 'cs-')), 'agents.json');
+      writeFileSync(file, JSON.stringify(agent({ users: { alice: [role] } })));
+      expect(() => loadAgentsConfig(file)).toThrow(
+        `agents.ops.users.alice.0: role "${role}" is not defined in roles`,
+      );
+    },
+  );
+
   it.each([
     [agent({ tools: ['format_disk'] }), /unknown tool "format_disk"/],
     [agent({ tools: [{ name: 'restart_service', tier: 'auto' }] }), /never lower it to auto/],
-    [agent({ users: { alice: ['admin'] } }), /role "admin" is not defined/],
     [agent({ confirmation: { require: ['list_services'] } }), /not one of this agent's tools/],
   ])('refuses a config that would fail open or name nothing (%#)', (config, message) => {
     expect(() => catalog(config)).toThrow(message);

@@ -1,7 +1,12 @@
 // GATEWAY_CONFIG: the downstream MCP servers (the agents config's own `mcpServers` schema), who may call which tool
 // (roles and users, as an agent's), which tools wait for a decision beyond their tier, and how long a call waits.
 import { z } from 'zod';
-import { ConfirmationConfigSchema, RolesConfigSchema, UsersConfigSchema } from '@countersign/contracts';
+import {
+  ConfirmationConfigSchema,
+  RolesConfigSchema,
+  UsersConfigSchema,
+  usersHaveDefinedRoles,
+} from '@countersign/contracts';
 import { McpServerConfigSchema, ServerNameSchema } from '@countersign/tool-providers';
 
 /** MCP clients commonly give up on a request after 60 s; a held call must answer before that. */
@@ -92,16 +97,5 @@ export const GatewayConfigSchema = z
       .default({ enabled: true, defaultTtlMs: 3_600_000, maxTtlMs: 86_400_000, maxPerSession: 100 }),
   })
   .strict()
-  .superRefine((config, ctx) => {
-    for (const [user, roles] of Object.entries(config.users)) {
-      roles.forEach((role, i) => {
-        if (!config.roles[role])
-          ctx.addIssue({
-            code: 'custom',
-            path: ['users', user, i],
-            message: `role "${role}" is not defined in roles`,
-          });
-      });
-    }
-  });
+  .superRefine(usersHaveDefinedRoles);
 export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;

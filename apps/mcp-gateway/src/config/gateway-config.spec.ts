@@ -25,6 +25,12 @@ describe('GATEWAY_CONFIG', () => {
   it.each([
     [{ ...valid, hold: { maxMs: 60_000 } }, 'hold.maxMs: must stay below the 60 s request timeout'],
     [{ ...valid, users: { alice: ['admin'] } }, 'users.alice.0: role "admin" is not defined in roles'],
+    // Names every object has are no roles either (a lookup by `in` or `[]` found them on Object.prototype).
+    [{ ...valid, users: { alice: ['toString'] } }, 'users.alice.0: role "toString" is not defined in roles'],
+    [
+      { ...valid, users: { alice: ['constructor'] } },
+      'users.alice.0: role "constructor" is not defined in roles',
+    ],
     [{ ...valid, mcpServers: {} }, 'mcpServers: must name at least one server'],
     [{ ...valid, mcpServers: { my_server: server } }, 'mcpServers.my_server'],
     [
