@@ -80,7 +80,10 @@ const slack: Door = async (approval, who) => {
     { slackUserId: `U_${who.toUpperCase()}` },
     'approve',
   );
-  return { counted: json.ok !== false, said: json.ok === false ? `Slack: ${String(json.error)}` : 'Slack: ok' };
+  return {
+    counted: json.ok !== false,
+    said: json.ok === false ? `Slack: ${String(json.error)}` : 'Slack: ok',
+  };
 };
 
 const inbox: Door = async (approval, who) => {
