@@ -155,7 +155,7 @@ export function commandShares(before: Map<string, number>[], after: Map<string, 
   return served.map((n) => (all > 0 ? n / all : 0));
 }
 
-/** Redis commands per run between two commandstats readings, the busiest first. */
+/** Redis commands per run between two commandstats readings, every command, the busiest first. */
 export function commandsPerRun(before: Map<string, number>, after: Map<string, number>, runs: number) {
   const perCommand: Record<string, number> = {};
   let total = 0;
@@ -165,7 +165,7 @@ export function commandsPerRun(before: Map<string, number>, after: Map<string, n
     .sort((a, b) => b[1] - a[1]);
   for (const [name, n] of rows) {
     total += n;
-    if (Object.keys(perCommand).length < 10) perCommand[name] = Number((n / runs).toFixed(2));
+    perCommand[name] = Number((n / runs).toFixed(2));
   }
   return { total: Number((total / runs).toFixed(1)), perCommand };
 }

@@ -350,6 +350,18 @@ describe('run store scripts', () => {
       expect((await sut.loadWithHistory('h2'))!.lastSeq).toBe(3);
     });
 
+    it('adds the start events in the step that claims the run, and only when it claims it', async () => {
+      const run = { runId: 'h5', agent: 'ops', userId: 'alice', scopes: [], messages: [] };
+      const running: RunEvent[] = [{ type: 'status', runId: 'h5', status: 'running' }];
+      expect((await sut.claimRun(run, starter, running)).kind).toBe('claimed');
+      expect((await sut.loadWithHistory('h5'))!.history).toEqual([{ seq: 1, event: running[0] }]);
+      // Another job backs off (owned by a live job): nothing added.
+      expect((await sut.claimRun(run, { jobId: 'other', token: 'y', started: 1 }, running)).kind).toBe(
+        'skip',
+      );
+      expect((await sut.loadWithHistory('h5'))!.lastSeq).toBe(1);
+    });
+
     it('adds the resume events in the step that completes the frontier, and only then', async () => {
       await parkedRun('h4', [pending('c1', 0), pending('c2', 1)]);
       const running: RunEvent[] = [{ type: 'status', runId: 'h4', status: 'running' }];

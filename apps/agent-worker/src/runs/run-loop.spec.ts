@@ -66,7 +66,15 @@ class FakeRunStore {
 
   constructor(private readonly executions: () => number) {}
 
-  async claimRun(run: NewRun): Promise<{ kind: 'claimed'; run: RunRecord }> {
+  /** Where the claim's events go (the run's history, as the events script would store them). */
+  history: RunEvent[] = [];
+
+  async claimRun(
+    run: NewRun,
+    _lease: Lease,
+    onClaim: RunEvent[] = [],
+  ): Promise<{ kind: 'claimed'; run: RunRecord }> {
+    this.history.push(...onClaim);
     return { kind: 'claimed', run: { ...run, status: 'running', frontier: [], script: undefined } };
   }
 
@@ -171,7 +179,8 @@ function setup(options: {
     return entries.map(() => 'id');
   };
   const requests: ApprovalRequest[] = [];
-  const events: RunEvent[] = [];
+  // The claim script and the events script write the same history.
+  const events = store.history;
   const metrics = {
     runsStarted: counter(),
     runsParked: counter(),

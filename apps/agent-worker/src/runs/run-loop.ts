@@ -43,7 +43,12 @@ export class RunLoop {
 
   /** A `run.start` job: claim the run (or take it over from a dead worker) and advance it. */
   async start(job: StartRunJob, lease: Lease): Promise<void> {
-    const claim = await this.store.claimRun(toNewRun(job), lease);
+    // A run whose agent can run is announced by the claim itself (one script call less per start, issue 27); one
+    // that cannot is not announced: it fails right away (runnable).
+    const running = this.catalog.get(job.agent)?.model
+      ? [{ type: RunEventName.Status, runId: job.runId, status: 'running' } as const]
+      : [];
+    const claim = await this.store.claimRun(toNewRun(job), lease, running);
     if (claim.kind === 'skip' || claim.kind === 'not_found') {
       this.logger.debug({ runId: job.runId, claim: claim.kind }, 'run start: nothing to do');
       return;
@@ -54,7 +59,8 @@ export class RunLoop {
     if (!agent) return;
     this.metrics.runsStarted.inc();
     this.logger.info({ runId: run.runId, agent: run.agent, userId: run.userId }, 'run started');
-    this.events.publish({ type: RunEventName.Status, runId: run.runId, status: 'running' });
+    if (running.length === 0)
+      this.events.publish({ type: RunEventName.Status, runId: run.runId, status: 'running' });
     await this.advance(run, agent, lease);
   }
 

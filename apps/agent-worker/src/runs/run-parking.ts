@@ -59,16 +59,21 @@ export class RunParking {
     const byDecision = lease.jobId !== jobIds.startRun(run.runId);
     this.hooks.afterPark?.({ runId: run.runId, byDecision });
     // Parked first (decisions can only be recorded on a parked call), then the audit entry and the requests together.
-    await Promise.all([
+    const [, confirmations] = await Promise.all([
       this.audit.append({
         type: 'run.parked',
         runId: run.runId,
         actor: 'agent-worker',
         detail: { pending: waiting.map((c) => c.body.id) },
       }),
-      this.publishRequests(run, waiting, byDecision, messages),
+      this.askAbout(run, waiting, byDecision, messages),
     ]);
-    this.events.publish({ type: RunEventName.Status, runId: run.runId, status: 'awaiting_confirmation' });
+    // The calls' confirmations and the run's status in one events script call (issue 27: one call fewer per park).
+    this.events.publish(...confirmations, {
+      type: RunEventName.Status,
+      runId: run.runId,
+      status: 'awaiting_confirmation',
+    });
   }
 
   /**
@@ -96,6 +101,16 @@ export class RunParking {
     byDecision = false,
     messages: ChatMessage[] = run.messages,
   ): Promise<void> {
+    this.events.publish(...(await this.askAbout(run, waiting, byDecision, messages)));
+  }
+
+  /** publishRequests without telling the run's followers: resolves to the events that tell them. */
+  private async askAbout(
+    run: RunRecord,
+    waiting: FrontierCall[],
+    byDecision: boolean,
+    messages: ChatMessage[],
+  ): Promise<RunEvent[]> {
     const asked = waiting.filter((call) => hasRequest(call.body));
     // Only a run parked by an older version has a waiting call without a request ID; no decision can apply to it.
     if (asked.length < waiting.length)
@@ -112,13 +127,11 @@ export class RunParking {
       messages,
     );
     await this.index.markPublished(unpublished(run, asked));
-    this.events.publish(
-      ...waiting.map((call): RunEvent => ({
-        type: RunEventName.ToolConfirmation,
-        runId: run.runId,
-        call: toPendingCall(call.body),
-      })),
-    );
+    return waiting.map((call): RunEvent => ({
+      type: RunEventName.ToolConfirmation,
+      runId: run.runId,
+      call: toPendingCall(call.body),
+    }));
   }
 
   /**

@@ -110,14 +110,21 @@ export class RunStore {
     return runKey(this.keyPrefix, runId);
   }
 
-  async claimRun(run: NewRun, lease: Lease): Promise<ClaimResult> {
+  /** `onClaim`: events added to the run's history (and published) in the step that claims it, not otherwise. */
+  async claimRun(run: NewRun, lease: Lease, onClaim: RunEvent[] = []): Promise<ClaimResult> {
     // The history starts with the run (no event yet): a follower who reads the run before its first event is
     // stored then gets every event live, instead of a snapshot that the first events would repeat.
     const fields = { ...newRunFields(run), status: 'queued', [runEventFields.last]: '0' };
     const [code, hash] = (await SCRIPTS.claimRun.run(
       this.redis,
       [this.key(run.runId)],
-      [lease.jobId, lease.token, JSON.stringify(fields), lease.started],
+      [
+        lease.jobId,
+        lease.token,
+        JSON.stringify(fields),
+        lease.started,
+        ...this.eventArgs(run.runId, onClaim),
+      ],
     )) as [number, string[]?];
     if (code === 1) return { kind: 'claimed', run: toRunRecord(run.runId, pairs(hash)) };
     if (code === 2) return { kind: 'republish', run: toRunRecord(run.runId, pairs(hash)) };

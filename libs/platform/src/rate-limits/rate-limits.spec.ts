@@ -74,6 +74,36 @@ describe('redisRateLimitStorage', () => {
     expect(() => redisRateLimitStorage(lookalike as never)).toThrow(/did not take the service Redis client/);
   });
 
+  it('counts to the limit, then blocks, sending the script by its SHA1 (EVALSHA), not its text', async () => {
+    const redis = new Redis({ host: '127.0.0.1', port: 6379 });
+    const key = `rate-limit-spec-${process.pid}-${Date.now()}`;
+    const sent: string[] = [];
+    const send = redis.sendCommand.bind(redis);
+    jest.spyOn(redis, 'sendCommand').mockImplementation((command, stream) => {
+      sent.push(command.name.toLowerCase());
+      return send(command, stream);
+    });
+    try {
+      const storage = redisRateLimitStorage(redis);
+      const hits = [];
+      for (let i = 0; i < 4; i++) hits.push(await storage.increment(key, 60_000, 3, 30_000, 'principal'));
+      expect(hits.map((h) => [h.totalHits, h.isBlocked])).toEqual([
+        [1, false],
+        [2, false],
+        [3, false],
+        [4, true],
+      ]);
+      expect(hits[0].timeToExpire).toBe(60);
+      expect(hits[3].timeToBlockExpire).toBe(30);
+      // The first count may meet a server that does not know the script yet (NOSCRIPT, then EVAL); none after it.
+      expect(sent.slice(-3)).toEqual(['evalsha', 'evalsha', 'evalsha']);
+      expect(sent.filter((name) => name === 'eval').length).toBeLessThanOrEqual(1);
+    } finally {
+      await redis.del(`{${key}:principal}:hits`, `{${key}:principal}:blocked`);
+      redis.disconnect();
+    }
+  });
+
   it('refuses the request (503) when the count cannot be read: it fails closed', async () => {
     const offline = new Redis({ lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
     try {

@@ -10,6 +10,8 @@
   ARGV[2] lock token of this processing
   ARGV[3] JSON object of header fields to create the run with when it does not exist yet ("" = do not create)
   ARGV[4] the job's attemptsStarted as this processing began (orders the processings of one job)
+  ARGV[5..] optional: events added to the run's history (and published) when it is claimed (code 1): channel,
+            run ID as JSON, how many events the history keeps, then the encoded events (includes/append-events)
 
   Returns {code, run}; run is the flat HGETALL reply of the run hash after the claim, so the caller needs
   no second round trip
@@ -21,6 +23,12 @@
    {-1}        the run does not exist
 ]]
 --- @include "includes/job-owner"
+--- @include "includes/append-events"
+
+local function claimed()
+  if #ARGV > 7 then appendEvents(KEYS[1], ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV, 8) end
+  return {1, redis.call('HGETALL', KEYS[1])}
+end
 
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if ARGV[3] == '' then return {-1} end
@@ -37,11 +45,11 @@ local status, current, parkedBy = unpack(redis.call('HMGET', KEYS[1], 'status', 
 
 if status == 'queued' then
   redis.call('HSET', KEYS[1], 'status', 'running', 'owner', owner)
-  return {1, redis.call('HGETALL', KEYS[1])}
+  return claimed()
 end
 if status == 'running' and (current == owner or supersedes(current, ARGV[1], ARGV[4])) then
   redis.call('HSET', KEYS[1], 'owner', owner)
-  return {1, redis.call('HGETALL', KEYS[1])}
+  return claimed()
 end
 if status == 'awaiting_confirmation' and (parkedBy == '' or parkedBy == ARGV[1]) then
   return {2, redis.call('HGETALL', KEYS[1])}
