@@ -39,6 +39,8 @@ export const runEventFields = {
   /** The event number when `field` is a history entry, else undefined. */
   seqOf: (field: string): number | undefined =>
     field.startsWith('e:') && /^\d+$/.test(field.slice(2)) ? Number(field.slice(2)) : undefined,
+  /** Present once an event sent only once (a fresh turn's call result, see appendEventOnce) is in the history. */
+  sentOnce: (marker: string) => `t:${marker}`,
 };
 
 /** Pub/sub channel carrying every run event of one deployment (one subscriber per process). */

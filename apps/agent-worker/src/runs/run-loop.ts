@@ -30,7 +30,7 @@ export class RunLoop {
     @Inject(FrontierSettlement) private readonly settlement: FrontierSettlement,
     @Inject(RunParking) private readonly parking: RunParking,
     @Inject(RunEndings) private readonly endings: RunEndings,
-    @Inject(RunEvents) private readonly events: Pick<RunEvents, 'publish'>,
+    @Inject(RunEvents) private readonly events: Pick<RunEvents, 'publish' | 'publishOnce'>,
     @Inject(AuditLog) private readonly audit: Pick<AuditLog, 'append' | 'appendAll'>,
     @Inject(WorkerMetrics)
     private readonly metrics: Pick<
@@ -177,8 +177,10 @@ export class RunLoop {
   /**
    * Every call of a fresh turn, by the pipeline's turn rules (an abort or a repeated call ID runs nothing). Ownership
    * is checked once, after authorizing and before the first call runs; a call a policy approved is audited as
-   * started before it runs. The turn's other audit entries are written in one go before it returns (a crash before
-   * the turn is checkpointed or parked re-runs all of it; agent runs checkpoint no turn, see checkpointsTurns).
+   * started before it runs. Each call's outcome is audited and sent to the run's followers as soon as it is known,
+   * not when the turn's slowest call ends; the model hears them all in one follow-up turn. A crash before the turn is
+   * checkpointed or parked re-runs all of it (agent runs checkpoint no turn, see checkpointsTurns); its results are
+   * sent to followers once per turn and call (RunEvents.publishOnce).
    */
   private async evaluateTurn(
     run: RunRecord,
@@ -204,11 +206,9 @@ export class RunLoop {
           ),
         );
       },
+      onOutcome: (outcome, i) =>
+        this.recordOutcome(run, agent, calls[i], outcome, turn, started.get(calls[i].id), messages),
     });
-    const writes = calls.map((call, i) =>
-      this.recordOutcome(run, agent, call, outcomes[i], turn, started.get(call.id), messages),
-    );
-    await Promise.all(writes);
     return outcomes;
   }
 
@@ -255,7 +255,7 @@ export class RunLoop {
       await this.parking.requestApprovals(run, agent, [body], messages);
     }
     if (outcome.kind !== 'pending_confirmation') {
-      this.events.publish({
+      this.events.publishOnce(resultMarker(turn, call.id), {
         type: RunEventName.ToolResult,
         runId: run.runId,
         callId: call.id,
@@ -276,6 +276,9 @@ export class RunLoop {
 function checkpointsTurns(agent: AgentRuntime): boolean {
   return agent.model?.provider === 'runbook';
 }
+
+/** Names a fresh turn's call result among the run's sent events: a turn re-run after a crash does not send it again. */
+export const resultMarker = (turn: number, callId: string) => `${turn}:${callId}`;
 
 /** A user message per manual step a person did that the model has not been told of yet (marked by its request). */
 export function withNotes(messages: ChatMessage[], notes: readonly ManualNote[]): ChatMessage[] {
