@@ -43,6 +43,17 @@ export const runEventFields = {
   sentOnce: (marker: string) => `t:${marker}`,
 };
 
+/** The run hash's field keeping a person's denial of the call with this fingerprint (sticky denials, scope `run`). */
+export const stickyDenialField = (fingerprint: string) => `deny:${fingerprint}`;
+
+/**
+ * A person's denial of the call with this fingerprint for this requester, kept for the tool's window (sticky denials,
+ * scope `requester`). One hash tag per requester: all of a turn's lookups are one MGET in one slot.
+ */
+export function requesterDenialKey(keyPrefix: string, requester: string, fingerprint: string): string {
+  return `{${keyPrefix}:denied:${requester}}:${fingerprint}`;
+}
+
 /** Pub/sub channel carrying every run event of one deployment (one subscriber per process). */
 export function runEventsChannel(keyPrefix: string): string {
   return `${keyPrefix}:run-events`;

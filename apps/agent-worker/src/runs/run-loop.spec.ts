@@ -219,6 +219,7 @@ function setup(options: {
     workerMetrics,
     logger,
     workerConfig,
+    { keep: async () => undefined },
   );
   const sut = new RunLoop(
     store as unknown as RunStore,
@@ -231,6 +232,8 @@ function setup(options: {
     workerMetrics,
     logger,
     NO_RUN_HOOKS,
+    // Sticky denials have their own spec and e2e test: here no call was denied before.
+    { refuseRepeats: async (_run, _agent, frontier) => frontier },
   );
   const outcomesCounted = () => metrics.toolCalls.incs.map((labels) => labels.outcome);
   const toolResults = () => events.filter((e) => e.type === 'tool_result');

@@ -21,6 +21,7 @@ import { RunParking } from './run-parking';
 import type { Lease, ManualNote, RunRecord } from './run-state';
 import type { NewRun } from './run-state-codec';
 import { RunStore } from './run-store';
+import { StickyDenials } from './sticky-denials';
 
 @Injectable()
 export class RunLoop {
@@ -39,6 +40,7 @@ export class RunLoop {
     >,
     @Inject(WORKER_LOGGER) private readonly logger: Logger,
     @Inject(RUN_HOOKS) private readonly hooks: RunHooks,
+    @Inject(StickyDenials) private readonly sticky: Pick<StickyDenials, 'refuseRepeats'>,
   ) {}
 
   /** A `run.start` job: claim the run (or take it over from a dead worker) and advance it. */
@@ -166,7 +168,14 @@ export class RunLoop {
       if (aborted)
         return this.endings.finish(run, lease, { status: 'failed', messages, error: aborted.content });
 
-      const turn = calls.map((call, i) => toFrontierCall(call, i, outcomes[i]));
+      // A call a person denied before (same tool and fingerprint, in the tool's scope) is refused, not asked again.
+      const turn = await this.sticky.refuseRepeats(
+        run,
+        agent,
+        calls.map((call, i) => toFrontierCall(call, i, outcomes[i])),
+        turnNumber,
+        resultMarker,
+      );
       if (turn.some(isWaiting)) return this.parking.park(run, lease, messages, turn);
       messages = [...messages, ...toolMessages(turn)];
       this.hooks.afterTurn?.({ runId: run.runId, turn: turnNumber });
