@@ -6,6 +6,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ChildProcess } from 'node:child_process';
 import type { RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
+import { runKey } from '../../apps/agent-worker/src/runs/run-keys';
 import { WorkerHarness } from '../support/agent-worker-harness';
 import { writeConfig } from '../support/mcp-config';
 import { waitFor } from '../support/redis';
@@ -203,6 +204,10 @@ describe('results as they come', () => {
       .filter((e) => e.type === 'tool.executed')
       .map((e) => e.callId);
     expect(executed).toEqual(['call_fast', 'call_medium', 'call_last', 'call_slow']);
+    // The markers that keep a re-run turn from sending a result twice go once the turn is durable (here: the run ended).
+    const fields = Object.keys(await h.redis.hgetall(runKey(h.prefixes.keyPrefix, runId)));
+    expect(fields.filter((f) => f.startsWith('t:'))).toEqual([]);
+    expect(fields).toContain('e');
     await worker.close();
   });
 
