@@ -2,12 +2,15 @@
 // finishes, not when the turn's slowest does, and the model still gets exactly one follow-up turn with all of them.
 // The tool is an HTTP API whose answers the test releases one by one (no timing assumptions); the model an
 // OpenAI-compatible server that counts its requests. A worker killed mid-turn does not send a result twice.
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { ChildProcess } from 'node:child_process';
 import type { RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
 import { runKey } from '../../apps/agent-worker/src/runs/run-keys';
-import { WorkerHarness } from '../support/agent-worker-harness';
+import { post, WorkerHarness } from '../support/agent-worker-harness';
 import { writeConfig } from '../support/mcp-config';
 import { waitFor } from '../support/redis';
 import { readSse, type SseEvent } from '../support/sse';
@@ -209,6 +212,56 @@ describe('results as they come', () => {
     expect(fields.filter((f) => f.startsWith('t:'))).toEqual([]);
     expect(fields).toContain('e');
     await worker.close();
+  });
+
+  it("sends each branch's result of a runbook fan-out when that branch's call finishes", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cs-runbooks-'));
+    writeFileSync(
+      join(dir, 'spread.yaml'),
+      [
+        'name: spread',
+        'agent: scripted',
+        'entry: split',
+        'nodes:',
+        '  split: { kind: parallel, branches: [long, short], next: after }',
+        "  long: { kind: tool, tool: work, args: { name: 'long' } }",
+        "  short: { kind: tool, tool: work, args: { name: 'short' } }",
+        "  after: { kind: tool, tool: work, args: { name: 'after' } }",
+        '',
+      ].join('\n'),
+    );
+    api.release('after');
+    const runner = await h.startWorker({ AGENTS_CONFIG: config, RUNBOOKS_DIR: dir });
+    const response = await post(`${runner.url}/runbooks/spread/runs`, { input: {} });
+    expect(response.status).toBe(202);
+    const { runId } = response.body as { runId: string };
+    const events: SseEvent[] = [];
+    const stream = readSse(`${runner.url}/runs/${runId}/events`, events);
+    await waitFor(
+      () => (api.arrived.includes('long') && api.arrived.includes('short')) || undefined,
+      'both branches',
+    );
+
+    api.release('short');
+    await waitFor(
+      () => events.some((e) => e.event === 'tool_result' && e.data.content === 'done short') || undefined,
+      'the short branch result',
+    );
+    // The long branch is still held: its result is not out, and the join has not run.
+    expect(events.filter((e) => e.event === 'tool_result').map((e) => e.data.content)).toEqual([
+      'done short',
+    ]);
+    expect(api.arrived).not.toContain('after');
+
+    api.release('long');
+    await h.waitForStatus(runner.url, runId, 'completed');
+    await stream;
+    expect(events.filter((e) => e.event === 'tool_result').map((e) => e.data.content)).toEqual([
+      'done short',
+      'done long',
+      'done after',
+    ]);
+    await runner.close();
   });
 
   it('does not send a result twice when a worker dies mid-turn and another re-runs the turn', async () => {
