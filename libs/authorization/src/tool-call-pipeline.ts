@@ -60,6 +60,14 @@ export interface TurnOptions {
    * @defaultValue none
    */
   beforeExecute?: (ready: readonly ReadyCall[]) => Promise<void> | void;
+  /**
+   * Awaited for each call as soon as its outcome is known: a refused or waiting call once the turn is authorized, a
+   * ready one when it finished executing (so a fast call's result is not held back by a slow one). `index` is the
+   * call's position in the turn. `evaluateTurn` resolves once every call's callback has. Throwing rejects the turn
+   * (calls already executing still finish).
+   * @defaultValue none
+   */
+  onOutcome?: (outcome: ToolCallOutcome, index: number) => Promise<void> | void;
 }
 
 export const DEFAULT_MAX_CONCURRENT_TOOLS = 4;
@@ -88,22 +96,36 @@ export class ToolCallPipeline {
   /**
    * Every call of one model turn: all are authorized first, then the ready ones execute, each step at most
    * `maxConcurrentTools` calls at a time; outcomes keep the call order. Nothing of the turn executes when it
-   * repeats a call ID or when a before-callback aborts the run. Rejects only when `beforeExecute` throws.
+   * repeats a call ID or when a before-callback aborts the run. Rejects only when `beforeExecute` or `onOutcome`
+   * throws.
    */
   async evaluateTurn(
     calls: readonly ToolCall[],
     ctx: EvaluateContext,
     options: TurnOptions = {},
   ): Promise<ToolCallOutcome[]> {
+    const told = async (outcome: ToolCallOutcome, index: number): Promise<ToolCallOutcome> => {
+      if (options.onOutcome) await options.onOutcome(outcome, index);
+      return outcome;
+    };
     const repeated = repeatedCallIds(calls);
-    if (repeated.length > 0) return calls.map((call) => repeatedIdOutcome(call, repeated));
+    if (repeated.length > 0)
+      return Promise.all(calls.map((call, i) => told(repeatedIdOutcome(call, repeated), i)));
     const authorized = await this.authorizeTurn(calls, ctx);
     const ready = authorized.filter((a): a is ReadyCall => a.kind === 'ready');
-    if (ready.length === 0) return authorized as RefusedOrWaiting[];
+    if (ready.length === 0) return Promise.all(authorized.map((a) => a as RefusedOrWaiting).map(told));
     if (options.beforeExecute) await options.beforeExecute(ready);
-    return mapWithConcurrency(authorized, this.maxConcurrentTools, (a) =>
-      a.kind === 'ready' ? this.execute(a, ctx) : Promise.resolve(a),
-    );
+    // Refusals are told at once; ready calls, `maxConcurrentTools` at a time, each as soon as it finished.
+    const positions = authorized.flatMap((a, i) => (a.kind === 'ready' ? [i] : []));
+    const [refused, executed] = await Promise.all([
+      Promise.all(authorized.map((a, i) => (a.kind === 'ready' ? undefined : told(a, i)))),
+      mapWithConcurrency(positions, this.maxConcurrentTools, async (i) =>
+        told(await this.execute(authorized[i] as ReadyCall, ctx), i),
+      ),
+    ]);
+    const outcomes = refused;
+    positions.forEach((position, k) => (outcomes[position] = executed[k]));
+    return outcomes as ToolCallOutcome[];
   }
 
   /** Authorizes a turn's calls; once one aborts, the turn is aborted and nothing of it may run. */

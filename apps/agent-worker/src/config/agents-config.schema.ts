@@ -50,6 +50,29 @@ const ToolEntrySchema = z.union([
     .strict(),
 ]);
 
+/** How long a person's denial of a call stands for the same call (same tool, same fingerprint). */
+export const StickyDenialSchema = z.union([
+  z
+    .enum(['off', 'run'])
+    .describe(
+      '`run` (the default): the same call again in the same run is refused at once with the original reason and ' +
+        'approver, and nobody is asked; `off`: it is asked about again.',
+    ),
+  z
+    .object({
+      scope: z.literal('requester'),
+      windowSeconds: z
+        .number()
+        .int()
+        .min(1)
+        .max(30 * 24 * 3600)
+        .describe('How long after the denial it stands.'),
+    })
+    .strict()
+    .describe("The same call by the same requester, in any of that requester's runs, within the window."),
+]);
+export type StickyDenial = z.infer<typeof StickyDenialSchema>;
+
 export const AgentConfigSchema = z
   .object({
     description: z.string().default('').describe('What the agent is for, for people.'),
@@ -78,6 +101,14 @@ export const AgentConfigSchema = z
       .max(64)
       .default(4)
       .describe('Tool calls of one turn running at once.'),
+    stickyDenials: z
+      .record(ToolNameSchema, StickyDenialSchema)
+      .default({})
+      .describe(
+        'Per tool: whether a denied call, asked for again with the same arguments, is refused at once without a ' +
+          'new request (`run`, the default for every tool not listed; `off`; or `{ scope: "requester", ' +
+          'windowSeconds }`).',
+      ),
     maxTurns: z
       .number()
       .int()

@@ -24,6 +24,7 @@ import { RunCalls } from './run-calls';
 import { RunEvents } from './run-events';
 import type { CallResult, FrontierCall, Lease, ParkedCallBody, RunRecord } from './run-state';
 import { OwnershipLostError, WrongCallStateError } from './run-store.errors';
+import { StickyDenials } from './sticky-denials';
 
 /** Calls of the run are still executing on a live worker (fresh heartbeat): try again later, never re-ask. */
 export class CallsInFlightError extends Error {
@@ -50,6 +51,7 @@ export class FrontierSettlement {
     @Inject(WorkerMetrics) private readonly metrics: Pick<WorkerMetrics, 'toolCalls'>,
     @Inject(WORKER_LOGGER) private readonly logger: Logger,
     @Inject(WORKER_CONFIG) { env }: Pick<WorkerConfig, 'env'>,
+    @Inject(StickyDenials) private readonly sticky: Pick<StickyDenials, 'keep'>,
   ) {
     this.resultsTtlMs = env.FINISHED_RUN_TTL_SECONDS * 1000;
   }
@@ -76,7 +78,7 @@ export class FrontierSettlement {
           // Never at rest in a run: the step that interrupts a call asks about it again (settle-executing-call).
           throw new WrongCallStateError(run.runId, call.body.id, 'a decided call', call.state);
         case CallState.Denied:
-          return this.settleDenied(run, lease, call, carried);
+          return this.settleDenied(run, agent, lease, call, carried);
         case CallState.Approved:
           return this.settleApproved(run, agent, lease, call, carried);
         case CallState.Executing:
@@ -109,10 +111,13 @@ export class FrontierSettlement {
 
   private async settleDenied(
     run: RunRecord,
+    agent: AgentRuntime,
     lease: Lease,
     call: FrontierCall,
     carried: AuditInput[],
   ): Promise<FrontierCall> {
+    // Kept before the call is done: a retry after a failure here keeps it again (the same value), never skips it.
+    await this.sticky.keep(run, agent, call);
     const content = refusalMessage({ decidedBy: call.decision?.decidedBy, reason: call.decision?.reason });
     const result = { outcome: 'denied', content };
     await this.calls.transitionCall(run.runId, lease, call.body.id, CallState.Denied, CallState.Done, {

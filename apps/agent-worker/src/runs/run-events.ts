@@ -23,7 +23,8 @@ export interface LiveRunEvents {
 export class RunEvents implements OnModuleInit, BeforeApplicationShutdown {
   private readonly channel: string;
   private readonly live = new Subject<NumberedRunEvent>();
-  private outbox: RunEvent[] = [];
+  /** `once`: the marker of an event sent at most once (publishOnce). */
+  private outbox: { event: RunEvent; once?: string }[] = [];
 
   constructor(
     private readonly store: RunStore,
@@ -72,19 +73,44 @@ export class RunEvents implements OnModuleInit, BeforeApplicationShutdown {
   publish(...events: RunEvent[]): void {
     if (events.length === 0) return;
     if (this.outbox.length === 0) queueMicrotask(() => this.flush());
-    this.outbox.push(...events);
+    this.outbox.push(...events.map((event) => ({ event })));
   }
 
+  /**
+   * The same for an event its run's history gets at most once under `marker` (a fresh turn's call result, which a
+   * turn re-run after a crash would send again). In order with the events published around it.
+   */
+  publishOnce(marker: string, event: RunEvent): void {
+    if (this.outbox.length === 0) queueMicrotask(() => this.flush());
+    this.outbox.push({ event, once: marker });
+  }
+
+  /** One script call per run and tick, except that each event sent once has its own (in order, on one connection). */
   private flush(): void {
-    const byRun = new Map<string, RunEvent[]>();
-    for (const event of this.outbox) {
-      const ofRun = byRun.get(event.runId);
-      if (ofRun) ofRun.push(event);
-      else byRun.set(event.runId, [event]);
+    const byRun = new Map<string, { event: RunEvent; once?: string }[]>();
+    for (const entry of this.outbox) {
+      const ofRun = byRun.get(entry.event.runId);
+      if (ofRun) ofRun.push(entry);
+      else byRun.set(entry.event.runId, [entry]);
     }
     this.outbox = [];
-    for (const [runId, events] of byRun) {
-      this.store.appendEvents(runId, events).catch((error: Error) => {
+    for (const [runId, entries] of byRun) {
+      const sends: Promise<number>[] = [];
+      let batch: RunEvent[] = [];
+      const sendBatch = () => {
+        if (batch.length > 0) sends.push(this.store.appendEvents(runId, batch));
+        batch = [];
+      };
+      for (const { event, once } of entries) {
+        if (once === undefined) {
+          batch.push(event);
+          continue;
+        }
+        sendBatch();
+        sends.push(this.store.appendEventOnce(runId, once, event));
+      }
+      sendBatch();
+      Promise.all(sends).catch((error: Error) => {
         this.logger.warn({ runId, err: error.message }, 'could not store and publish run events');
       });
     }

@@ -39,7 +39,20 @@ export const runEventFields = {
   /** The event number when `field` is a history entry, else undefined. */
   seqOf: (field: string): number | undefined =>
     field.startsWith('e:') && /^\d+$/.test(field.slice(2)) ? Number(field.slice(2)) : undefined,
+  /** Present once an event sent only once (a fresh turn's call result, see appendEventOnce) is in the history. */
+  sentOnce: (marker: string) => `t:${marker}`,
 };
+
+/** The run hash's field keeping a person's denial of the call with this fingerprint (sticky denials, scope `run`). */
+export const stickyDenialField = (fingerprint: string) => `deny:${fingerprint}`;
+
+/**
+ * A person's denial of the call with this fingerprint for this requester, kept for the tool's window (sticky denials,
+ * scope `requester`). One hash tag per requester: all of a turn's lookups are one MGET in one slot.
+ */
+export function requesterDenialKey(keyPrefix: string, requester: string, fingerprint: string): string {
+  return `{${keyPrefix}:denied:${requester}}:${fingerprint}`;
+}
 
 /** Pub/sub channel carrying every run event of one deployment (one subscriber per process). */
 export function runEventsChannel(keyPrefix: string): string {

@@ -195,7 +195,10 @@ function setup(options: {
     append: async (entry: AuditInput) => record([entry])[0],
     appendAll: async (entries: readonly AuditInput[]) => record(entries),
   } as unknown as AuditLog;
-  const runEvents = { publish: (...e: RunEvent[]) => void events.push(...e) } as RunEvents;
+  const runEvents = {
+    publish: (...e: RunEvent[]) => void events.push(...e),
+    publishOnce: (_marker: string, e: RunEvent) => void events.push(e),
+  } as RunEvents;
   const workerMetrics = metrics as unknown as WorkerMetrics;
   const catalog = { get: (name: string) => (name === 'ops' ? agent : undefined) } as AgentCatalog;
   const workerConfig = {
@@ -225,6 +228,7 @@ function setup(options: {
     workerMetrics,
     logger,
     workerConfig,
+    { keep: async () => undefined },
   );
   const sut = new RunLoop(
     store as unknown as RunStore,
@@ -237,6 +241,8 @@ function setup(options: {
     workerMetrics,
     logger,
     NO_RUN_HOOKS,
+    // Sticky denials have their own spec and e2e test: here no call was denied before.
+    { refuseRepeats: async (_run, _agent, frontier) => frontier },
   );
   const outcomesCounted = () => metrics.toolCalls.incs.map((labels) => labels.outcome);
   const toolResults = () => events.filter((e) => e.type === 'tool_result');
@@ -347,7 +353,8 @@ describe('RunLoop, a fresh turn', () => {
     expect(tools.read_logs.ran).toEqual(['c1']);
     expect(tools.restart_service.ran).toEqual([]);
     expect(tools.drop_database.ran).toEqual([]);
-    expect(outcomesCounted()).toEqual(['executed', 'pending_confirmation', 'manual_required']);
+    // Each call is recorded as soon as its outcome is known: the ones that run nothing before the one that runs.
+    expect(outcomesCounted()).toEqual(['pending_confirmation', 'manual_required', 'executed']);
     expect(audit).toEqual([
       expect.objectContaining({ type: 'tool.executed', callId: 'c1', actor: 'auto' }),
       expect.objectContaining({ type: 'run.parked', detail: { pending: ['c2'] } }),

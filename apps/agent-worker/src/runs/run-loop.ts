@@ -21,6 +21,7 @@ import { RunParking } from './run-parking';
 import type { Lease, ManualNote, RunRecord } from './run-state';
 import type { NewRun } from './run-state-codec';
 import { RunStore } from './run-store';
+import { StickyDenials } from './sticky-denials';
 
 @Injectable()
 export class RunLoop {
@@ -30,7 +31,7 @@ export class RunLoop {
     @Inject(FrontierSettlement) private readonly settlement: FrontierSettlement,
     @Inject(RunParking) private readonly parking: RunParking,
     @Inject(RunEndings) private readonly endings: RunEndings,
-    @Inject(RunEvents) private readonly events: Pick<RunEvents, 'publish'>,
+    @Inject(RunEvents) private readonly events: Pick<RunEvents, 'publish' | 'publishOnce'>,
     @Inject(AuditLog) private readonly audit: Pick<AuditLog, 'append' | 'appendAll'>,
     @Inject(WorkerMetrics)
     private readonly metrics: Pick<
@@ -39,6 +40,7 @@ export class RunLoop {
     >,
     @Inject(WORKER_LOGGER) private readonly logger: Logger,
     @Inject(RUN_HOOKS) private readonly hooks: RunHooks,
+    @Inject(StickyDenials) private readonly sticky: Pick<StickyDenials, 'refuseRepeats'>,
   ) {}
 
   /** A `run.start` job: claim the run (or take it over from a dead worker) and advance it. */
@@ -172,7 +174,14 @@ export class RunLoop {
       if (aborted)
         return this.endings.finish(run, lease, { status: 'failed', messages, error: aborted.content });
 
-      const turn = calls.map((call, i) => toFrontierCall(call, i, outcomes[i]));
+      // A call a person denied before (same tool and fingerprint, in the tool's scope) is refused, not asked again.
+      const turn = await this.sticky.refuseRepeats(
+        run,
+        agent,
+        calls.map((call, i) => toFrontierCall(call, i, outcomes[i])),
+        turnNumber,
+        resultMarker,
+      );
       if (turn.some(isWaiting)) return this.parking.park(run, lease, messages, turn);
       messages = [...messages, ...toolMessages(turn)];
       this.hooks.afterTurn?.({ runId: run.runId, turn: turnNumber });
@@ -183,8 +192,10 @@ export class RunLoop {
   /**
    * Every call of a fresh turn, by the pipeline's turn rules (an abort or a repeated call ID runs nothing). Ownership
    * is checked once, after authorizing and before the first call runs; a call a policy approved is audited as
-   * started before it runs. The turn's other audit entries are written in one go before it returns (a crash before
-   * the turn is checkpointed or parked re-runs all of it; agent runs checkpoint no turn, see checkpointsTurns).
+   * started before it runs. Each call's outcome is audited and sent to the run's followers as soon as it is known,
+   * not when the turn's slowest call ends; the model hears them all in one follow-up turn. A crash before the turn is
+   * checkpointed or parked re-runs all of it (agent runs checkpoint no turn, see checkpointsTurns); its results are
+   * sent to followers once per turn and call (RunEvents.publishOnce).
    */
   private async evaluateTurn(
     run: RunRecord,
@@ -210,11 +221,9 @@ export class RunLoop {
           ),
         );
       },
+      onOutcome: (outcome, i) =>
+        this.recordOutcome(run, agent, calls[i], outcome, turn, started.get(calls[i].id), messages),
     });
-    const writes = calls.map((call, i) =>
-      this.recordOutcome(run, agent, call, outcomes[i], turn, started.get(call.id), messages),
-    );
-    await Promise.all(writes);
     return outcomes;
   }
 
@@ -261,7 +270,7 @@ export class RunLoop {
       await this.parking.requestApprovals(run, agent, [body], messages);
     }
     if (outcome.kind !== 'pending_confirmation') {
-      this.events.publish({
+      this.events.publishOnce(resultMarker(turn, call.id), {
         type: RunEventName.ToolResult,
         runId: run.runId,
         callId: call.id,
@@ -282,6 +291,9 @@ export class RunLoop {
 function checkpointsTurns(agent: AgentRuntime): boolean {
   return agent.model?.provider === 'runbook';
 }
+
+/** Names a fresh turn's call result among the run's sent events: a turn re-run after a crash does not send it again. */
+export const resultMarker = (turn: number, callId: string) => `${turn}:${callId}`;
 
 /** A user message per manual step a person did that the model has not been told of yet (marked by its request). */
 export function withNotes(messages: ChatMessage[], notes: readonly ManualNote[]): ChatMessage[] {

@@ -33,6 +33,7 @@ const SCRIPTS = {
   checkpointRun: LuaScript.load(__dirname, 'checkpoint-run-1.lua'),
   finishRun: LuaScript.load(__dirname, 'finish-run-1.lua'),
   appendEvents: LuaScript.load(__dirname, 'append-events-1.lua'),
+  appendEventOnce: LuaScript.load(__dirname, 'append-event-once-1.lua'),
   noteManualStep: LuaScript.load(__dirname, 'note-manual-step-1.lua'),
 };
 
@@ -275,6 +276,19 @@ export class RunStore {
       this.redis,
       [this.key(runId)],
       this.eventArgs(runId, events),
+    )) as number;
+  }
+
+  /**
+   * Adds one event to the run's history and publishes it, unless one under `marker` was added before. Returns its
+   * number, 0 when the run does not exist, -1 when it was sent already (nothing is stored or published then).
+   */
+  async appendEventOnce(runId: string, marker: string, event: RunEvent): Promise<number> {
+    const [channel, runIdJson, keep, encoded] = this.eventArgs(runId, [event]);
+    return (await SCRIPTS.appendEventOnce.run(
+      this.redis,
+      [this.key(runId)],
+      [channel, runIdJson, keep, runEventFields.sentOnce(marker), encoded],
     )) as number;
   }
 

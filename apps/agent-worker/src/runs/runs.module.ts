@@ -9,6 +9,7 @@ import { WORKER_CONFIG, type WorkerConfig } from '../config/worker-config';
 import { fromRedis } from '../core/worker-core.module';
 import { WORKER_LOGGER } from '../core/worker-logger';
 import { CallExecution } from './call-execution';
+import { DeniedCalls } from './denied-calls';
 import { FrontierSettlement } from './frontier-settlement';
 import { RequestSweep } from './request-sweep';
 import { RunCalls } from './run-calls';
@@ -22,11 +23,13 @@ import { RunStore } from './run-store';
 import { RunsController } from './runs.controller';
 import { RunsProcessor } from './runs.processor';
 import { RunsService } from './runs.service';
+import { StickyDenials } from './sticky-denials';
 import { UnpublishedRequests } from './unpublished-requests';
 
 const stores = [
   fromRedis(RunStore, (redis, { env }) => new RunStore(redis, env.KEY_PREFIX, env.FINISHED_RUN_TTL_SECONDS)),
   fromRedis(RunCalls, (redis, { env }) => new RunCalls(redis, env.KEY_PREFIX)),
+  fromRedis(DeniedCalls, (redis, { env }) => new DeniedCalls(redis, env.KEY_PREFIX)),
   fromRedis(UnpublishedRequests, (redis, { env }) => new UnpublishedRequests(redis, env.KEY_PREFIX)),
   fromRedis(DecidedCallResults, (redis, { env }) => new DecidedCallResults(redis, env.KEY_PREFIX)),
   fromRedis(RunReaders, (redis, { env }) => new RunReaders(redis, env.KEY_PREFIX)),
@@ -48,6 +51,7 @@ const stores = [
     RunEndings,
     RunParking,
     CallExecution,
+    StickyDenials,
     FrontierSettlement,
     RunLoop,
     RunJobGuard,
