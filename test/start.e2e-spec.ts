@@ -2,6 +2,8 @@
 // README's CLI example with the shipped runbook (examples/runbook.json) against them, decided with the CLI by the
 // two approvers config/approvals.json asks for. The CLI shows the run's whole history, each event once.
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
 
@@ -39,7 +41,9 @@ function started(command: string[], env: Record<string, string>): Proc {
 }
 
 let start: Proc;
+const logDir = mkdtempSync(join(tmpdir(), 'countersign-start-'));
 afterAll(async () => {
+  rmSync(logDir, { recursive: true, force: true });
   if (start && start.child.exitCode === null) start.child.kill('SIGKILL');
   await deletePrefixedKeys(prefixes);
 });
@@ -56,7 +60,8 @@ it('runs both services until Ctrl-C, and the README example runs the shipped run
       REDIS_URL: TEST_REDIS_URL,
       KEY_PREFIX: prefixes.keyPrefix,
       QUEUE_PREFIX: prefixes.queuePrefix,
-      LOG_LEVEL: 'error',
+      LOG_LEVEL: 'info', // lines at every level the services write go to the log file, none to the terminal
+      LOG_FILE: join(logDir, 'logs', 'services.log'),
     },
   );
   await waitFor(() => start.stdout().includes('Stop with Ctrl-C.'), 'the start banner', 40_000);
@@ -135,4 +140,15 @@ it('runs both services until Ctrl-C, and the README example runs the shipped run
   start.child.kill('SIGINT');
   expect(await start.code).toBe(0);
   expect(start.stdout()).toContain('stopped.');
+  // The terminal shows only the friendly output; the services' JSON lines are in the log file the banner names.
+  const jsonLines = (text: string) => text.split('\n').filter((line) => line.trimStart().startsWith('{'));
+  expect(jsonLines(start.stdout())).toEqual([]);
+  expect(jsonLines(start.stderr())).toEqual([]);
+  expect(banner).toContain(`logs              ${join(logDir, 'logs', 'services.log')} (level info;`);
+  const logged = jsonLines(readFileSync(join(logDir, 'logs', 'services.log'), 'utf8')).map(
+    (line) => JSON.parse(line) as { service: string },
+  );
+  expect(new Set(logged.map((line) => line.service))).toEqual(
+    new Set(['agent-worker', 'approval-service', 'ops-mcp-server']),
+  );
 });
