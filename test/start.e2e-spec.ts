@@ -122,12 +122,13 @@ it('runs both services until Ctrl-C, and the README example runs the shipped run
   const lines = run
     .stdout()
     .split('\n')
-    .filter((line) => /^(…|✓|⏸|💬|■)/.test(line));
+    .filter((line) => /^(…|✓|⏸|💬|■|☑)/.test(line));
   expect(lines).toEqual([
     '… run is running',
     expect.stringMatching(/^✓ get_service_status \(.+\) executed: .*"degraded"/),
     `⏸ restart_service {"service":"payments"} needs confirmation (call ${callId}, tier confirm)`,
     '… run is awaiting_confirmation',
+    `☑ restart_service (call ${callId}) approved by carol, dave`,
     '… run is running',
     expect.stringMatching(/^✓ restart_service \(.+\) executed/),
     '💬 payments was degraded; it is restarted.',
