@@ -5,6 +5,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ApprovalView } from '@countersign/contracts';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
 
 jest.setTimeout(90_000);
@@ -95,6 +96,14 @@ it('runs both services until Ctrl-C, and the README example runs the shipped run
   );
   await waitFor(() => /needs confirmation \(call (\S+),/.exec(run.stdout()), 'the confirmation', 30_000);
   const callId = /needs confirmation \(call (\S+),/.exec(run.stdout())![1];
+  // The ops tools come from the ops MCP server; the shipped config's preview (a read of get_service_status) rides
+  // with the request, as a built-in tool's would.
+  const asked = await fetch(`${approvalUrl}/approvals/${callId}`, {
+    headers: { Authorization: `Bearer ${TOKENS.carol}` },
+  });
+  expect(((await asked.json()) as ApprovalView).request.context?.preview).toBe(
+    'payments (degraded, 2 replicas, 0 restarts so far)',
+  );
   // payments* needs two approvers (config/approvals.json): carol votes with the CLI; dave reads his approval email in
   // the local mail viewer the banner names, and approves from its link, as the docs' email guide says.
   const vote = countersign('approve', callId, '--token', TOKENS.carol);
