@@ -1,6 +1,7 @@
 // `npm start`: the agent worker and the approval service for real, with development defaults, until Ctrl-C
 // (SIGINT or SIGTERM). Unlike `npm run demo`, it starts no run: use the CLI, the HTTP API or the inbox.
 // Options: `npm start -- --help`.
+import { resolve } from 'node:path';
 import { Command } from 'commander';
 import { loadApprovalServiceConfig } from '../apps/approval-service/src/config/approval-service.config';
 import { demoToken } from './demo/approver-stand-in';
@@ -22,12 +23,14 @@ const options = program.opts<{ redisUrl: string; workerPort: string; approvalPor
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 async function main(): Promise<void> {
+  // The services' JSON log lines go to a file, so that this terminal shows only what a person reads.
+  const logFile = resolve(process.env.LOG_FILE || '.countersign/logs/services.log');
   const services = await startLocalServices({
     redisUrl: options.redisUrl,
     workerPort: Number(options.workerPort),
     approvalPort: Number(options.approvalPort),
-    env: process.env,
-    logLevel: 'warn',
+    env: { ...process.env, LOG_FILE: logFile },
+    logLevel: 'info',
     onMail: (mail) =>
       say(`✉ mail to ${mail.to.join(', ')}: ${mail.subject}\n    ${approvalLink(mail) ?? ''}`),
   });
@@ -53,6 +56,7 @@ async function main(): Promise<void> {
       `  ops MCP server    ${services.ops.url}   the ops agent's tools (the worker calls them over MCP)`,
       `  Redis             ${redis.url}${redis.started ? ' (started for this session: its data goes when you stop)' : ''}, key prefix ${serviceEnv.KEY_PREFIX ?? 'countersign'}`,
       `  mail              ${services.catcher ? `caught locally: read every mail at ${services.catcher.viewerUrl} (each approval link is printed here too)` : `sent through ${serviceEnv.SMTP_URL ?? serviceEnv.SMTP_HOST}`}`,
+      `  logs              ${logFile} (level ${serviceEnv.LOG_LEVEL}; follow them with tail -f)`,
       devSecrets.length
         ? `  secrets           DEVELOPMENT-ONLY values for ${devSecrets.join(', ')} (set them in the environment for anything real)`
         : '  secrets           from the environment',

@@ -159,6 +159,38 @@ it('adds, lists and revokes standing rules, only as a rule-writer', async () => 
   expect((await system.api<StandingRule[]>('GET', '/standing-rules', 'bob')).json).toEqual([]);
 });
 
+it("shows in the `run` stream that a standing rule approved a call, and whose rule it is, as it shows a person's vote", async () => {
+  const added = await countersign(
+    ['rules', 'add', '--tool', 'restart_service', '--requester', 'alice', '--arg', 'service=search'],
+    'carol',
+  ).finished();
+  const id = /^(sr-[0-9a-f]{12}) /.exec(added.stdout)?.[1];
+  expect(id).toBeDefined();
+  const script = join(mkdtempSync(join(tmpdir(), 'cs-ux-')), 'restart.json');
+  writeFileSync(
+    script,
+    JSON.stringify([
+      { toolCalls: [{ name: 'restart_service', args: { service: 'search' } }] },
+      { text: 'restarted' },
+    ]),
+  );
+  const run = await countersign(
+    ['run', 'ops', 'restart search', '--script', script, '--no-prompt'],
+    'alice',
+  ).finished();
+  expect(run.code).toBe(0);
+  const callId = /restart_service \{"service":"search"\} needs confirmation \(call (\S+),/.exec(
+    run.stdout,
+  )?.[1];
+  expect(callId).toBeDefined();
+  expect(run.stdout).toMatch(
+    new RegExp(
+      `\\n☑ restart_service \\(call ${callId}\\) approved by standing rule ${id} \\(by carol, until [^)]+\\)\\n`,
+    ),
+  );
+  await countersign(['rules', 'revoke', id!], 'carol').finished();
+});
+
 it('marks a manual-step notice done with `done --note`', async () => {
   await system.startRun([
     { toolCalls: [{ id: 'cli-manual', name: 'delete_volume', args: { volume: 'scratch' } }] },

@@ -2,7 +2,10 @@
 // README's CLI example with the shipped runbook (examples/runbook.json) against them, decided with the CLI by the
 // two approvers config/approvals.json asks for. The CLI shows the run's whole history, each event once.
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ApprovalView } from '@countersign/contracts';
 import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes, waitFor } from './support/redis';
 
 jest.setTimeout(90_000);
@@ -39,7 +42,9 @@ function started(command: string[], env: Record<string, string>): Proc {
 }
 
 let start: Proc;
+const logDir = mkdtempSync(join(tmpdir(), 'countersign-start-'));
 afterAll(async () => {
+  rmSync(logDir, { recursive: true, force: true });
   if (start && start.child.exitCode === null) start.child.kill('SIGKILL');
   await deletePrefixedKeys(prefixes);
 });
@@ -56,7 +61,8 @@ it('runs both services until Ctrl-C, and the README example runs the shipped run
       REDIS_URL: TEST_REDIS_URL,
       KEY_PREFIX: prefixes.keyPrefix,
       QUEUE_PREFIX: prefixes.queuePrefix,
-      LOG_LEVEL: 'error',
+      LOG_LEVEL: 'info', // lines at every level the services write go to the log file, none to the terminal
+      LOG_FILE: join(logDir, 'logs', 'services.log'),
     },
   );
   await waitFor(() => start.stdout().includes('Stop with Ctrl-C.'), 'the start banner', 40_000);
@@ -90,6 +96,14 @@ it('runs both services until Ctrl-C, and the README example runs the shipped run
   );
   await waitFor(() => /needs confirmation \(call (\S+),/.exec(run.stdout()), 'the confirmation', 30_000);
   const callId = /needs confirmation \(call (\S+),/.exec(run.stdout())![1];
+  // The ops tools come from the ops MCP server; the shipped config's preview (a read of get_service_status) rides
+  // with the request, as a built-in tool's would.
+  const asked = await fetch(`${approvalUrl}/approvals/${callId}`, {
+    headers: { Authorization: `Bearer ${TOKENS.carol}` },
+  });
+  expect(((await asked.json()) as ApprovalView).request.context?.preview).toBe(
+    'payments (degraded, 2 replicas, 0 restarts so far)',
+  );
   // payments* needs two approvers (config/approvals.json): carol votes with the CLI; dave reads his approval email in
   // the local mail viewer the banner names, and approves from its link, as the docs' email guide says.
   const vote = countersign('approve', callId, '--token', TOKENS.carol);
@@ -117,12 +131,13 @@ it('runs both services until Ctrl-C, and the README example runs the shipped run
   const lines = run
     .stdout()
     .split('\n')
-    .filter((line) => /^(…|✓|⏸|💬|■)/.test(line));
+    .filter((line) => /^(…|✓|⏸|💬|■|☑)/.test(line));
   expect(lines).toEqual([
     '… run is running',
     expect.stringMatching(/^✓ get_service_status \(.+\) executed: .*"degraded"/),
     `⏸ restart_service {"service":"payments"} needs confirmation (call ${callId}, tier confirm)`,
     '… run is awaiting_confirmation',
+    `☑ restart_service (call ${callId}) approved by carol, dave`,
     '… run is running',
     expect.stringMatching(/^✓ restart_service \(.+\) executed/),
     '💬 payments was degraded; it is restarted.',
@@ -135,4 +150,15 @@ it('runs both services until Ctrl-C, and the README example runs the shipped run
   start.child.kill('SIGINT');
   expect(await start.code).toBe(0);
   expect(start.stdout()).toContain('stopped.');
+  // The terminal shows only the friendly output; the services' JSON lines are in the log file the banner names.
+  const jsonLines = (text: string) => text.split('\n').filter((line) => line.trimStart().startsWith('{'));
+  expect(jsonLines(start.stdout())).toEqual([]);
+  expect(jsonLines(start.stderr())).toEqual([]);
+  expect(banner).toContain(`logs              ${join(logDir, 'logs', 'services.log')} (level info;`);
+  const logged = jsonLines(readFileSync(join(logDir, 'logs', 'services.log'), 'utf8')).map(
+    (line) => JSON.parse(line) as { service: string },
+  );
+  expect(new Set(logged.map((line) => line.service))).toEqual(
+    new Set(['agent-worker', 'approval-service', 'ops-mcp-server']),
+  );
 });

@@ -82,6 +82,7 @@ function httpToolsConfig(base: string, overrides: Record<string, unknown> = {}):
           additionalProperties: false,
         },
         headers: auth,
+        preview: 'a ticket “{title}” in {project}',
       },
       get_ticket: {
         description: 'Reads a ticket.',
@@ -168,9 +169,10 @@ describe('HTTP tools', () => {
     const [call] = await h.waitForPending(url, runId);
     expect(call).toMatchObject({ toolName: 'open_ticket', tier: 'confirm' });
     expect(api.count('POST', '/projects/ops/tickets')).toBe(0);
-    // Approvers are shown what the tool is from the tool catalog, its schema as configured; it has no preview.
+    // Approvers are shown what the tool is from the tool catalog, its schema as configured, and the preview its
+    // config declares, filled from the call's arguments.
     const request = await waitFor(() => h.approvalRequest(call.callId), 'the request');
-    expect(request?.context?.preview).toBeUndefined();
+    expect(request?.context?.preview).toBe('a ticket “disk” in ops');
     const catalog = await new ToolCatalog(h.redis, h.prefixes.keyPrefix).get([request!.toolDefinitionHash]);
     expect(catalog.get(request!.toolDefinitionHash)).toMatchObject({
       name: 'open_ticket',

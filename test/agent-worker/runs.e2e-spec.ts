@@ -303,10 +303,16 @@ describe('agent worker', () => {
     await ended;
     expect(events.map((e) => e.event)).toEqual([
       ...['status', 'tool_result', 'tool_confirmation', 'status'],
-      ...['status', 'tool_result', 'text', 'status', 'done'],
+      ...['decision', 'status', 'tool_result', 'text', 'status', 'done'],
     ]);
-    expect(events.map((e) => e.id)).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9']);
-    expect(events[5].data).toMatchObject({ callId: call.callId, outcome: 'executed' });
+    expect(events.map((e) => e.id)).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9', '10']);
+    // The decision comes first, then the run is running again: a viewer sees who decided.
+    expect(events[4].data).toMatchObject({
+      callId: call.callId,
+      toolName: 'restart_service',
+      decision: 'approve',
+    });
+    expect(events[6].data).toMatchObject({ callId: call.callId, outcome: 'executed' });
   });
 
   it("replays a finished run's whole history to a late viewer and ends; after Last-Event-ID only what follows", async () => {

@@ -1,6 +1,6 @@
 // The web inbox in headless Chromium: it lists a request, updates live, and a click approves it. Who it signs in (only
 // approvers and rule-writers) and that it always says whose it is, over plain HTTP and in Chromium.
-import type { Browser } from 'playwright-core';
+import type { Browser, Locator } from 'playwright-core';
 import { signToken } from '../../apps/approval-service/src/auth/signed-token';
 import { describeInChromium, launchChromium } from '../support/browser';
 import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
@@ -189,6 +189,38 @@ describeInChromium('the web inbox in headless Chromium', () => {
     await page.locator('#empty').waitFor();
   });
 
+  it('keeps a 300-character argument inside its card, pending and in History, and labels the History time as the decision time', async () => {
+    const long = `${'a'.repeat(150)}/${'b'.repeat(149)}`; // 300 characters, no space to break at
+    const request = await queues.submit(
+      approvalRequest({ toolName: 'scale_service', args: { service: 'checkout', note: long } }),
+    );
+    const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+    await page.goto(await signInLink(service.url, testToken('bob')));
+    await page.getByRole('button', { name: 'Open my inbox' }).click();
+    await page.waitForURL(`${service.url}/inbox`);
+    const pending = page.locator(`section[data-call-id="${request.callId}"]`);
+    await pending.waitFor();
+    expect(await overflowOf(pending)).toEqual([]);
+
+    const res = await fetch(`${service.url}/approvals/${request.callId}/decisions`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${testToken('carol')}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ decision: 'deny', reason: `not with ${long}` }),
+    });
+    expect(res.status).toBe(200);
+    await page.goto(`${service.url}/inbox/history`);
+    const settled = page.locator(`section[data-call-id="${request.callId}"]`);
+    await settled.waitFor();
+    expect(await settled.locator('pre').textContent()).toContain(long);
+    expect(await overflowOf(settled)).toEqual([]);
+    // Long arguments wrap inside the card, so the whole value reads without scrolling sideways.
+    expect(await settled.locator('pre').evaluate((pre) => pre.scrollWidth <= pre.clientWidth)).toBe(true);
+    // The time is when it was decided, not when it was asked.
+    expect(await settled.locator('.meta').textContent()).toMatch(/ · decided \d\d:\d\d UTC \(\d+s ago\)$/);
+    expect(await settled.locator('.meta time').getAttribute('datetime')).toMatch(/^\d{4}-\d\d-\d\dT/);
+    await page.close();
+  });
+
   it('shows a sign-in form, not the requests, without a session', async () => {
     const page = await browser.newPage();
     const response = await page.goto(`${service.url}/inbox`);
@@ -233,6 +265,27 @@ describeInChromium('the web inbox in headless Chromium', () => {
     expect(await other.getByRole('button', { name: 'Open my inbox' }).count()).toBe(0);
   });
 });
+
+/**
+ * The elements of a card that reach outside it: a box (or a line of an inline element) past the card's edges, or text
+ * spilling out of a block that does not scroll. Empty when everything stays in the card (a scrolling box's content
+ * scrolls inside it).
+ */
+function overflowOf(card: Locator): Promise<string[]> {
+  return card.evaluate((root) => {
+    const outer = root.getBoundingClientRect();
+    const style = (el: typeof root) => root.ownerDocument.defaultView!.getComputedStyle(el);
+    const outside = (el: typeof root) =>
+      [...el.getClientRects()].some((box) => box.right > outer.right + 0.5 || box.left < outer.left - 0.5);
+    const spills = (el: typeof root) =>
+      style(el).display !== 'inline' &&
+      style(el).overflowX === 'visible' &&
+      el.scrollWidth > el.clientWidth + 1;
+    return [root, ...root.querySelectorAll('*')]
+      .filter((el) => (el !== root && outside(el)) || spills(el))
+      .map((el) => `${el.tagName.toLowerCase()}.${el.className}: ${el.textContent?.slice(0, 40)}`);
+  });
+}
 
 /** A one-time inbox sign-in link, as `npx countersign inbox-link` asks for it. */
 async function signInLink(baseUrl: string, token: string): Promise<string> {

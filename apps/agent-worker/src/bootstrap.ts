@@ -48,7 +48,7 @@ export async function startAgentWorker(
   const config = loadWorkerConfig(env);
   const runbooks = RunbookLibrary.load(config.env.RUNBOOKS_DIR);
   checkRunbookAgents(config.agents, runbooks);
-  const logger = createLogger('agent-worker', config.env.LOG_LEVEL);
+  const logger = createLogger('agent-worker', config.env.LOG_LEVEL, config.env.LOG_FILE);
   const providers = toolProviders(config.agents, env, logger);
   const app = await NestFactory.create(
     AgentWorkerModule.forRoot({ config, runbooks, logger, providers, runHooks: options.runHooks }),

@@ -33,7 +33,7 @@ export async function startApprovalService(
   options: { port?: number; host?: string } = {},
 ): Promise<RunningApprovalService> {
   const config = loadApprovalServiceConfig(env);
-  const logger = createLogger('approval-service', config.env.LOG_LEVEL);
+  const logger = createLogger('approval-service', config.env.LOG_LEVEL, config.env.LOG_FILE);
   const app = await NestFactory.create<NestExpressApplication>(
     ApprovalServiceModule.register(config, logger),
     {

@@ -30,7 +30,22 @@ export function eventLine(event: RunEvent): string | undefined {
       return `■ run ${event.status}${event.result ? `: ${event.result}` : ''}`;
     case 'node':
       return `◆ step ${event.node} ${event.status}${event.callId ? ` (call ${event.callId})` : ''}`;
+    case 'decision':
+      return `${event.decision === 'approve' ? '☑' : '☒'} ${event.toolName} (call ${event.callId}) ${decisionWords(event)}`;
   }
+}
+
+/**
+ * Who decided a call, as the run's stream says it: "approved by carol, dave", "approved by standing rule sr-… (by
+ * carol, until …)", "denied by bob: not now", "denied: expired (nobody decided in time)".
+ */
+export function decisionWords(d: Extract<RunEvent, { type: 'decision' }>): string {
+  const verb = d.decision === 'approve' ? 'approved' : 'denied';
+  if (d.rule) return `${verb} by ${d.reason ?? `standing rule ${d.rule}`}`;
+  if (d.decidedBy === 'expired') return 'denied: expired (nobody decided in time)';
+  if (d.decidedBy === 'no_route') return 'denied: no approver route';
+  const by = d.approvers.length ? d.approvers.join(', ') : d.decidedBy === 'policy' ? 'policy' : 'a person';
+  return `${verb} by ${by}${d.reason ? `: ${d.reason}` : ''}`;
 }
 
 export function confirmationText(call: PendingCall): string {

@@ -72,12 +72,12 @@ async function checkedWiring(settings: GatewaySettings): Promise<GatewayWiring> 
   return { settings, logger, authenticator, self, secrets, providers };
 }
 
-/** On stdio, stdout is the protocol: every log line goes to stderr. */
+/** On stdio, stdout is the protocol: every log line goes to stderr (or to LOG_FILE when set). */
 function gatewayLogger({ env }: GatewaySettings): Logger {
   return createLogger(
     'mcp-gateway',
     env.LOG_LEVEL,
-    env.GATEWAY_TRANSPORT === 'stdio' ? pino.destination(2) : undefined,
+    env.LOG_FILE ?? (env.GATEWAY_TRANSPORT === 'stdio' ? pino.destination(2) : undefined),
   );
 }
 

@@ -23,7 +23,7 @@ export async function startOpsMcpServer(
 ): Promise<RunningOpsMcpServer> {
   const config = loadOpsServerConfig(env);
   const principals = loadJsonConfig('PRINCIPALS_CONFIG', config.PRINCIPALS_CONFIG, PrincipalsConfigSchema);
-  const logger = createLogger('ops-mcp-server', config.LOG_LEVEL);
+  const logger = createLogger('ops-mcp-server', config.LOG_LEVEL, config.LOG_FILE);
   const app = await NestFactory.createApplicationContext(
     OpsMcpServerModule.register({ config, principals, logger }),
     { logger: new PinoNestLogger(logger), abortOnError: false },

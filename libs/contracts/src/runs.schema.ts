@@ -1,6 +1,7 @@
 // Runs: the agent worker's HTTP bodies, its `agent-runs` job and its server-sent events.
 import { z } from 'zod';
 import { IdSchema, Sha256HexSchema, TierSchema, ToolArgsSchema, ToolNameSchema } from './common.schema';
+import { DecidedBySchema, DecisionValueSchema } from './decision.schema';
 import { NodeStatusSchema, RunbookViewSchema } from './runbook.schema';
 
 export const ScriptedToolCallSchema = z.object({
@@ -103,6 +104,8 @@ export const RunEventName = {
   Done: 'done',
   /** Runbook runs: a node changed state (one event per transition). */
   Node: 'node',
+  /** A parked call was decided: by whom (people, a standing rule, expiry), recorded by the worker. */
+  Decision: 'decision',
 } as const;
 
 export const RunEventSchema = z.discriminatedUnion('type', [
@@ -131,6 +134,20 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     status: NodeStatusSchema,
     /** The call the node waits on or ran, when it has one. */
     callId: IdSchema.optional(),
+  }),
+  z.object({
+    type: z.literal(RunEventName.Decision),
+    runId: IdSchema,
+    callId: IdSchema,
+    toolName: ToolNameSchema,
+    decision: DecisionValueSchema,
+    decidedBy: DecidedBySchema,
+    /** The people who decided (empty for a standing rule, expiry, no route). */
+    approvers: z.array(IdSchema),
+    /** The standing rule that approved it. */
+    rule: IdSchema.optional(),
+    /** The decision's reason: a denier's words, or the standing rule's "standing rule … (by …, until …)". */
+    reason: z.string().optional(),
   }),
 ]);
 export type RunEvent = z.infer<typeof RunEventSchema>;
@@ -164,6 +181,17 @@ export const StoredRunEventSchema = z.union([
   z.tuple([z.literal('d'), RunStatusCodeSchema, z.string()]),
   z.tuple([z.literal('n'), z.string().max(400), NodeStatusSchema]),
   z.tuple([z.literal('n'), z.string().max(400), NodeStatusSchema, IdSchema]),
+  // A decision: call, tool, decision, decided by, approvers, reason ('' none), standing rule ('' none).
+  z.tuple([
+    z.literal('v'),
+    IdSchema,
+    ToolNameSchema,
+    DecisionValueSchema,
+    DecidedBySchema,
+    z.array(IdSchema),
+    z.string(),
+    z.union([IdSchema, z.literal('')]),
+  ]),
 ]);
 
 /** One pub/sub message of run events: consecutive events of one run, the first numbered `seq`. */

@@ -1,8 +1,8 @@
 // The demo's ops tools over the simulated infrastructure: built into the agent worker (the tests and benchmarks use
 // them in-process) and served over MCP by apps/ops-mcp-server (what the demo and the shipped config use). Their tiers
 // here are what the worker applies to the built-in ones: reads `auto`, changes `confirm`, destruction `manual_only`.
-// Tools that change something preview the change for approvers (built in only: a tool served over MCP has no
-// preview), reading the simulated infrastructure only.
+// Tools that change something preview the change for approvers, reading the simulated infrastructure only (served
+// over MCP, the tools have config/agents.json's `previews` instead, which read get_service_status the same way).
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '@countersign/authorization';
 import type { InfraStore } from './infra-store';

@@ -68,6 +68,14 @@ export const BaseEnvSchema = z.object({
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
     .describe('The pino log level.'),
+  LOG_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Write the log lines to this file (appended; its folder is created) instead of stdout. `npm start` sets ' +
+        '`.countersign/logs/services.log` when unset.',
+    ),
   PRINCIPALS_CONFIG: z
     .string()
     .min(1)

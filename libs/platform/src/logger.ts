@@ -4,10 +4,17 @@ export type { Logger } from 'pino';
 
 /**
  * One structured line per event. Lines about a call carry `runId` and `callId`. `destination` defaults to stdout; a
- * process whose stdout carries a protocol (an MCP server over stdio) logs to stderr instead (`pino.destination(2)`).
+ * process whose stdout carries a protocol (an MCP server over stdio) logs to stderr instead (`pino.destination(2)`);
+ * a path (LOG_FILE) appends to that file, creating its folder.
  */
-export function createLogger(service: string, level = 'info', destination?: DestinationStream): Logger {
+export function createLogger(
+  service: string,
+  level = 'info',
+  destination?: DestinationStream | string,
+): Logger {
   const options = { name: service, level, base: { service } };
+  if (typeof destination === 'string')
+    return pino(options, pino.destination({ dest: destination, mkdir: true, append: true, sync: true }));
   return destination ? pino(options, destination) : pino(options);
 }
 

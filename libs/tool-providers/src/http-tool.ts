@@ -4,6 +4,7 @@ import type { ToolDefinition } from '@countersign/authorization';
 import { jsonSchemaArgs, UnusableSchemaError } from './json-schema-args';
 import { type ProviderDeps, ToolReportedError } from './mcp-tool-provider';
 import { ProviderCallError } from './mcp-connection';
+import { templatePreview } from './preview-template';
 import type { HttpToolConfig } from './provider-config.schema';
 import { capText } from './result-text';
 
@@ -36,6 +37,7 @@ export function httpTool(name: string, config: HttpToolConfig, deps: ProviderDep
     // Where the request goes is part of what an approver approved: moving it (staging → production) asks again.
     advertised: { method: config.method, url: template, description: config.description },
     tier: config.tier,
+    ...(config.preview ? { preview: templatePreview(config.preview) } : {}),
     handler: (callArgs) => request(config, template, placeholders, callArgs as Record<string, unknown>, deps),
   };
 }

@@ -14,3 +14,4 @@ export * from './http-tool';
 export * from './tool-providers';
 export * from './mcp-tool-server';
 export * from './mcp-http-server';
+export * from './preview-template';

@@ -13,6 +13,7 @@ import {
   type ProviderLogger,
 } from './mcp-connection';
 import { NamePatterns } from './name-patterns';
+import { type McpPreview, resultScope, templateArgs, templatePreview } from './preview-template';
 import type { McpServerConfig } from './provider-config.schema';
 import { capText, type McpToolResult, mcpResultText } from './result-text';
 import type { SecretSource } from './secrets';
@@ -55,6 +56,7 @@ export class McpToolProvider {
   private readonly connection: McpConnection;
   private readonly tiers: TierRules;
   private readonly timeouts: NamePatterns<number>;
+  private readonly previews: NamePatterns<McpPreview>;
   private current: readonly ProviderTool[] = [];
   private readonly listeners = new Set<(tools: readonly ProviderTool[]) => void>();
 
@@ -67,6 +69,11 @@ export class McpToolProvider {
     this.tiers = new TierRules(config.tiers);
     // Two equally specific timeout patterns: the shorter one.
     this.timeouts = new NamePatterns(config.toolTimeoutMs, (a, b) => b - a);
+    // Two equally specific preview patterns: the longer template (it says more).
+    this.previews = new NamePatterns<McpPreview>(
+      config.previews,
+      (a, b) => JSON.stringify(a).length - JSON.stringify(b).length,
+    );
     this.connection = new McpConnection(server, config, deps.secrets, deps.logger);
     this.connection.onToolsChanged((advertised) => this.rebuild(advertised));
   }
@@ -145,6 +152,7 @@ export class McpToolProvider {
     if (tool.title !== undefined) advertised.title = tool.title;
     if (tool.description !== undefined) advertised.description = tool.description;
     const timeoutMs = this.timeoutOf(tool.name);
+    const preview = this.previews.match(tool.name)?.value;
     const definition: ToolDefinition = {
       name,
       description: tool.description ?? tool.title ?? '',
@@ -152,6 +160,7 @@ export class McpToolProvider {
       inputSchema: tool.inputSchema as Record<string, unknown>,
       advertised,
       tier: this.tiers.tierOf(tool.name, tool.annotations ?? {}),
+      ...(preview ? { preview: this.previewOf(preview) } : {}),
       handler: (callArgs, ctx) =>
         this.call(tool.name, callArgs as Record<string, unknown>, timeoutMs, {
           [CALL_META.runId]: ctx.runId,
@@ -161,6 +170,32 @@ export class McpToolProvider {
         }),
     };
     return { definition, source: `mcp:${this.server}`, remoteName: tool.name, listed: tool };
+  }
+
+  /**
+   * A configured preview: a template, or a read call first. The read call must be one of this server's `auto` tools as
+   * listed now (a tool that may change something never runs for a preview); otherwise it throws, which shows no preview.
+   */
+  private previewOf(preview: McpPreview): NonNullable<ToolDefinition['preview']> {
+    if (typeof preview === 'string') return templatePreview(preview);
+    const text = templatePreview(preview.text);
+    return async (args, ctx) => {
+      const read = this.current.find((t) => t.remoteName === preview.call.tool);
+      if (read?.definition.tier !== 'auto')
+        throw new Error(`preview: ${preview.call.tool} is not an auto tool of ${this.server}`);
+      const answer = await this.call(
+        preview.call.tool,
+        templateArgs(preview.call.args, args),
+        this.timeoutOf(preview.call.tool),
+        {
+          [CALL_META.runId]: ctx.runId,
+          [CALL_META.callId]: ctx.callId,
+          [CALL_META.agent]: ctx.agent,
+          [CALL_META.userId]: ctx.userId,
+        },
+      );
+      return text({ ...(args as Record<string, unknown>), result: resultScope(answer) });
+    };
   }
 
   /** The result as the model reads it; throws (with a message for the model) when the call failed. */

@@ -2,6 +2,7 @@
 // references ({"$secret": "NAME"}), tiers are Countersign's own patterns, limits have defaults.
 import { z } from 'zod';
 import { TierSchema, ToolNameSchema } from '@countersign/contracts';
+import { McpPreviewSchema, PreviewTemplateSchema } from './preview-template';
 import { ConfigValueSchema, PlainValueSchema } from './secrets';
 
 const ms = (max: number) => z.number().int().min(1).max(max);
@@ -45,6 +46,14 @@ const McpServerCommon = {
     .record(ToolPatternSchema, ms(3_600_000))
     .default({})
     .describe("Tool-name glob (the server's own names) → its timeout, instead of `timeoutMs`."),
+  previews: z
+    .record(ToolPatternSchema, McpPreviewSchema)
+    .default({})
+    .describe(
+      "Tool-name glob (the server's own names) → the preview approvers see: a template over the call's arguments, " +
+        '`"restart {service}"` (`{a.b}` for a nested one, `?` when left out), or `{ "call": { "tool", "args" }, ' +
+        '"text" }`: a read-only call of one of the server\'s `auto` tools first, its answer read as `{result…}`.',
+    ),
   connectTimeoutMs: ms(600_000)
     .default(10_000)
     .describe('Connecting and listing the tools (at start the worker waits this long before it takes runs).'),
@@ -128,6 +137,10 @@ export const HttpToolConfigSchema = z
       .describe('Sent with every request (`$secret` references allowed).'),
     // A request to an internal API may change something unless the config says it does not.
     tier: TierSchema.default('confirm').describe('Its tier.'),
+    preview: PreviewTemplateSchema.optional().describe(
+      'The preview approvers see, a template over the call\'s arguments: `"refund {amount} {currency} to ' +
+        '{customer}"` (`{a.b}` for a nested one, `?` when left out).',
+    ),
     timeoutMs: ms(600_000).default(10_000).describe('The longest a call may take.'),
     maxResultBytes: z
       .number()

@@ -45,9 +45,14 @@ export class DecisionApplier {
     receipt?.catch(() => undefined);
     this.audit.flush();
     const running: RunEvent = { type: RunEventName.Status, runId: decision.runId, status: 'running' };
-    const result = await this.store.applyDecision(decision.runId, decision, toStored(decision), lease, [
-      running,
-    ]);
+    const result = await this.store.applyDecision(
+      decision.runId,
+      decision,
+      toStored(decision),
+      lease,
+      [running],
+      decidedEvent(decision),
+    );
     await receipt;
     this.metrics.decisions.inc({ result: result.kind });
     this.logger.info({ ...where, result: result.kind, decision: decision.decision }, 'decision applied');
@@ -128,6 +133,21 @@ function receiptOf(decision: SignedDecision): AuditInput {
       ...(decision.args ? { editedArgs: decision.args } : {}),
       ...(decision.rule ? { standingRule: decision.rule } : {}),
     },
+  };
+}
+
+/** What the run's followers are told when the decision is recorded on the call: who decided, and how. */
+function decidedEvent(d: SignedDecision): RunEvent {
+  return {
+    type: RunEventName.Decision,
+    runId: d.runId,
+    callId: d.callId,
+    toolName: d.shown.toolName,
+    decision: d.decision,
+    decidedBy: d.decidedBy,
+    approvers: d.approvers,
+    ...(d.rule ? { rule: d.rule } : {}),
+    ...(d.reason ? { reason: d.reason } : {}),
   };
 }
 

@@ -35,6 +35,17 @@ function toStored(event: RunEvent): z.input<typeof StoredRunEventSchema> {
     }
     case RunEventName.Node:
       return event.callId ? ['n', event.node, event.status, event.callId] : ['n', event.node, event.status];
+    case RunEventName.Decision:
+      return [
+        'v',
+        event.callId,
+        event.toolName,
+        event.decision,
+        event.decidedBy,
+        event.approvers,
+        event.reason ?? '',
+        event.rule ?? '',
+      ];
   }
 }
 
@@ -72,6 +83,18 @@ export function decodeRunEvent(runId: string, stored: unknown): RunEvent | undef
         node: e[1],
         status: e[2],
         ...(e.length === 4 ? { callId: e[3] } : {}),
+      };
+    case 'v':
+      return {
+        type: RunEventName.Decision,
+        runId,
+        callId: e[1],
+        toolName: e[2],
+        decision: e[3],
+        decidedBy: e[4],
+        approvers: e[5],
+        ...(e[6] ? { reason: e[6] } : {}),
+        ...(e[7] ? { rule: e[7] } : {}),
       };
   }
 }

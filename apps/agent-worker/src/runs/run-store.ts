@@ -49,6 +49,8 @@ type ApplyDecisionArgs = {
   jobId: string;
   lockToken: string;
   started: number;
+  /** The decision's event (encoded), added when the decision is recorded (codes 1 and 2); '' = none. */
+  decided: string;
 } & HistoryArgs;
 type ParkRunArgs = {
   owner: string;
@@ -141,6 +143,7 @@ export class RunStore {
     decision: StoredDecision,
     lease: Lease,
     onResume: RunEvent[] = [],
+    decided?: RunEvent,
   ): Promise<ApplyDecisionResult> {
     const { callId, requestId, attempt } = request;
     const [code, detail, hash] = (await SCRIPTS.applyDecision.run(
@@ -156,6 +159,7 @@ export class RunStore {
           jobId: lease.jobId,
           lockToken: lease.token,
           started: lease.started,
+          decided: decided ? encodeRunEvent(decided) : '',
           ...this.historyArgs(runId, onResume),
         }),
       ],

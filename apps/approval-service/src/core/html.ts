@@ -14,16 +14,17 @@ export const STYLE = `
 body{font:15px/1.45 system-ui,sans-serif;margin:0;background:#f5f6f8;color:#1d2330}
 main{max-width:860px;margin:0 auto;padding:24px}
 h1{font-size:22px;margin:0 0 16px}
-.card{background:#fff;border:1px solid #d9dde5;border-radius:8px;padding:16px 18px;margin:0 0 14px}
+.card{background:#fff;border:1px solid #d9dde5;border-radius:8px;padding:16px 18px;margin:0 0 14px;overflow-wrap:anywhere;min-width:0}
 .meta{color:#5b6476;font-size:13px;margin:4px 0 10px}
-pre{background:#0f1624;color:#e6edf7;padding:12px;border-radius:6px;overflow:auto;font-size:13px}
+pre{background:#0f1624;color:#e6edf7;padding:12px;border-radius:6px;overflow:auto;font-size:13px;max-width:100%;box-sizing:border-box}
+pre.args{white-space:pre-wrap;overflow-wrap:anywhere;max-height:24em}
 button{font:inherit;padding:7px 16px;border-radius:6px;border:1px solid transparent;cursor:pointer;margin-right:8px}
 .approve{background:#1f883d;color:#fff}.deny{background:#cf222e;color:#fff}
 input[type=text],input[type=password],input[type=number],select{font:inherit;padding:6px 8px;border:1px solid #c4c9d4;border-radius:6px;width:280px;box-sizing:border-box}
 .notice{border-left:4px solid #bf8700}.trust{color:#7a5b00;font-size:13px}.muted{color:#5b6476}
 .outcome{font-weight:600}
 .secondary{background:#eef1f6;color:#1d2330;border-color:#c4c9d4}
-dl.context{display:grid;grid-template-columns:max-content 1fr;gap:3px 12px;margin:8px 0;font-size:14px}
+dl.context{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:3px 12px;margin:8px 0;font-size:14px}
 dl.context dt{color:#5b6476}dl.context dd{margin:0}
 dd.preview{font-weight:600;color:#0b5cad}
 .edited{background:#fff8e1;border-left:3px solid #bf8700;padding:6px 10px;font-size:13px}

@@ -8,6 +8,7 @@ export const GatewayEnvSchema = BaseEnvSchema.pick({
   REDIS_CLUSTER_NODES: true,
   KEY_PREFIX: true,
   LOG_LEVEL: true,
+  LOG_FILE: true,
   PRINCIPALS_CONFIG: true,
   AUDIT_SIGNING_SECRET: true,
   AUDIT_SHARDS: true,

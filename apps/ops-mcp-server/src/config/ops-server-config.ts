@@ -7,6 +7,7 @@ export const OpsServerEnvSchema = BaseEnvSchema.pick({
   REDIS_CLUSTER_NODES: true,
   KEY_PREFIX: true,
   LOG_LEVEL: true,
+  LOG_FILE: true,
   PRINCIPALS_CONFIG: true,
 }).extend({
   PORT: z.coerce.number().int().min(0).max(65_535).default(3002).describe('The HTTP port (`/mcp`).'),

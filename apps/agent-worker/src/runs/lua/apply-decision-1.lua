@@ -19,6 +19,8 @@
     jobId          job ID of this processing
     lockToken      lock token of this processing
     started        the job's attemptsStarted as this processing began (orders the processings of one job)
+    decided        the decision's event (encoded), added to the history and published whenever the decision is
+                   recorded (codes 1 and 2), before `events`; '' = none
     eventsChannel  pub/sub channel of run events
     runIdJson      the run ID as a JSON string
     keepEvents     how many events the history keeps
@@ -27,12 +29,13 @@
 
   Returns {code, detail[, run]}; run is the flat HGETALL reply of the run hash after the change, so the
   resuming caller needs no second round trip to load the run
-    {2, '', run}   recorded, the frontier is complete and this processing owns the resume (`events` added)
+    {2, '', run}   recorded, the frontier is complete and this processing owns the resume (`decided` and
+                   `events` added)
     {3, '', run}   an earlier processing of this job owned the resume (redelivered; the run is still running
                    under it, whether or not the call is still in the frontier): resume again
     {4, '', run}   this job parked the run again after resuming it (redelivered or retried): nothing is
                    recorded, the caller republishes the requests of the calls waiting (idempotent job IDs)
-    {1, ''}        recorded, other calls of the frontier are still undecided
+    {1, ''}        recorded (`decided` added), other calls of the frontier are still undecided
     {0, state}     the call is already decided: duplicate, nothing to do
    {-1, ''}        the run does not exist
    {-2, ''}        the call is not in the run's frontier
@@ -80,18 +83,30 @@ if decision.decision == 'approve' then next_state = 'approved' end
 ledgerMove(KEYS[1], c .. ':', 'pending', next_state)
 redis.call('HSET', KEYS[1], c .. ':d', args.decisionJson)
 
-if status ~= 'awaiting_confirmation' then return {1, ''} end
+local function recorded(more)
+  local events = {}
+  if args.decided and args.decided ~= '' then events[1] = args.decided end
+  for i = 1, #more do events[#events + 1] = more[i] end
+  if #events > 0 then
+    appendEvents(KEYS[1], args.eventsChannel, args.runIdJson, tonumber(args.keepEvents), events, 1)
+  end
+end
+
+if status ~= 'awaiting_confirmation' then
+  recorded({})
+  return {1, ''}
+end
 local fields = redis.call('HGETALL', KEYS[1])
 for i = 1, #fields, 2 do
   local name = fields[i]
   if string.sub(name, 1, 2) == 'c:' and string.sub(name, -2) == ':s' and fields[i + 1] == 'pending' then
+    recorded({})
     return {1, ''}
   end
 end
 redis.call('HSET', KEYS[1], 'status', 'running', 'owner', mine)
 redis.call('HDEL', KEYS[1], 'parkedBy')
--- A follower hears the run is running from the step that made it so (no event script call of its own).
-if #args.events > 0 then
-  appendEvents(KEYS[1], args.eventsChannel, args.runIdJson, tonumber(args.keepEvents), args.events, 1)
-end
+-- A follower hears the run is running from the step that made it so (no event script call of its own), right after
+-- the decision that did.
+recorded(args.events)
 return {2, '', redis.call('HGETALL', KEYS[1])}

@@ -16,12 +16,18 @@ function historyItem({ approval: a, result }: HistoryEntry, now: number): string
   const kind = a.done ? 'done' : approved ? 'approved' : 'denied';
   return `<section class="card history ${kind}" data-call-id="${escapeHtml(r.callId)}" data-request-id="${escapeHtml(r.requestId)}">
 <h2 style="font-size:16px;margin:0"><code>${escapeHtml(r.toolName)}</code> — ${escapeHtml(outcomeInWords(a))}</h2>
-<div class="meta">requested by <b>${escapeHtml(r.requester)}</b> via agent ${escapeHtml(r.agent)} · ${escapeHtml(relativeAge(settledAt, now))} ago${
+<div class="meta">requested by <b>${escapeHtml(r.requester)}</b> via agent ${escapeHtml(r.agent)} · ${settledLabel(kind, settledAt, now)}${
     a.outcome?.rule ? ' · <span class="badge">decided by policy</span>' : ''
   }</div>
 <pre class="args">${escapeHtml(JSON.stringify(ran, null, 2))}</pre>
 ${a.outcome?.args ? `<p class="edited">✎ The agent asked for <code>${escapeHtml(JSON.stringify(r.args))}</code>; it ran with the edited arguments above.</p>\n` : ''}${resultLine(kind, result)}
 </section>`;
+}
+
+/** When it was settled (not when it was asked): "decided <time>12:03 UTC</time> (4 min ago)", or "done …". */
+function settledLabel(kind: string, settledAt: number, now: number): string {
+  const iso = new Date(settledAt).toISOString();
+  return `${kind === 'done' ? 'done' : 'decided'} <time datetime="${iso}" title="${iso}">${iso.slice(11, 16)} UTC</time> (${escapeHtml(relativeAge(settledAt, now))} ago)`;
 }
 
 function resultLine(kind: string, result: HistoryEntry['result']): string {
