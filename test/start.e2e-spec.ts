@@ -1,6 +1,7 @@
 // `npm start` as the README has a newcomer use it: both services with development defaults until Ctrl-C, and the
-// README's CLI example with the shipped runbook (examples/runbook.json) against them, decided with the CLI by the
-// two approvers config/approvals.json asks for. The CLI shows the run's whole history, each event once.
+// getting-started guide's CLI commands, read from the guide and run as printed, with the shipped runbook
+// (examples/runbook.json) against them: carol approves with the CLI, dave from his email in the local mail viewer.
+// The CLI shows the run's whole history, each event once.
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,6 +42,24 @@ function started(command: string[], env: Record<string, string>): Proc {
   return { child, stdout: () => stdout, stderr: () => stderr, code };
 }
 
+/**
+ * The `npx countersign …` lines of docs/guides/getting-started.md's bash blocks, as argument lists (double quotes
+ * group words; a trailing `# …` is a comment): the test runs what the guide prints.
+ */
+function guideCommands(): string[][] {
+  const guide = readFileSync(join(root, 'docs', 'guides', 'getting-started.md'), 'utf8');
+  const blocks = [...guide.matchAll(/^```bash\n([\s\S]*?)^```/gm)].map(([, body]) => body);
+  return blocks
+    .flatMap((body) => body.split('\n'))
+    .filter((line) => line.startsWith('npx countersign '))
+    .map((line) => {
+      const words = [...line.replace(/\s+#.*$/, '').matchAll(/"([^"]*)"|(\S+)/g)].map(
+        ([, quoted, bare]) => quoted ?? bare,
+      );
+      return words.slice(2);
+    });
+}
+
 let start: Proc;
 const logDir = mkdtempSync(join(tmpdir(), 'countersign-start-'));
 afterAll(async () => {
@@ -49,7 +68,7 @@ afterAll(async () => {
   await deletePrefixedKeys(prefixes);
 });
 
-it('runs both services until Ctrl-C, and the README example runs the shipped runbook against them', async () => {
+it("runs both services until Ctrl-C, and the getting-started guide's commands run as printed against them", async () => {
   start = started(
     ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'scripts/start.ts'].concat([
       '--worker-port',
@@ -82,20 +101,29 @@ it('runs both services until Ctrl-C, and the README example runs the shipped run
 
   const cliEnv = { COUNTERSIGN_WORKER_URL: workerUrl, COUNTERSIGN_APPROVAL_URL: approvalUrl };
   const countersign = (...args: string[]) => started([join(root, 'bin', 'countersign.js'), ...args], cliEnv);
-  const run = countersign(
-    ...[
-      'run',
-      'ops',
-      'restart payments',
-      '--token',
-      TOKENS.alice,
-      '--script',
-      'examples/runbook.json',
-      '--no-prompt',
-    ],
-  );
+  // The getting-started guide's commands, as printed (its `<requestId>` filled in from the line the list printed).
+  const guide = guideCommands();
+  const runLine = guide.find((argv) => argv[0] === 'run')!;
+  const run = countersign(...runLine);
   await waitFor(() => /needs confirmation \(call (\S+),/.exec(run.stdout()), 'the confirmation', 30_000);
   const callId = /needs confirmation \(call (\S+),/.exec(run.stdout())![1];
+  const list = countersign(...guide.find((argv) => argv[0] === 'approvals')!);
+  expect(await list.code).toBe(0);
+  const listed = list
+    .stdout()
+    .split('\n')
+    .find((line) => line.startsWith(callId));
+  // The line the guide shows under the command, its `…` standing for what differs from run to run.
+  const sample = /^# (call_….*)$/m.exec(
+    readFileSync(join(root, 'docs', 'guides', 'getting-started.md'), 'utf8'),
+  )![1];
+  const pattern = sample.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replaceAll('…', '.+?');
+  expect(listed).toMatch(new RegExp(`^${pattern}$`));
+  const requestId = /request (\S+)$/.exec(listed!)![1];
+  const [carolApproves, daveApproves] = guide.filter((argv) => argv[0] === 'approve');
+  expect(carolApproves).toEqual(['approve', '<requestId>', '--token', TOKENS.carol]);
+  // dave's line is carol's with his token; here he decides by email instead, as the email guide shows.
+  expect(daveApproves).toEqual(['approve', '<requestId>', '--token', TOKENS.dave]);
   // The ops tools come from the ops MCP server; the shipped config's preview (a read of get_service_status) rides
   // with the request, as a built-in tool's would.
   const asked = await fetch(`${approvalUrl}/approvals/${callId}`, {
@@ -106,8 +134,9 @@ it('runs both services until Ctrl-C, and the README example runs the shipped run
   );
   // payments* needs two approvers (config/approvals.json): carol votes with the CLI; dave reads his approval email in
   // the local mail viewer the banner names, and approves from its link, as the docs' email guide says.
-  const vote = countersign('approve', callId, '--token', TOKENS.carol);
+  const vote = countersign(...carolApproves.map((arg) => (arg === '<requestId>' ? requestId : arg)));
   expect({ code: await vote.code, stderr: vote.stderr() }).toEqual({ code: 0, stderr: '' });
+  expect(vote.stdout()).toContain('vote recorded (1/2 approvals)');
   const viewer = /read every mail at (http:\S+)/.exec(banner)![1];
   const mailPath = await waitFor(async () => {
     const index = await (await fetch(viewer)).text();
