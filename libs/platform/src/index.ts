@@ -10,6 +10,7 @@ export * from './config-file';
 export * from './duration';
 export * from './identity';
 export * from './app-metrics';
+export * from './app-listen';
 export * from './metrics-endpoint';
 export * from './queues/failed-for-good';
 export * from './queues/job-catalog';
