@@ -57,13 +57,7 @@ export async function startAgentWorker(
     },
   );
   applyTrustProxy(app, config.env.TRUST_PROXY);
-  const listening = await listenWithMetrics(app, {
-    host: options.host ?? config.env.HOST,
-    port: options.port ?? config.env.PORT,
-    registry: app.get(WorkerMetrics).registry,
-    metricsHost: config.env.METRICS_HOST,
-    metricsPort: config.env.METRICS_PORT,
-  });
+  const listening = await listenWithMetrics(app, app.get(WorkerMetrics).registry, config.env, options);
   logger.info(
     {
       url: listening.url,

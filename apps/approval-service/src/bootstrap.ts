@@ -39,13 +39,7 @@ export async function startApprovalService(
   applyTrustProxy(app, config.env.TRUST_PROXY);
   setupOpenApi(app);
 
-  const listening = await listenWithMetrics(app, {
-    host: options.host ?? config.env.HOST,
-    port: options.port ?? config.env.PORT,
-    registry: app.get(Metrics).registry,
-    metricsHost: config.env.METRICS_HOST,
-    metricsPort: config.env.METRICS_PORT,
-  });
+  const listening = await listenWithMetrics(app, app.get(Metrics).registry, config.env, options);
   app.get(ServiceAddress).setListening(listening.url);
   logger.info(
     {

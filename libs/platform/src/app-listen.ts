@@ -5,44 +5,49 @@ import type { INestApplication } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import { type MetricsServer, startMetricsServer } from './metrics-endpoint';
 
-export interface ListenOptions {
-  host: string;
-  /** 0: any free port (url says which). */
-  port: number;
-  /** The app's metrics, served on metricsHost:metricsPort when metricsPort is set. */
-  registry: Registry;
-  metricsHost: string;
-  metricsPort?: number;
+/** The variables (in each service's environment) that say where it listens. */
+export interface ListenEnv {
+  HOST: string;
+  PORT: number;
+  METRICS_HOST: string;
+  /** Set: /metrics is served there without credentials (and not on the main port). */
+  METRICS_PORT?: number;
 }
 
 export interface ListeningApp {
   /** http://host:port the app listens on (a wildcard host as 127.0.0.1, port 0 replaced by the real one). */
   url: string;
-  /** Where /metrics is served without credentials, when metricsPort is set. */
+  /** Where /metrics is served without credentials, when METRICS_PORT is set. */
   metricsUrl?: string;
   /** Closes the app and its metrics port; called again, the same promise. */
   close(): Promise<void>;
 }
 
-/** Nothing stays open when either cannot listen (e.g. a port in use, or a job without a handler): the error is thrown. */
+/**
+ * Listens where `env` says (`at` overrides HOST and PORT: tests listen on port 0 of 127.0.0.1), and serves `registry`
+ * on METRICS_PORT when it is set. Nothing stays open when either cannot listen (e.g. a port in use, or a job without
+ * a handler): the error is thrown.
+ */
 export async function listenWithMetrics(
   app: INestApplication,
-  options: ListenOptions,
+  registry: Registry,
+  env: ListenEnv,
+  at: { host?: string; port?: number } = {},
 ): Promise<ListeningApp> {
+  const host = at.host ?? env.HOST;
   let metrics: MetricsServer | undefined;
   try {
-    await app.listen(options.port, options.host);
-    if (options.metricsPort !== undefined)
-      metrics = await startMetricsServer(options.registry, options.metricsHost, options.metricsPort);
+    await app.listen(at.port ?? env.PORT, host);
+    if (env.METRICS_PORT !== undefined)
+      metrics = await startMetricsServer(registry, env.METRICS_HOST, env.METRICS_PORT);
   } catch (error) {
     await app.close();
     throw error;
   }
   const { port } = app.getHttpServer().address() as AddressInfo;
-  const host = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${host}:${port}`,
+    url: `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`,
     metricsUrl: metrics?.url,
     close: () => (closing ??= Promise.all([app.close(), metrics?.close()]).then(() => undefined)),
   };
