@@ -1,6 +1,5 @@
 // Builds and starts the agent worker from an environment map: used by main.ts, the demo and the tests.
 import 'reflect-metadata';
-import type { AddressInfo } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import {
@@ -8,9 +7,8 @@ import {
   ConfigError,
   createLogger,
   type Logger,
+  listenWithMetrics,
   PinoNestLogger,
-  startMetricsServer,
-  type MetricsServer,
 } from '@countersign/platform';
 import { InvalidToolConfigError, SecretSource, ToolProviders } from '@countersign/tool-providers';
 import { AgentWorkerModule } from './agent-worker.module';
@@ -59,33 +57,19 @@ export async function startAgentWorker(
     },
   );
   applyTrustProxy(app, config.env.TRUST_PROXY);
-  const host = options.host ?? config.env.HOST;
-  try {
-    await app.listen(options.port ?? config.env.PORT, host);
-  } catch (error) {
-    await app.close(); // e.g. a job without a handler: nothing stays connected
-    throw error;
-  }
-  const { port } = app.getHttpServer().address() as AddressInfo;
-  const url = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
-  let metrics: MetricsServer | undefined;
-  if (config.env.METRICS_PORT !== undefined)
-    metrics = await startMetricsServer(
-      app.get(WorkerMetrics).registry,
-      config.env.METRICS_HOST,
-      config.env.METRICS_PORT,
-    );
+  const listening = await listenWithMetrics(app, app.get(WorkerMetrics).registry, config.env, options);
   logger.info(
-    { url, metricsUrl: metrics?.url, queuePrefix: config.env.QUEUE_PREFIX, keyPrefix: config.env.KEY_PREFIX },
+    {
+      url: listening.url,
+      metricsUrl: listening.metricsUrl,
+      queuePrefix: config.env.QUEUE_PREFIX,
+      keyPrefix: config.env.KEY_PREFIX,
+    },
     'agent worker listening',
   );
-
-  let closing: Promise<void> | undefined;
   return {
     app,
-    url,
-    metricsUrl: metrics?.url,
-    close: () => (closing ??= Promise.all([app.close(), metrics?.close()]).then(() => undefined)),
+    ...listening,
     shutdownTimeoutMs: config.env.SHUTDOWN_TIMEOUT_MS,
   };
 }

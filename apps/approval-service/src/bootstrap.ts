@@ -1,17 +1,10 @@
 // Starts the approval service: validates config (refusing to start with the bad variable named), listens, and
 // returns a handle whose close() stops taking work, finishes active jobs and closes connections.
 import 'reflect-metadata';
-import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import {
-  applyTrustProxy,
-  createLogger,
-  PinoNestLogger,
-  startMetricsServer,
-  type MetricsServer,
-} from '@countersign/platform';
+import { applyTrustProxy, createLogger, listenWithMetrics, PinoNestLogger } from '@countersign/platform';
 import { ApprovalServiceModule } from './approval-service.module';
 import { loadApprovalServiceConfig } from './config/approval-service.config';
 
@@ -46,38 +39,16 @@ export async function startApprovalService(
   applyTrustProxy(app, config.env.TRUST_PROXY);
   setupOpenApi(app);
 
-  const host = options.host ?? config.env.HOST;
-  try {
-    await app.listen(options.port ?? config.env.PORT, host);
-  } catch (error) {
-    await app.close();
-    throw error;
-  }
-  const { port } = app.getHttpServer().address() as AddressInfo;
-  const url = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
-  app.get(ServiceAddress).setListening(url);
-  let metrics: MetricsServer | undefined;
-  if (config.env.METRICS_PORT !== undefined)
-    metrics = await startMetricsServer(
-      app.get(Metrics).registry,
-      config.env.METRICS_HOST,
-      config.env.METRICS_PORT,
-    );
+  const listening = await listenWithMetrics(app, app.get(Metrics).registry, config.env, options);
+  app.get(ServiceAddress).setListening(listening.url);
   logger.info(
     {
-      url,
-      metricsUrl: metrics?.url,
+      url: listening.url,
+      metricsUrl: listening.metricsUrl,
       slack: Boolean(config.env.SLACK_BOT_TOKEN),
       smtp: Boolean(config.env.SMTP_URL || config.env.SMTP_HOST),
     },
     'approval service listening',
   );
-
-  let closing: Promise<void> | undefined;
-  return {
-    app,
-    url,
-    metricsUrl: metrics?.url,
-    close: () => (closing ??= Promise.all([app.close(), metrics?.close()]).then(() => undefined)),
-  };
+  return { app, ...listening };
 }

@@ -23,23 +23,25 @@ export class LinePrompt {
   }
 
   /** Asks until the answer is y or n; `undefined` when stdin closed without one. */
-  async yesNo(question: string): Promise<boolean | undefined> {
-    for (;;) {
-      this.output.write(`${question} `);
-      const line = await this.next();
-      if (line === undefined) {
-        this.output.write('\n');
-        return undefined;
-      }
-      const answer = line.trim().toLowerCase();
-      if (['y', 'yes'].includes(answer)) return true;
-      if (['n', 'no'].includes(answer)) return false;
-      this.output.write('Please answer y or n.\n');
-    }
+  yesNo(question: string): Promise<boolean | undefined> {
+    return this.askUntil(question, 'Please answer y or n.', (answer) =>
+      ['y', 'yes'].includes(answer) ? true : ['n', 'no'].includes(answer) ? false : undefined,
+    );
   }
 
   /** Asks until the answer is one of `choices` (their first letters count too); `undefined` when stdin closed. */
-  async choose<C extends string>(question: string, choices: readonly C[]): Promise<C | undefined> {
+  choose<C extends string>(question: string, choices: readonly C[]): Promise<C | undefined> {
+    return this.askUntil(question, `Please answer ${choices.map((c) => c[0]).join(', ')}.`, (answer) =>
+      choices.find((c) => c === answer || c[0] === answer),
+    );
+  }
+
+  /** Asks until `read` makes something of the answer (trimmed, lower case), saying `again` after each it does not. */
+  private async askUntil<T>(
+    question: string,
+    again: string,
+    read: (answer: string) => T | undefined,
+  ): Promise<T | undefined> {
     for (;;) {
       this.output.write(`${question} `);
       const line = await this.next();
@@ -47,10 +49,9 @@ export class LinePrompt {
         this.output.write('\n');
         return undefined;
       }
-      const answer = line.trim().toLowerCase();
-      const found = choices.find((c) => c === answer || c[0] === answer);
-      if (found) return found;
-      this.output.write(`Please answer ${choices.map((c) => c[0]).join(', ')}.\n`);
+      const found = read(line.trim().toLowerCase());
+      if (found !== undefined) return found;
+      this.output.write(`${again}\n`);
     }
   }
 

@@ -12,6 +12,27 @@ export interface OpsToolOptions {
   maxReplicas: number;
 }
 
+/**
+ * The options' settings, one schema each for every place that sets them (the worker's agents config, the ops MCP
+ * server's environment): `number` is how that place reads a number (`z.number()`, or `z.coerce.number()` from text).
+ */
+export const opsToolSettings = {
+  restartMs: <N extends z.ZodNumber | z.ZodCoercedNumber>(number: N) =>
+    number
+      .int()
+      .min(0)
+      .max(600_000)
+      .default(0)
+      .describe('Milliseconds a restart takes (the service shows `restarting` meanwhile).'),
+  maxReplicas: <N extends z.ZodNumber | z.ZodCoercedNumber>(number: N) =>
+    number
+      .int()
+      .min(1)
+      .max(1_000)
+      .default(20)
+      .describe("The upper bound of `scale_service`'s replicas (part of the tool's JSON schema)."),
+};
+
 // Strict schemas: an argument the tool does not know is refused rather than silently dropped,
 // so what an approver sees is all there is.
 const serviceArgs = z

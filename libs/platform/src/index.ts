@@ -9,6 +9,8 @@ export * from './pino-nest-logger';
 export * from './config-file';
 export * from './duration';
 export * from './identity';
+export * from './app-metrics';
+export * from './app-listen';
 export * from './metrics-endpoint';
 export * from './queues/failed-for-good';
 export * from './queues/job-catalog';

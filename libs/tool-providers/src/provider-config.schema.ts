@@ -19,6 +19,14 @@ const HeaderNameSchema = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'must
 /** A glob over the provider's own tool names (`*` any run, `?` one character). */
 const ToolPatternSchema = z.string().min(1).max(128);
 const MAX_RESULT_BYTES = 1024 * 1024;
+/** How much of a result a tool keeps (32 KiB unless set): more is cut. */
+const resultBytes = () =>
+  z
+    .number()
+    .int()
+    .min(256)
+    .max(MAX_RESULT_BYTES)
+    .default(32 * 1024);
 
 const McpServerCommon = {
   description: z.string().max(500).optional().describe('A note for people reading the config.'),
@@ -57,13 +65,9 @@ const McpServerCommon = {
   connectTimeoutMs: ms(600_000)
     .default(10_000)
     .describe('Connecting and listing the tools (at start the worker waits this long before it takes runs).'),
-  maxResultBytes: z
-    .number()
-    .int()
-    .min(256)
-    .max(MAX_RESULT_BYTES)
-    .default(32 * 1024)
-    .describe('Results are cut to this many bytes of text (with a note to the model).'),
+  maxResultBytes: resultBytes().describe(
+    'Results are cut to this many bytes of text (with a note to the model).',
+  ),
   restart: z
     .object({
       initialDelayMs: ms(600_000).default(500).describe('The first delay before reconnecting or restarting.'),
@@ -142,13 +146,7 @@ export const HttpToolConfigSchema = z
         '{customer}"` (`{a.b}` for a nested one, `?` when left out).',
     ),
     timeoutMs: ms(600_000).default(10_000).describe('The longest a call may take.'),
-    maxResultBytes: z
-      .number()
-      .int()
-      .min(256)
-      .max(MAX_RESULT_BYTES)
-      .default(32 * 1024)
-      .describe('The response body is cut to this many bytes.'),
+    maxResultBytes: resultBytes().describe('The response body is cut to this many bytes.'),
   })
   .strict();
 export type HttpToolConfig = z.infer<typeof HttpToolConfigSchema>;

@@ -13,6 +13,7 @@ import {
   UsersConfigSchema,
   usersHaveDefinedRoles,
 } from '@countersign/contracts';
+import { opsToolSettings } from '@countersign/demo-infra';
 import { ConfigError } from '@countersign/platform';
 import { ServerNameSchema, ToolProvidersConfigSchema } from '@countersign/tool-providers';
 
@@ -118,20 +119,8 @@ export const AgentConfigSchema = z
       .describe('Model turns before the run is failed (a loop guard).'),
     infra: z
       .object({
-        restartMs: z
-          .number()
-          .int()
-          .min(0)
-          .max(600_000)
-          .default(0)
-          .describe('Milliseconds a restart takes (the service shows `restarting` meanwhile).'),
-        maxReplicas: z
-          .number()
-          .int()
-          .min(1)
-          .max(1_000)
-          .default(20)
-          .describe("The upper bound of `scale_service`'s replicas (part of the tool's JSON schema)."),
+        restartMs: opsToolSettings.restartMs(z.number()),
+        maxReplicas: opsToolSettings.maxReplicas(z.number()),
       })
       .strict()
       .default({ restartMs: 0, maxReplicas: 20 })

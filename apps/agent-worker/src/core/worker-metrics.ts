@@ -1,50 +1,32 @@
-// Prometheus metrics of one app instance (its own Registry: two instances may share a process).
+// Prometheus metrics of one worker instance (AppMetrics: its own Registry, two instances may share a process; process
+// metrics in it, as a busy event loop is what slows every Redis round trip of a worker under load).
 import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Gauge } from 'prom-client';
+import { AppMetrics } from '@countersign/platform';
 
 @Injectable()
-export class WorkerMetrics {
-  readonly registry = new Registry();
-
-  readonly runsStarted = new Counter({
-    name: 'countersign_runs_started_total',
-    help: 'Runs started',
-    registers: [this.registry],
-  });
-  readonly runsParked = new Counter({
-    name: 'countersign_runs_parked_total',
-    help: 'Times a run parked for decisions',
-    registers: [this.registry],
-  });
-  readonly runsResumed = new Counter({
-    name: 'countersign_runs_resumed_total',
-    help: 'Times a parked run resumed',
-    registers: [this.registry],
-  });
-  readonly runsFinished = new Counter({
-    name: 'countersign_runs_finished_total',
-    help: 'Runs that ended, by status',
-    labelNames: ['status'] as const,
-    registers: [this.registry],
-  });
-  readonly toolCalls = new Counter({
-    name: 'countersign_tool_calls_total',
-    help: 'Tool calls by outcome (executed, denied, pending_confirmation, manual_required, skipped, error, interrupted, reasked)',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-  readonly decisions = new Counter({
-    name: 'countersign_decisions_total',
-    help: 'Decisions taken off the queue, by what became of them',
-    labelNames: ['result'] as const,
-    registers: [this.registry],
-  });
-  readonly decisionToResume = new Histogram({
-    name: 'countersign_decision_to_resume_seconds',
-    help: 'From the decision message being enqueued to its run resuming',
-    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [this.registry],
-  });
+export class WorkerMetrics extends AppMetrics {
+  readonly runsStarted = this.counter('countersign_runs_started_total', 'Runs started');
+  readonly runsParked = this.counter('countersign_runs_parked_total', 'Times a run parked for decisions');
+  readonly runsResumed = this.counter('countersign_runs_resumed_total', 'Times a parked run resumed');
+  readonly runsFinished = this.counter('countersign_runs_finished_total', 'Runs that ended, by status', [
+    'status',
+  ]);
+  readonly toolCalls = this.counter(
+    'countersign_tool_calls_total',
+    'Tool calls by outcome (executed, denied, pending_confirmation, manual_required, skipped, error, interrupted, reasked)',
+    ['outcome'],
+  );
+  readonly decisions = this.counter(
+    'countersign_decisions_total',
+    'Decisions taken off the queue, by what became of them',
+    ['result'],
+  );
+  readonly decisionToResume = this.histogram(
+    'countersign_decision_to_resume_seconds',
+    'From the decision message being enqueued to its run resuming',
+    [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  );
 
   private countParkedWithoutRequest?: () => Promise<number>;
 
@@ -62,11 +44,5 @@ export class WorkerMetrics {
   /** Where parkedWithoutRequest reads its figure (the request sweep). */
   watchParkedWithoutRequest(count: () => Promise<number>): void {
     this.countParkedWithoutRequest = count;
-  }
-
-  constructor() {
-    // Process metrics too (CPU, heap, GC, event-loop lag): a busy event loop is what slows every Redis round
-    // trip of a worker under load.
-    collectDefaultMetrics({ register: this.registry });
   }
 }

@@ -1,74 +1,59 @@
-// Prometheus metrics, in a registry per app instance (tests start several in one process).
+// Prometheus metrics of an approval service instance (AppMetrics: a registry per instance, process metrics in it).
 import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { AppMetrics } from '@countersign/platform';
 
 @Injectable()
-export class Metrics {
-  readonly registry = new Registry();
+export class Metrics extends AppMetrics {
+  readonly requestsReceived = this.counter(
+    'countersign_approval_requests_total',
+    'Approval requests taken off the queue, by how they were routed',
+    ['outcome'],
+  );
 
-  readonly requestsReceived = new Counter({
-    name: 'countersign_approval_requests_total',
-    help: 'Approval requests taken off the queue, by how they were routed',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
+  readonly decisionsPublished = this.counter(
+    'countersign_decisions_published_total',
+    'Signed decisions published to approval-decisions',
+    ['decision', 'decided_by'],
+  );
 
-  readonly decisionsPublished = new Counter({
-    name: 'countersign_decisions_published_total',
-    help: 'Signed decisions published to approval-decisions',
-    labelNames: ['decision', 'decided_by'] as const,
-    registers: [this.registry],
-  });
+  readonly votesRejected = this.counter(
+    'countersign_votes_rejected_total',
+    'Votes and interactions refused, by reason',
+    ['reason'],
+  );
 
-  readonly votesRejected = new Counter({
-    name: 'countersign_votes_rejected_total',
-    help: 'Votes and interactions refused, by reason',
-    labelNames: ['reason'] as const,
-    registers: [this.registry],
-  });
+  readonly unauthenticated = this.counter(
+    'countersign_unauthenticated_requests_total',
+    'Requests refused before they named anyone (bad or missing Slack signature, replay, forged or expired link), by channel and reason; counted and logged, not audited',
+    ['channel', 'reason'],
+  );
 
-  readonly unauthenticated = new Counter({
-    name: 'countersign_unauthenticated_requests_total',
-    help: 'Requests refused before they named anyone (bad or missing Slack signature, replay, forged or expired link), by channel and reason; counted and logged, not audited',
-    labelNames: ['channel', 'reason'] as const,
-    registers: [this.registry],
-  });
+  readonly auditRetention = this.counter(
+    'countersign_audit_retention_runs_total',
+    'Audit retention runs, by result: trimmed (or nothing to do), busy (another replica trimmed), refused (an entry due for trimming does not verify), failed',
+    ['result'],
+  );
 
-  readonly auditRetention = new Counter({
-    name: 'countersign_audit_retention_runs_total',
-    help: 'Audit retention runs, by result: trimmed (or nothing to do), busy (another replica trimmed), refused (an entry due for trimming does not verify), failed',
-    labelNames: ['result'] as const,
-    registers: [this.registry],
-  });
+  readonly auditTrimmed = this.counter(
+    'countersign_audit_trimmed_entries_total',
+    'Audit entries trimmed past AUDIT_RETENTION by this replica',
+  );
 
-  readonly auditTrimmed = new Counter({
-    name: 'countersign_audit_trimmed_entries_total',
-    help: 'Audit entries trimmed past AUDIT_RETENTION by this replica',
-    registers: [this.registry],
-  });
+  readonly notifications = this.counter(
+    'countersign_notifications_total',
+    'Notification deliveries, by channel and result',
+    ['channel', 'result'],
+  );
 
-  readonly notifications = new Counter({
-    name: 'countersign_notifications_total',
-    help: 'Notification deliveries, by channel and result',
-    labelNames: ['channel', 'result'] as const,
-    registers: [this.registry],
-  });
+  readonly timers = this.counter(
+    'countersign_approval_timers_total',
+    'Expiry and escalation timers run by the sweep, by kind and result (done, kept, failed)',
+    ['kind', 'result'],
+  );
 
-  readonly timers = new Counter({
-    name: 'countersign_approval_timers_total',
-    help: 'Expiry and escalation timers run by the sweep, by kind and result (done, kept, failed)',
-    labelNames: ['kind', 'result'] as const,
-    registers: [this.registry],
-  });
-
-  readonly timeToDecision = new Histogram({
-    name: 'countersign_time_to_decision_seconds',
-    help: 'From request to decision',
-    buckets: [1, 5, 15, 60, 300, 900, 1_800, 3_600],
-    registers: [this.registry],
-  });
-
-  constructor() {
-    collectDefaultMetrics({ register: this.registry });
-  }
+  readonly timeToDecision = this.histogram(
+    'countersign_time_to_decision_seconds',
+    'From request to decision',
+    [1, 5, 15, 60, 300, 900, 1_800, 3_600],
+  );
 }

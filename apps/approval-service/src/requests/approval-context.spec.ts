@@ -7,26 +7,17 @@ import {
   quorumProgress,
 } from './approval-context';
 import type { StoredApproval, Vote } from './approval-types';
+import { approvalRequest } from './__fixtures__/approval-request';
 
 const NOW = Date.UTC(2030, 0, 1, 12);
 
-const request = (over: Partial<ApprovalRequest> = {}): ApprovalRequest => ({
-  requestId: 'rq-1',
-  callId: 'call-1',
-  runId: 'run-1',
-  agent: 'ops',
-  requester: 'alice',
-  toolName: 'scale_service',
-  toolDescription: '',
-  args: { service: 'payments', replicas: 6 },
-  tier: 'confirm',
-  fingerprint: 'a'.repeat(64),
-  toolDefinitionHash: 'b'.repeat(64),
-  reason: 'confirmation_required',
-  attempt: 0,
-  requestedAt: new Date(NOW).toISOString(),
-  ...over,
-});
+const request = (over: Partial<ApprovalRequest> = {}): ApprovalRequest =>
+  approvalRequest({
+    toolName: 'scale_service',
+    args: { service: 'payments', replicas: 6 },
+    requestedAt: new Date(NOW).toISOString(),
+    ...over,
+  });
 
 const vote = (approver: string, over: Partial<Vote> = {}): Vote => ({
   approver,

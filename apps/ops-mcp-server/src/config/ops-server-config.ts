@@ -1,5 +1,6 @@
 // The ops MCP server's environment, validated once at start-up. Nothing else reads process.env.
 import { z } from 'zod';
+import { opsToolSettings } from '@countersign/demo-infra';
 import { BaseEnvSchema, loadEnv } from '@countersign/platform';
 
 export const OpsServerEnvSchema = BaseEnvSchema.pick({
@@ -26,20 +27,8 @@ export const OpsServerEnvSchema = BaseEnvSchema.pick({
       "The principals (comma-separated IDs) allowed to call the tools: the agent workers' machine client, and " +
         '`mcp-gateway` when the gateway fronts this server. Everyone else gets 403, even with a valid token.',
     ),
-  OPS_RESTART_MS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(600_000)
-    .default(0)
-    .describe('Milliseconds a restart takes (the service shows `restarting` meanwhile).'),
-  OPS_MAX_REPLICAS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(1_000)
-    .default(20)
-    .describe("The upper bound of `scale_service`'s replicas (part of the tool's JSON schema)."),
+  OPS_RESTART_MS: opsToolSettings.restartMs(z.coerce.number()),
+  OPS_MAX_REPLICAS: opsToolSettings.maxReplicas(z.coerce.number()),
   SEED_DEMO_INFRA: z
     .stringbool()
     .default(true)

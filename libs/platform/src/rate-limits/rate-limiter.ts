@@ -33,6 +33,26 @@ export interface RateLimitPolicy {
   logger: Logger;
 }
 
+/** The RATE_LIMIT_* variables of a service's environment (each a RateLimit, or undefined when `off`). */
+export type RateLimitSettingOf<Env> = Extract<keyof Env, `RATE_LIMIT_${string}`>;
+
+/**
+ * A service's policy from its environment: `routes` gets `named(setting)`, the limit that variable sets named after
+ * it (undefined when it is `off`), and says which limits count which kind of request.
+ */
+export function rateLimitPolicy<Env extends { KEY_PREFIX: string }>(
+  env: Env & { [S in RateLimitSettingOf<Env>]: RateLimit | undefined },
+  logger: Logger,
+  routes: (
+    named: (setting: RateLimitSettingOf<Env>) => NamedRateLimit | undefined,
+  ) => Record<string, RouteRateLimits>,
+): RateLimitPolicy {
+  const limits: { [S in RateLimitSettingOf<Env>]: RateLimit | undefined } = env;
+  const named = (setting: RateLimitSettingOf<Env>): NamedRateLimit | undefined =>
+    limits[setting] && { ...limits[setting], setting };
+  return { keyPrefix: env.KEY_PREFIX, logger, routes: routes(named) };
+}
+
 /** A request the limit refuses: answer 429 with `Retry-After: retryAfterSeconds` and `message`. */
 export interface RateLimitRefusal {
   retryAfterSeconds: number;

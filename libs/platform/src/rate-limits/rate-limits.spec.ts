@@ -3,6 +3,8 @@ import { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
 import { rateLimitSetting, TrustProxySchema } from './rate-limit.schema';
 import { redisRateLimitStorage } from './rate-limit-storage';
+import { rateLimitPolicy } from './rate-limiter';
+import { createLogger } from '../logger';
 
 describe('rate-limit settings', () => {
   const schema = z.object({ LIMIT: rateLimitSetting('30/1m'), TRUST_PROXY: TrustProxySchema.optional() });
@@ -114,5 +116,28 @@ describe('redisRateLimitStorage', () => {
     } finally {
       offline.disconnect();
     }
+  });
+});
+
+describe('rateLimitPolicy', () => {
+  it("names each limit after the variable that set it, leaves an `off` one out, and keeps the env's KEY_PREFIX", () => {
+    const env = z
+      .object({
+        KEY_PREFIX: z.string(),
+        RATE_LIMIT_A: rateLimitSetting('30/1m'),
+        RATE_LIMIT_B: rateLimitSetting('off'),
+      })
+      .parse({ KEY_PREFIX: 'p:' });
+    const policy = rateLimitPolicy(env, createLogger('test', 'silent'), (named) => ({
+      things: { what: 'things', person: named('RATE_LIMIT_A'), address: named('RATE_LIMIT_B') },
+    }));
+    expect(policy.keyPrefix).toBe('p:');
+    expect(policy.routes).toEqual({
+      things: {
+        what: 'things',
+        person: { limit: 30, windowMs: 60_000, text: '30/1m', setting: 'RATE_LIMIT_A' },
+        address: undefined,
+      },
+    });
   });
 });

@@ -32,15 +32,8 @@ export class EmailLinkController {
 
   @Get(':token')
   async confirm(@Param('token') token: string, @Res() res: Response): Promise<void> {
-    const check = verifyLinkToken(token, this.config.env.LINK_TOKEN_SECRET);
-    if (!check.ok) {
-      this.unauthenticated.refuse('email', `link_${check.reason}`, { token });
-      return sendPage(
-        res,
-        check.reason === 'expired' ? 410 : 400,
-        message('Link not valid', linkProblem(check.reason)),
-      );
-    }
+    const check = this.verifiedLink(token, res);
+    if (!check) return;
     const approval = await this.readModel.get(check.payload.requestId);
     if (!approval || approval.request.attempt !== check.payload.attempt) {
       return sendPage(
@@ -72,16 +65,8 @@ export class EmailLinkController {
     @Body(new ZodValidationPipe(EmailDecisionFormSchema, 'form')) form: EmailDecisionForm,
     @Res() res: Response,
   ): Promise<void> {
-    const check = verifyLinkToken(token, this.config.env.LINK_TOKEN_SECRET);
-    if (!check.ok) {
-      // Nobody vouches for a link we cannot verify (or an expired one): counted, not audited.
-      this.unauthenticated.refuse('email', `link_${check.reason}`, { token });
-      return sendPage(
-        res,
-        check.reason === 'expired' ? 410 : 400,
-        message('Link not valid', linkProblem(check.reason)),
-      );
-    }
+    const check = this.verifiedLink(token, res);
+    if (!check) return;
     const { requestId, attempt, approver } = check.payload;
     try {
       const result = await this.votes.vote({
@@ -103,7 +88,23 @@ export class EmailLinkController {
       sendPage(res, REFUSAL_STATUS[error.code], message('Not counted', `${error.message}.`));
     }
   }
+
+  /** The link's claims; or, when it does not verify or has expired, undefined once the page saying so is sent. */
+  private verifiedLink(token: string, res: Response): VerifiedLink | undefined {
+    const check = verifyLinkToken(token, this.config.env.LINK_TOKEN_SECRET);
+    if (check.ok) return check;
+    // Nobody vouches for a link we cannot verify (or an expired one): counted, not audited.
+    this.unauthenticated.refuse('email', `link_${check.reason}`, { token });
+    sendPage(
+      res,
+      check.reason === 'expired' ? 410 : 400,
+      message('Link not valid', linkProblem(check.reason)),
+    );
+    return undefined;
+  }
 }
+
+type VerifiedLink = Extract<ReturnType<typeof verifyLinkToken>, { ok: true }>;
 
 function linkProblem(reason: string): string {
   return reason === 'expired'

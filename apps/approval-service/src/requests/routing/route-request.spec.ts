@@ -1,25 +1,9 @@
-import type { ApprovalRequest } from '@countersign/contracts';
 import { ApprovalsConfigSchema } from '../../config/approvals-config.schema';
 import { possibleRoutes, routeRequest, type CallPattern } from './route-request';
 import { globsMayOverlap, matchesGlob } from './glob';
+import { approvalRequest } from '../__fixtures__/approval-request';
 
-const request = (over: Partial<ApprovalRequest> = {}): ApprovalRequest => ({
-  requestId: 'rq-1',
-  callId: 'call-1',
-  runId: 'run-1',
-  agent: 'ops',
-  requester: 'alice',
-  toolName: 'restart_service',
-  toolDescription: '',
-  args: { service: 'payments-api', replicas: 3, target: { region: 'eu-1' } },
-  tier: 'confirm',
-  fingerprint: 'a'.repeat(64),
-  toolDefinitionHash: 'b'.repeat(64),
-  reason: 'confirmation_required',
-  attempt: 0,
-  requestedAt: new Date(0).toISOString(),
-  ...over,
-});
+const request = approvalRequest;
 
 const groups = [
   { id: 'ops', members: ['bob'] },
