@@ -46,6 +46,14 @@ export class WorkerMetrics {
     registers: [this.registry],
   });
 
+  readonly admissionHookSeconds = new Histogram({
+    name: 'countersign_admission_hook_seconds',
+    help: 'Admission hook requests, by hook, stage (before_tool, after_tool) and outcome (the answer, or failed)',
+    labelNames: ['hook', 'stage', 'outcome'] as const,
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
   private countParkedWithoutRequest?: () => Promise<number>;
 
   /** Read from Redis at each scrape (one ZCOUNT): the same figure on every replica. */
