@@ -150,6 +150,15 @@ describe('admission hooks (worker)', () => {
     await hook.stop();
   });
 
+  it('refuses to start when a hook secret is not set, naming the field and the variable', async () => {
+    await expect(
+      h.startWorker({
+        AGENTS_CONFIG: writeConfig(config('http://127.0.0.1:1', 'http://127.0.0.1:1')),
+        ADMISSION_SECRET: '',
+      }),
+    ).rejects.toThrow(/agents\.ops\.admission\.beforeTool\[0\]\.secretEnv: ADMISSION_SECRET .*is not set/);
+  });
+
   it('allow: the tool runs; the hook got the call, signed, with its fingerprint, principal, agent, run and call', async () => {
     const view = await oneCall({ name: 'get_service_status', args: { service: 'api' } });
     expect(JSON.parse(toolContents(view)[0])).toMatchObject({ name: 'api' });
