@@ -209,15 +209,7 @@ export class ToolCallPipeline {
         content: `Tool "${toolName}" failed: ${errorText(error)}`,
       };
     }
-    for (const plugin of this.plugins) {
-      if (!plugin.afterTool) continue;
-      try {
-        const replaced = await plugin.afterTool(afterContext(ctx, readyCall, result));
-        if (replaced && 'result' in replaced) result = replaced.result;
-      } catch {
-        // The tool already ran; a failing after-callback must not hide its result.
-      }
-    }
+    result = await this.afterCallbacks(readyCall, ctx, result);
     return {
       kind: 'executed',
       callId,
@@ -226,6 +218,28 @@ export class ToolCallPipeline {
       content: toContent(result),
       approvedBy: readyCall.approvedBy,
     };
+  }
+
+  /**
+   * The after-callbacks of a call that ran, in order: each may replace the result. Never throws: the tool already
+   * ran, so a failing after-callback leaves the result it was given. Services that run a call themselves (the MCP
+   * gateway relays it) call this with its result.
+   */
+  async afterCallbacks(
+    call: Pick<ReadyCall, 'callId' | 'toolName' | 'args' | 'tier'>,
+    ctx: CallerContext,
+    result: unknown,
+  ): Promise<unknown> {
+    for (const plugin of this.plugins) {
+      if (!plugin.afterTool) continue;
+      try {
+        const replaced = await plugin.afterTool(afterContext(ctx, call, result));
+        if (replaced && 'result' in replaced) result = replaced.result;
+      } catch {
+        // The tool already ran; a failing after-callback must not hide its result.
+      }
+    }
+    return result;
   }
 
   private async confirm(
@@ -394,7 +408,11 @@ function toolContext(
   };
 }
 
-function afterContext(ctx: CallerContext, call: ReadyCall, result: unknown): AfterToolContext {
+function afterContext(
+  ctx: CallerContext,
+  call: Pick<ReadyCall, 'callId' | 'toolName' | 'args' | 'tier'>,
+  result: unknown,
+): AfterToolContext {
   const after = toolContext(ctx, call.callId, call.toolName, call.args, call.tier) as AfterToolContext;
   after.result = result;
   return after;
