@@ -177,6 +177,27 @@ describe('admission hooks (worker)', () => {
     expect(hook.forRun(runId).map((c) => c.tool)).not.toContain('list_services');
   });
 
+  it('abort as an approved call resumes: the run ends failed and the call does not run', async () => {
+    const runId = await h.startRun(url, {
+      script: [
+        { toolCalls: [{ name: 'restart_service', args: { service: 'web' } }] },
+        { toolCalls: [{ name: 'list_services', args: {} }] },
+        { text: 'done' },
+      ],
+    });
+    const [pending] = await h.waitForPending(url, runId);
+    const before = await h.restarts(url, 'web');
+    hook.before = (call) =>
+      call.tool === 'restart_service'
+        ? { json: { action: 'abort', reason: 'incident declared meanwhile' } }
+        : { json: { action: 'allow' } };
+    await h.publishDecision(h.decision(runId, pending, 'approve'));
+    const view = await h.waitForStatus(url, runId, 'failed');
+    expect(view.error).toMatch(/Run aborted by "gate": incident declared meanwhile/);
+    expect(await h.restarts(url, 'web')).toBe(before);
+    expect(hook.forRun(runId).map((c) => c.tool)).not.toContain('list_services');
+  });
+
   it.each<[string, Reply | 'unreachable', RegExp]>([
     ['times out', 'hang', /timed out after 1000 ms/],
     ['answers 500', { status: 500, raw: 'boom' }, /answered HTTP 500/],
