@@ -8,6 +8,7 @@ const moduleNameMapper = {
   '^@countersign/call-ledger$': '<rootDir>/libs/call-ledger/src',
   '^@countersign/audit$': '<rootDir>/libs/audit/src',
   '^@countersign/shared-records$': '<rootDir>/libs/shared-records/src',
+  '^@countersign/admission$': '<rootDir>/libs/admission/src',
 };
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],

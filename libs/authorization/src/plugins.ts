@@ -1,4 +1,5 @@
-// Before/after-tool callbacks. A plugin may allow, skip (its content goes to the model) or abort the run.
+// Before/after-tool callbacks. A plugin may allow, skip (its content goes to the model), deny the call, ask people
+// about it (even an auto-tier call) or abort the run.
 import type { Tier } from '@countersign/contracts';
 import type { CallerContext } from './tool';
 
@@ -10,8 +11,20 @@ export interface BeforeToolContext extends CallerContext {
   tier: Tier;
 }
 
+/** Who a callback asks to decide a call it sends to people: groups (instead of the routing rule's) and a quorum. */
+export interface ConfirmationRoute {
+  /** The plugin that asked. */
+  by: string;
+  groups?: string[];
+  quorum?: number;
+}
+
 export type BeforeToolVerdict =
-  { action: 'allow' } | { action: 'skip'; content: string } | { action: 'abort'; reason: string };
+  | { action: 'allow' }
+  | { action: 'skip'; content: string }
+  | { action: 'deny'; reason: string }
+  | { action: 'confirm'; groups?: string[]; quorum?: number }
+  | { action: 'abort'; reason: string };
 
 export interface AfterToolContext extends BeforeToolContext {
   result: unknown;

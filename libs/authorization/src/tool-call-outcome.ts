@@ -1,5 +1,6 @@
 // What the pipeline says about one call. `content` is always what the model is told.
 import type { Tier } from '@countersign/contracts';
+import type { ConfirmationRoute } from './plugins';
 
 interface Base {
   callId: string;
@@ -30,6 +31,8 @@ export type ToolCallOutcome =
       mismatch?: FingerprintMismatch;
       /** Why a confirmation handler did not decide, when it failed. */
       handlerFallback?: string;
+      /** Set when a before-callback sent the call to people: who it named to decide. */
+      route?: ConfirmationRoute;
     })
   | (Base & { kind: 'manual_required'; args: unknown; fingerprint: string; definitionHash: string })
   | (Base & { kind: 'aborted'; plugin: string; reason: string })

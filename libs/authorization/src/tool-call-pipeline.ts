@@ -12,7 +12,7 @@ import {
 import { ConfirmationPolicy } from './confirmation-policy';
 import { type DecisionBook, refusalMessage } from './decisions';
 import { fingerprint, printableReadableForm } from './fingerprint';
-import type { AfterToolContext, BeforeToolContext, ToolPlugin } from './plugins';
+import type { AfterToolContext, BeforeToolContext, ConfirmationRoute, ToolPlugin } from './plugins';
 import type { CallerContext, ToolCall } from './tool';
 import type { ToolCallOutcome } from './tool-call-outcome';
 import type { RegisteredTool, ToolRegistry } from './tool-registry';
@@ -173,9 +173,12 @@ export class ToolCallPipeline {
     if (!parsed.ok) return parsed.outcome;
     const args = parsed.args;
 
-    const tier = this.policy.effectiveTier(call.name, tool.tier);
-    const guard = await this.runBeforeCallbacks(call, args, tier, ctx);
-    if (guard) return guard;
+    const declared = this.policy.effectiveTier(call.name, tool.tier);
+    const guard = await this.runBeforeCallbacks(call, args, declared, ctx);
+    if (guard.refused) return guard.refused;
+    // A callback that asks people makes an auto call a confirm one; it never makes a call less strict.
+    const { route } = guard;
+    const tier: Tier = route && declared === 'auto' ? 'confirm' : declared;
 
     if (tier === 'auto') return ready(call, tool, args, tier, 'auto');
     let print: string;
@@ -210,7 +213,7 @@ export class ToolCallPipeline {
           'Approvers have been told that a manual step is due.',
       };
     }
-    return this.confirm(call, tool, args, print, ctx);
+    return this.confirm(call, tool, args, print, ctx, route);
   }
 
   /** Runs an authorized call and its after-callbacks. Never throws. */
@@ -228,15 +231,7 @@ export class ToolCallPipeline {
         content: `Tool "${toolName}" failed: ${errorText(error)}`,
       };
     }
-    for (const plugin of this.plugins) {
-      if (!plugin.afterTool) continue;
-      try {
-        const replaced = await plugin.afterTool(afterContext(ctx, readyCall, result));
-        if (replaced && 'result' in replaced) result = replaced.result;
-      } catch {
-        // The tool already ran; a failing after-callback must not hide its result.
-      }
-    }
+    result = await this.afterCallbacks(readyCall, ctx, result);
     return {
       kind: 'executed',
       callId,
@@ -247,12 +242,35 @@ export class ToolCallPipeline {
     };
   }
 
+  /**
+   * The after-callbacks of a call that ran, in order: each may replace the result. Never throws: the tool already
+   * ran, so a failing after-callback leaves the result it was given. Services that run a call themselves (the MCP
+   * gateway relays it) call this with its result.
+   */
+  async afterCallbacks(
+    call: Pick<ReadyCall, 'callId' | 'toolName' | 'args' | 'tier'>,
+    ctx: CallerContext,
+    result: unknown,
+  ): Promise<unknown> {
+    for (const plugin of this.plugins) {
+      if (!plugin.afterTool) continue;
+      try {
+        const replaced = await plugin.afterTool(afterContext(ctx, call, result));
+        if (replaced && 'result' in replaced) result = replaced.result;
+      } catch {
+        // The tool already ran; a failing after-callback must not hide its result.
+      }
+    }
+    return result;
+  }
+
   private async confirm(
     call: ToolCall,
     tool: RegisteredTool,
     args: unknown,
     print: string,
     ctx: EvaluateContext,
+    route?: ConfirmationRoute,
   ): Promise<Authorization> {
     const pending = (extra: object = {}): Authorization => ({
       kind: 'pending_confirmation',
@@ -263,6 +281,7 @@ export class ToolCallPipeline {
       fingerprint: print,
       definitionHash: tool.definitionHash,
       content: `Tool "${call.name}" is waiting for approval.`,
+      ...(route ? { route } : {}),
       ...extra,
     });
 
@@ -292,7 +311,8 @@ export class ToolCallPipeline {
       };
     }
 
-    if (!this.options.confirmationHandler) return pending();
+    // A callback asked for people: no handler decides in their place.
+    if (!this.options.confirmationHandler || route) return pending();
     const verdict = await consultHandler(
       this.options.confirmationHandler,
       confirmationRequest(ctx, call, args, print),
@@ -316,42 +336,61 @@ export class ToolCallPipeline {
     args: unknown,
     tier: Tier,
     ctx: EvaluateContext,
-  ): Promise<RefusedOrWaiting | undefined> {
+  ): Promise<{ refused?: RefusedOrWaiting; route?: ConfirmationRoute }> {
+    let route: ConfirmationRoute | undefined;
     for (const plugin of this.plugins) {
       if (!plugin.beforeTool) continue;
       let verdict;
       try {
         verdict = await plugin.beforeTool(toolContext(ctx, call.id, call.name, args, tier));
       } catch (error) {
-        return {
+        return refused({
           kind: 'denied',
           by: 'guard',
           callId: call.id,
           toolName: call.name,
           content: `Tool "${call.name}" was refused: guard "${plugin.name}" failed (${errorText(error)}), so it did not run.`,
-        };
+        });
       }
       if (!verdict || verdict.action === 'allow') continue;
+      if (verdict.action === 'confirm') {
+        // The first callback that asks for people names them; later ones may still refuse the call.
+        route ??= {
+          by: plugin.name,
+          ...(verdict.groups ? { groups: verdict.groups } : {}),
+          ...(verdict.quorum ? { quorum: verdict.quorum } : {}),
+        };
+        continue;
+      }
       if (verdict.action === 'skip') {
-        return {
+        return refused({
           kind: 'skipped',
           plugin: plugin.name,
           callId: call.id,
           toolName: call.name,
           content: verdict.content,
-        };
+        });
       }
-      if (verdict.action === 'abort') return abortedOutcome(call.id, call.name, plugin.name, verdict.reason);
-      return {
+      if (verdict.action === 'abort')
+        return refused(abortedOutcome(call.id, call.name, plugin.name, verdict.reason));
+      const why =
+        verdict.action === 'deny'
+          ? `guard "${plugin.name}" denied it: ${verdict.reason}`
+          : `guard "${plugin.name}" returned an unknown verdict`;
+      return refused({
         kind: 'denied',
         by: 'guard',
         callId: call.id,
         toolName: call.name,
-        content: `Tool "${call.name}" was refused: guard "${plugin.name}" returned an unknown verdict.`,
-      };
+        content: `Tool "${call.name}" was refused: ${why}. It did not run.`,
+      });
     }
-    return undefined;
+    return route ? { route } : {};
   }
+}
+
+function refused(outcome: RefusedOrWaiting): { refused: RefusedOrWaiting } {
+  return { refused: outcome };
 }
 
 function ready(
@@ -391,7 +430,11 @@ function toolContext(
   };
 }
 
-function afterContext(ctx: CallerContext, call: ReadyCall, result: unknown): AfterToolContext {
+function afterContext(
+  ctx: CallerContext,
+  call: Pick<ReadyCall, 'callId' | 'toolName' | 'args' | 'tier'>,
+  result: unknown,
+): AfterToolContext {
   const after = toolContext(ctx, call.callId, call.toolName, call.args, call.tier) as AfterToolContext;
   after.result = result;
   return after;

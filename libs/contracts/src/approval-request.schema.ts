@@ -86,6 +86,18 @@ export const ApprovalRequestSchema = z.object({
    * decisions go back to the client, never to the worker's approval-decisions queue.
    */
   external: ExternalOriginSchema.optional(),
+  /**
+   * Set when an admission hook sent the call to people (even an auto-tier one): the hook, and the groups and quorum
+   * it named. Routing gives the request to those groups, with at least that quorum.
+   */
+  admission: z
+    .object({
+      hook: IdSchema,
+      groups: z.array(IdSchema).min(1).max(16).optional(),
+      quorum: z.number().int().min(1).max(16).optional(),
+    })
+    .strict()
+    .optional(),
 });
 export type ApprovalRequest = z.infer<typeof ApprovalRequestSchema>;
 

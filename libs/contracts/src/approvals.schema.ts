@@ -165,6 +165,8 @@ export const AuditEventType = [
   'rule.revoked',
   'manual_step.done',
   'manual_step.noted',
+  'admission.answered', // an admission hook's answer about a call (detail: hook, stage, answer, ms)
+  'admission.failed', // an admission hook that did not answer usably (timeout, non-2xx, bad body, unreachable)
 ] as const;
 export const AuditEventTypeSchema = z.enum(AuditEventType);
 

@@ -19,8 +19,13 @@ export abstract class AppMetrics {
     return new Counter({ name, help, labelNames, registers: [this.registry] });
   }
 
-  /** A histogram in this instance's registry, observed in `buckets`. */
-  protected histogram(name: string, help: string, buckets: number[]): Histogram {
-    return new Histogram({ name, help, buckets, registers: [this.registry] });
+  /** A histogram in this instance's registry, observed in `buckets`, with the labels it is observed by (none by default). */
+  protected histogram<L extends string = string>(
+    name: string,
+    help: string,
+    buckets: number[],
+    labelNames: readonly L[] = [],
+  ): Histogram<L> {
+    return new Histogram({ name, help, buckets, labelNames, registers: [this.registry] });
   }
 }

@@ -7,7 +7,7 @@ import type { ProviderLogger } from './mcp-connection';
 import { McpToolProvider, type ProviderTool } from './mcp-tool-provider';
 import { matchesAny } from './name-patterns';
 import type { McpServerConfig, ToolProvidersConfig } from './provider-config.schema';
-import type { ConfigValue, PlainValue, SecretSource } from './secrets';
+import { type ConfigValue, MissingSecretError, type PlainValue, type SecretSource } from './secrets';
 
 /** Which of one server's tools a consumer (an agent) takes: all, or those whose own names match `only`. */
 export interface ServerSelection {
@@ -55,6 +55,16 @@ export class ToolProviders {
 
   async close(): Promise<void> {
     await Promise.all([...this.servers.values()].map((s) => s.close()));
+  }
+
+  /** The secret in the named variable (or in the file `<name>_FILE` names); undefined when unset. */
+  secret(name: string): string | undefined {
+    try {
+      return this.deps.secrets.secret({ $secret: name });
+    } catch (error) {
+      if (error instanceof MissingSecretError) return undefined;
+      throw error;
+    }
   }
 
   server(name: string): McpToolProvider | undefined {

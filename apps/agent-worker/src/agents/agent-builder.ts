@@ -1,5 +1,6 @@
 // Builds one agent from its config: tool registry, RBAC, confirmation policy, pipeline and model. A config that names an
 // unknown tool, server or role, or lowers a tier, refuses to start (ConfigError naming the field).
+import { admissionPlugins, type HookEvent } from '@countersign/admission';
 import {
   AccessControl,
   ConfirmationPolicy,
@@ -53,6 +54,7 @@ export function buildAgent(
   builtIns: ToolDefinition[],
   providers: ToolProviders,
   model: AgentModel,
+  recordHook: (event: HookEvent) => Promise<void> = async () => {},
 ): BuiltAgent {
   const where = `AGENTS_CONFIG: agents.${name}`;
   const registry = new ToolRegistry();
@@ -94,16 +96,27 @@ export function buildAgent(
   // Every user's roles are defined: the agents config's schema checked it (usersHaveDefinedRoles).
   for (const [user, roles] of Object.entries(agent.users)) accessControl.assign(user, ...roles);
 
+  const runtime: Partial<AgentRuntime> = {};
+  let plugins;
+  try {
+    plugins = admissionPlugins(agent.admission, {
+      where: `${where}.admission`,
+      secretOf: (variable) => providers.secret(variable),
+      describeStep: (callId) => runtime.describeStep?.(callId),
+      observe: recordHook,
+    });
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
   const pipeline = new ToolCallPipeline({
     registry,
     accessControl,
     policy,
+    plugins,
     maxConcurrentTools: agent.maxConcurrentTools,
   });
   const taken = new Set(registry.names());
-  return {
-    runtime: { name, config: agent, pipeline, registry, ...model },
-    selections,
-    taken,
-  };
+  // One object: a runbook agent's describeStep, set after this, is what its hooks read.
+  Object.assign(runtime, { name, config: agent, pipeline, registry, ...model });
+  return { runtime: runtime as AgentRuntime, selections, taken };
 }

@@ -18,6 +18,7 @@ import type { AgentStepRunner } from '../runbooks/runbook-interpreter';
 import { RunbookLibrary } from '../runbooks/runbook-library';
 import { RunbookModel } from '../runbooks/runbook-model';
 import { describeStep } from '../runbooks/runbook-steps';
+import { AdmissionRecorder } from './admission-recorder';
 import { type AgentRuntime, buildAgent, type BuiltAgent } from './agent-builder';
 
 /** An agent's tools that come from MCP servers: what it selected, and what is registered now. */
@@ -39,9 +40,18 @@ export class AgentCatalog {
     @Inject(ToolProviders) private readonly providers: ToolProviders,
     @Inject(ChatModels) models: ChatModels,
     @Inject(WORKER_LOGGER) private readonly logger: Logger,
+    /** Audits and measures admission hooks' answers. */
+    @Inject(AdmissionRecorder) private readonly hooks: Pick<AdmissionRecorder, 'record'>,
   ) {
     for (const [name, agent] of Object.entries(config.agents.agents)) {
-      const built = buildAgent(name, agent, opsTools(infra, agent.infra), providers, models.forAgent(agent));
+      const built = buildAgent(
+        name,
+        agent,
+        opsTools(infra, agent.infra),
+        providers,
+        models.forAgent(agent),
+        (e) => this.hooks.record(e),
+      );
       this.add(built);
     }
     for (const name of this.runbooks.names()) this.addRunbook(this.runbooks.get(name)!, config.agents, infra);
@@ -76,7 +86,14 @@ export class AgentCatalog {
     const builtIns = [...opsTools(infra, base.infra), gateTool()];
     const lookup = (name: string) => this.runbooks.get(name);
     const model = new RunbookModel(definition, lookup, this.agentSteps());
-    const built = buildAgent(runbookAgentName(definition.name), joined, builtIns, this.providers, { model });
+    const built = buildAgent(
+      runbookAgentName(definition.name),
+      joined,
+      builtIns,
+      this.providers,
+      { model },
+      (e) => this.hooks.record(e),
+    );
     built.runtime.describeStep = (callId) => describeStep(definition, lookup, callId);
     this.add(built);
   }

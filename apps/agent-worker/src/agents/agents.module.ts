@@ -6,6 +6,7 @@ import { InfraStore } from '@countersign/demo-infra';
 import { ToolCatalog } from '@countersign/shared-records';
 import { fromRedis } from '../core/worker-core.module';
 import { ModelsModule } from '../models/models.module';
+import { AdmissionRecorder } from './admission-recorder';
 import { AgentCatalog } from './agent-catalog';
 import { ToolDefinitions } from './tool-definitions';
 import { ToolProvidersLifecycle } from './tool-providers.lifecycle';
@@ -15,6 +16,7 @@ import { ToolProvidersLifecycle } from './tool-providers.lifecycle';
   providers: [
     fromRedis(InfraStore, (redis, { env }) => new InfraStore(redis, env.KEY_PREFIX)),
     fromRedis(ToolCatalog, (redis, { env }) => new ToolCatalog(redis, env.KEY_PREFIX)),
+    AdmissionRecorder,
     AgentCatalog,
     ToolDefinitions,
     ToolProvidersLifecycle,

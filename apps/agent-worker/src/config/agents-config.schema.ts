@@ -13,6 +13,7 @@ import {
   UsersConfigSchema,
   usersHaveDefinedRoles,
 } from '@countersign/contracts';
+import { AdmissionConfigSchema } from '@countersign/admission';
 import { opsToolSettings } from '@countersign/demo-infra';
 import { ConfigError } from '@countersign/platform';
 import { ServerNameSchema, ToolProvidersConfigSchema } from '@countersign/tool-providers';
@@ -92,6 +93,10 @@ export const AgentConfigSchema = z
       ),
     confirmation: ConfirmationConfigSchema.describe(
       'Tools that wait for a decision although their tier is `auto`.',
+    ),
+    admission: AdmissionConfigSchema.optional().describe(
+      'Admission hooks: HTTP endpoints asked before a call runs (allow, skip, deny, confirm, abort; no usable answer ' +
+        'refuses it) and after it ran (keep or replace the result). See the guide "Admission hooks".',
     ),
     roles: RolesConfigSchema.describe('RBAC: what each role may call; an explicit deny wins.'),
     users: UsersConfigSchema.describe('Principal ID → its role names. A user not listed may run nothing.'),

@@ -82,6 +82,7 @@ describe('agents config', () => {
       providers,
       new ChatModels({ env: loadWorkerEnv(base) }),
       silent,
+      { record: async () => {} },
     );
 
   it('loads the repo config', () => {

@@ -28,6 +28,13 @@ export class WorkerMetrics extends AppMetrics {
     [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
   );
 
+  readonly admissionHookSeconds = this.histogram(
+    'countersign_admission_hook_seconds',
+    'Admission hook requests, by hook, stage (before_tool, after_tool) and outcome (the answer, or failed)',
+    [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    ['hook', 'stage', 'outcome'],
+  );
+
   private countParkedWithoutRequest?: () => Promise<number>;
 
   /** Read from Redis at each scrape (one ZCOUNT): the same figure on every replica. */

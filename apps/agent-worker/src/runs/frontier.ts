@@ -38,6 +38,7 @@ export function toFrontierCall(call: ModelToolCall, index: number, outcome: Tool
         definitionHash: outcome.definitionHash,
         // Its own request, even when the model reused an earlier turn's call ID (or another run's).
         requestId: newRequestId(),
+        ...(outcome.route ? { route: outcome.route } : {}),
       },
     };
   }
@@ -96,6 +97,15 @@ export function toApprovalRequest(
     attempt: body.attempt,
     requestedAt: new Date().toISOString(),
     ...(Object.keys(context).length > 0 ? { context } : {}),
+    ...(body.route ? { admission: admissionOf(body.route) } : {}),
+  };
+}
+
+function admissionOf(route: NonNullable<ParkedCallBody['route']>): NonNullable<ApprovalRequest['admission']> {
+  return {
+    hook: route.by,
+    ...(route.groups ? { groups: route.groups } : {}),
+    ...(route.quorum ? { quorum: route.quorum } : {}),
   };
 }
 

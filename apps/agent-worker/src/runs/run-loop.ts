@@ -128,6 +128,14 @@ export class RunLoop {
         // What no tool start took along is durable before the model, a park or the run's end.
         if (carried.length > 0) await this.audit.appendAll(carried.splice(0));
         if (settled.some(isWaiting)) return this.parking.park(run, lease, messages, settled);
+        // A before-callback (an admission hook) that aborts as an approved call resumes ends the run, as in a turn.
+        const aborted = settled.find((call) => call.result?.outcome === 'aborted');
+        if (aborted)
+          return this.endings.finish(run, lease, {
+            status: 'failed',
+            messages,
+            error: aborted.result!.content,
+          });
         messages = [...messages, ...toolMessages(settled)];
         frontier = [];
       }

@@ -42,6 +42,7 @@ interface StoredBody {
   i?: number;
   attempt?: number;
   reason?: ParkedCallBody['reason'];
+  route?: ParkedCallBody['route'];
 }
 
 export function encodeBody(body: ParkedCallBody): string {
@@ -55,6 +56,7 @@ export function encodeBody(body: ParkedCallBody): string {
     ...(body.position !== 0 ? { i: body.position } : {}),
     ...(body.attempt !== 0 ? { attempt: body.attempt } : {}),
     ...(body.reason !== 'confirmation_required' ? { reason: body.reason } : {}),
+    ...(body.route ? { route: body.route } : {}),
   };
   return JSON.stringify(stored);
 }
@@ -72,6 +74,7 @@ export function decodeBody(id: string, json: string): ParkedCallBody {
     reason: stored.reason ?? 'confirmation_required',
     ...(stored.rq !== undefined ? { requestId: stored.rq } : {}),
     position: stored.i ?? 0,
+    ...(stored.route ? { route: stored.route } : {}),
   };
 }
 

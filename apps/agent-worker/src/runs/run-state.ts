@@ -9,6 +9,7 @@ import type {
   ScriptTurn,
   Tier,
 } from '@countersign/contracts';
+import type { ConfirmationRoute } from '@countersign/authorization';
 import type { CallState } from '@countersign/call-ledger';
 
 /** A call of the frontier as parked. Rewritten only when the call is asked about again. */
@@ -31,6 +32,8 @@ export interface ParkedCallBody {
   requestId?: string;
   /** Position in the assistant message, so results go back to the model in order. */
   position: number;
+  /** Set when an admission hook sent the call to people: the hook, and the groups and quorum it named. */
+  route?: ConfirmationRoute;
 }
 
 export interface StoredDecision {

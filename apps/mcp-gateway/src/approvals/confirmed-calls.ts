@@ -271,7 +271,12 @@ export class ConfirmedCalls {
         onprogress: wait.onprogress,
       });
       where.info({ isError: result.isError === true }, 'approved call ran');
-      return result;
+      // The admission after-hooks before the result is stored: identical calls get it as they left it.
+      return await this.catalog.afterTool(
+        { callId: record.callId, toolName: tool.name, args, tier: 'confirm' },
+        { runId: record.runId, agent: this.self.id, userId: call.caller.id, scopes: [] },
+        result,
+      );
     } catch (error) {
       const message = error instanceof ProviderCallError ? error.message : (error as Error).message;
       where.warn({ err: message }, 'approved call failed');

@@ -68,18 +68,19 @@ export class GatewayCalls {
     const where = { runId, callId, tool: params.name, requester: caller.id };
     const outcome = await this.catalog.pipeline.authorize(
       { id: callId, name: params.name, args: params.arguments ?? {} },
-      { runId, agent: this.self.id, userId: caller.id, scopes: [] },
+      this.callerContext(runId, caller.id),
     );
     const { progressToken: _theClients, ...meta } = params._meta ?? {};
     switch (outcome.kind) {
       case 'ready': {
         const tool = this.catalog.tool(outcome.toolName);
         if (!tool) return errorResult(`Tool "${params.name}" is no longer offered; nothing ran.`);
-        const result = await this.relayAuto(tool, outcome.args as Record<string, unknown>, meta, ctx, {
+        const relayed = await this.relayAuto(tool, outcome.args as Record<string, unknown>, meta, ctx, {
           runId,
           callId,
           userId: caller.id,
         });
+        const result = await this.catalog.afterTool(outcome, this.callerContext(runId, caller.id), relayed);
         // Not awaited: the call already ran and its answer is on its way; the entry is written with the next batch
         // (a failure is logged). Waiting for it would add a Redis round trip to every relayed call.
         void this.record({
@@ -180,6 +181,10 @@ export class GatewayCalls {
       this.logger.warn({ ...ids, tool: tool.name, err: (error as Error).message }, 'auto call failed');
       return errorResult((error as Error).message);
     }
+  }
+
+  private callerContext(runId: string, userId: string) {
+    return { runId, agent: this.self.id, userId, scopes: [] };
   }
 
   /** The audit entry; a failure to write it is logged, never hides what happened (the tool may have run). */

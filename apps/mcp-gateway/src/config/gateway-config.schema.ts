@@ -1,6 +1,7 @@
 // GATEWAY_CONFIG: the downstream MCP servers (the agents config's own `mcpServers` schema), who may call which tool
 // (roles and users, as an agent's), which tools wait for a decision beyond their tier, and how long a call waits.
 import { z } from 'zod';
+import { AdmissionConfigSchema } from '@countersign/admission';
 import {
   ConfirmationConfigSchema,
   RolesConfigSchema,
@@ -29,6 +30,10 @@ export const GatewayConfigSchema = z
     ),
     confirmation: ConfirmationConfigSchema.describe(
       'Tools (gateway names) that wait for a decision although their tier is `auto`.',
+    ),
+    admission: AdmissionConfigSchema.optional().describe(
+      'Admission hooks over the gateway names, as an agent\'s (see the guide "Admission hooks"); a hook\'s ' +
+        '`confirm` asks people through the usual routing (the groups and quorum it names are not passed on).',
     ),
     hold: z
       .object({

@@ -2,16 +2,21 @@
 // hints that only raise, ajv-checked arguments), in one registry behind one policy pipeline (RBAC, confirmation
 // policy), followed as the servers' lists change. A name two servers offer is offered by neither.
 import { Inject, Injectable } from '@nestjs/common';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, CallToolResultSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { admissionPlugins, type HookEvent } from '@countersign/admission';
+import { AuditLog } from '@countersign/audit';
 import {
   AccessControl,
   ConfirmationPolicy,
   ToolCallPipeline,
   ToolRegistry,
+  type CallerContext,
+  type ReadyCall,
   type RegisteredTool,
+  toContent,
 } from '@countersign/authorization';
 import type { Tier } from '@countersign/contracts';
-import type { Logger } from '@countersign/platform';
+import { ConfigError, type Logger } from '@countersign/platform';
 import {
   type McpToolProvider,
   type ProviderTool,
@@ -43,16 +48,28 @@ export class GatewayCatalog {
     private readonly providers: ToolProviders,
     @Inject(GATEWAY_SETTINGS) { config }: GatewaySettings,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly audit: AuditLog,
   ) {
     this.tasksOffered = config.tasks.enabled;
     for (const [role, permissions] of Object.entries(config.roles)) this.access.defineRole(role, permissions);
     for (const [user, roles] of Object.entries(config.users)) this.access.assign(user, ...roles);
     this.policy.requireConfirmation(...config.confirmation.require);
     if (config.confirmation.requireForAll) this.policy.requireConfirmationForAll();
+    let plugins;
+    try {
+      plugins = admissionPlugins(config.admission, {
+        where: 'GATEWAY_CONFIG: admission',
+        secretOf: (variable) => providers.secret(variable),
+        observe: (event) => this.recordHook(event),
+      });
+    } catch (error) {
+      throw new ConfigError((error as Error).message);
+    }
     this.pipeline = new ToolCallPipeline({
       registry: this.registry,
       accessControl: this.access,
       policy: this.policy,
+      plugins,
     });
     for (const name of providers.serverNames()) providers.server(name)!.onChange(() => this.sync());
     this.sync();
@@ -96,6 +113,38 @@ export class GatewayCatalog {
       });
     }
     return tools;
+  }
+
+  /**
+   * A relayed call's result after the admission after-hooks (the gateway runs calls itself, not through the
+   * pipeline): kept, or replaced; a replacement that is no MCP tool result is sent as its text.
+   */
+  async afterTool(
+    call: Pick<ReadyCall, 'callId' | 'toolName' | 'args' | 'tier'>,
+    ctx: CallerContext,
+    result: CallToolResult,
+  ): Promise<CallToolResult> {
+    const after = await this.pipeline.afterCallbacks(call, ctx, result);
+    if (after === result) return result;
+    const parsed = CallToolResultSchema.safeParse(after);
+    return parsed.success ? parsed.data : { content: [{ type: 'text', text: toContent(after) }] };
+  }
+
+  /** An admission hook's answer or failure, audited (with its latency); a failed append is logged. */
+  private async recordHook(event: HookEvent): Promise<void> {
+    const { answer, ...rest } = event;
+    const { result: _replaced, ...audited } = (answer ?? {}) as Record<string, unknown>;
+    try {
+      await this.audit.append({
+        type: event.outcome === 'failed' ? 'admission.failed' : 'admission.answered',
+        runId: event.runId,
+        callId: event.callId,
+        actor: `hook:${event.hook}`,
+        detail: { ...rest, ...(answer ? { answer: audited } : {}), via: 'mcp-gateway' },
+      });
+    } catch (error) {
+      this.logger.error({ ...rest, err: (error as Error).message }, 'admission audit append failed');
+    }
   }
 
   /** Lists `name`'s server's tools again (a change it did not announce is seen before an approved call runs). */

@@ -12,6 +12,51 @@ const groups = [
 const config = (extra: object) => ApprovalsConfigSchema.parse({ groups, ...extra });
 const fallback = { expiresInMs: 1_800_000 };
 
+describe('routeRequest with an admission hook', () => {
+  const rules = [
+    { name: 'payments', match: { args: { service: 'payments*' } }, groups: ['payments'], quorum: 2 },
+  ];
+
+  it("gives the request to the hook's groups, with the higher quorum, saying so", () => {
+    const route = routeRequest(
+      request({ admission: { hook: 'gate', groups: ['ops'], quorum: 1 } }),
+      config({ rules }),
+      fallback,
+    );
+    expect(route).toMatchObject({ rule: 'payments + admission hook gate', groups: ['ops'], quorum: 2 });
+    expect(route!.why).toMatch(/admission hook gate asked for people \(groups ops, quorum 1\)$/);
+    expect(
+      routeRequest(request({ admission: { hook: 'gate', quorum: 3 } }), config({ rules }), fallback),
+    ).toMatchObject({ groups: ['payments'], quorum: 3 });
+  });
+
+  it('routes by the named groups when no rule matches and there is no default group', () => {
+    const route = routeRequest(
+      request({ args: { service: 'web' }, admission: { hook: 'gate', groups: ['payments'] } }),
+      config({ rules }),
+      fallback,
+    );
+    expect(route).toMatchObject({ groups: ['payments'], quorum: 1 });
+  });
+
+  it('routes nowhere (fail closed) when the hook names a group the config does not know, or names none and no rule matches', () => {
+    expect(
+      routeRequest(
+        request({ admission: { hook: 'gate', groups: ['finance'] } }),
+        config({ rules }),
+        fallback,
+      ),
+    ).toBeUndefined();
+    expect(
+      routeRequest(
+        request({ args: { service: 'web' }, admission: { hook: 'gate' } }),
+        config({ rules }),
+        fallback,
+      ),
+    ).toBeUndefined();
+  });
+});
+
 describe('routeRequest', () => {
   const rules = [
     {

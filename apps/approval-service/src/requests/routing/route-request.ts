@@ -21,8 +21,46 @@ export interface RoutingDefaults {
 
 const ALL_CHANNELS: Channel[] = ['slack', 'email', 'web'];
 
-/** Returns the route, or undefined when nobody is configured to decide (the caller denies "no approver route"). */
+/**
+ * Returns the route, or undefined when nobody is configured to decide (the caller denies "no approver route"). A
+ * request an admission hook sent to people goes to the groups the hook named (instead of the rule's), with the higher
+ * of the two quorums; a group the config does not know routes it nowhere.
+ */
 export function routeRequest(
+  request: ApprovalRequest,
+  config: ApprovalsConfig,
+  fallback: RoutingDefaults,
+): Route | undefined {
+  const route = ruleRoute(request, config, fallback);
+  return request.admission ? withAdmission(route, request.admission, config, fallback) : route;
+}
+
+function withAdmission(
+  route: Route | undefined,
+  admission: NonNullable<ApprovalRequest['admission']>,
+  config: ApprovalsConfig,
+  fallback: RoutingDefaults,
+): Route | undefined {
+  const { hook, groups, quorum } = admission;
+  if (groups?.some((id) => !config.groups.some((group) => group.id === id))) return undefined;
+  const base =
+    route ??
+    (groups ? toRoute({ groups, match: {} }, config, fallback, 'defaults', 'no rule matched') : undefined);
+  if (!base) return undefined;
+  const named = [
+    groups ? `groups ${groups.join(', ')}` : undefined,
+    quorum ? `quorum ${quorum}` : undefined,
+  ].filter(Boolean);
+  return {
+    ...base,
+    rule: `${base.rule} + admission hook ${hook}`,
+    why: `${base.why}; admission hook ${hook} asked for people${named.length > 0 ? ` (${named.join(', ')})` : ''}`,
+    groups: groups ?? base.groups,
+    quorum: Math.max(base.quorum, quorum ?? 1),
+  };
+}
+
+function ruleRoute(
   request: ApprovalRequest,
   config: ApprovalsConfig,
   fallback: RoutingDefaults,
