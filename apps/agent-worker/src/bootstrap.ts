@@ -12,6 +12,7 @@ import {
 } from '@countersign/platform';
 import { InvalidToolConfigError, SecretSource, ToolProviders } from '@countersign/tool-providers';
 import { AgentWorkerModule } from './agent-worker.module';
+import { checkAdmissionSecrets } from './agents/agent-builder';
 import type { AgentsConfig } from './config/agents-config.schema';
 import { loadWorkerConfig } from './config/worker-config';
 import { WorkerMetrics } from './core/worker-metrics';
@@ -48,6 +49,7 @@ export async function startAgentWorker(
   checkRunbookAgents(config.agents, runbooks);
   const logger = createLogger('agent-worker', config.env.LOG_LEVEL, config.env.LOG_FILE);
   const providers = toolProviders(config.agents, env, logger);
+  checkAdmissionSecrets(config.agents.agents, providers);
   const app = await NestFactory.create(
     AgentWorkerModule.forRoot({ config, runbooks, logger, providers, runHooks: options.runHooks }),
     {

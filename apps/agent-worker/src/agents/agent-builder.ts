@@ -1,6 +1,6 @@
 // Builds one agent from its config: tool registry, RBAC, confirmation policy, pipeline and model. A config that names an
 // unknown tool, server or role, or lowers a tier, refuses to start (ConfigError naming the field).
-import { admissionPlugins, type HookEvent } from '@countersign/admission';
+import { admissionPlugins, resolveHooks, type HookEvent } from '@countersign/admission';
 import {
   AccessControl,
   ConfirmationPolicy,
@@ -41,6 +41,23 @@ export interface BuiltAgent {
   selections: ServerSelection[];
   /** Names of the agent's other tools (built in, HTTP): a server cannot take them. */
   taken: ReadonlySet<string>;
+}
+
+/**
+ * Every agent's admission hooks have their secrets: checked by the worker's start before anything connects (the same
+ * resolveHooks that buildAgent's plugins read them with), so a missing one stops the start with nothing left open.
+ */
+export function checkAdmissionSecrets(agents: Record<string, AgentConfig>, providers: ToolProviders): void {
+  for (const [name, agent] of Object.entries(agents)) {
+    const where = `AGENTS_CONFIG: agents.${name}.admission`;
+    const secretOf = (variable: string) => providers.secret(variable);
+    try {
+      resolveHooks(agent.admission?.beforeTool ?? [], secretOf, `${where}.beforeTool`);
+      resolveHooks(agent.admission?.afterTool ?? [], secretOf, `${where}.afterTool`);
+    } catch (error) {
+      throw new ConfigError((error as Error).message);
+    }
+  }
 }
 
 /**
