@@ -269,7 +269,11 @@ describe('faults', () => {
             ];
             since = failed.finishedOn!;
           }
-          expect(faulted).toHaveLength(1);
+          // A kill can land while another job, running beside the one that struck, has parked and not yet published:
+          // every request the dead process left unpublished must reach the approver within the bound. A failed job
+          // leaves its own one.
+          if (fault.endsWith('kill')) expect(faulted.length).toBeGreaterThanOrEqual(1);
+          else expect(faulted).toHaveLength(1);
           await pendingFor(service.url, faulted);
           const reachedMs = Date.now() - since;
           const boundMs = Number(FAST_RECOVERY.LOCK_DURATION_MS) + REQUEST_SWEEP_MS;
