@@ -14,6 +14,22 @@ export function sendJson<T = unknown>(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<JsonResponse<T>> {
+  return sendOnce<T>(method, url, body, headers).catch(
+    (error: NodeJS.ErrnoException & { reused?: boolean }) => {
+      // A kept-alive socket the server closed as the request went out (its keep-alive timeout): the server read
+      // nothing, so the request is sent again on a fresh socket, as Node's http docs advise (request.reusedSocket).
+      if (error.reused && error.code === 'ECONNRESET') return sendOnce<T>(method, url, body, headers);
+      throw error;
+    },
+  );
+}
+
+function sendOnce<T>(
+  method: string,
+  url: string,
+  body: unknown,
+  headers: Record<string, string>,
+): Promise<JsonResponse<T>> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((done, fail) => {
     const req = request(
@@ -45,7 +61,7 @@ export function sendJson<T = unknown>(
         res.on('error', fail);
       },
     );
-    req.on('error', fail);
+    req.on('error', (error) => fail(Object.assign(error, { reused: req.reusedSocket })));
     if (payload) req.write(payload);
     req.end();
   });
