@@ -57,7 +57,19 @@ describe('sticky denials', () => {
     return status !== 404 || slack > 0 || mails > 0;
   }
 
+  /** The worker's `countersign_tool_calls_total` for one outcome. */
+  async function counted(outcome: string): Promise<number> {
+    const text = await (
+      await fetch(`${system.workerUrl}/metrics`, { headers: system.bearer('scraper') })
+    ).text();
+    const line = new RegExp(`^countersign_tool_calls_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(
+      text,
+    );
+    return Number(line?.[1] ?? 0);
+  }
+
   it('refuses the same call again in the run without asking anyone, naming the approver; other arguments are asked', async () => {
+    const [waitingBefore, deniedBefore] = [await counted('pending_confirmation'), await counted('denied')];
     const runId = await system.startRun([
       { toolCalls: [{ id: 'sticky-first', name: 'restart_service', args: { service: 'web' } }] },
       { toolCalls: [{ id: 'sticky-again', name: 'restart_service', args: { service: 'web' } }] },
@@ -95,6 +107,9 @@ describe('sticky denials', () => {
     });
     expect((await deny(other.callId, 'not now')).status).toBe(200);
     await system.waitForStatus(runId, 'completed');
+    // Each call counted once: two waited (first, other), the repeat was refused without ever waiting.
+    expect((await counted('pending_confirmation')) - waitingBefore).toBe(2);
+    expect((await counted('denied')) - deniedBefore).toBe(3);
   });
 
   it('with `off`, asks again about a call denied before', async () => {

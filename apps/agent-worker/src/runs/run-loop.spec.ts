@@ -353,8 +353,9 @@ describe('RunLoop, a fresh turn', () => {
     expect(tools.read_logs.ran).toEqual(['c1']);
     expect(tools.restart_service.ran).toEqual([]);
     expect(tools.drop_database.ran).toEqual([]);
-    // Each call is recorded as soon as its outcome is known: the ones that run nothing before the one that runs.
-    expect(outcomesCounted()).toEqual(['pending_confirmation', 'manual_required', 'executed']);
+    // Each call is recorded as soon as its outcome is known: the ones that run nothing before the one that runs; a
+    // waiting call once the turn knows it still waits (a denial that sticks may refuse it first).
+    expect(outcomesCounted()).toEqual(['manual_required', 'executed', 'pending_confirmation']);
     expect(audit).toEqual([
       expect.objectContaining({ type: 'tool.executed', callId: 'c1', actor: 'auto' }),
       expect.objectContaining({ type: 'run.parked', detail: { pending: ['c2'] } }),

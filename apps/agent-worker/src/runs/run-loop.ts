@@ -190,7 +190,9 @@ export class RunLoop {
         turnNumber,
         resultMarker,
       );
-      if (turn.some(isWaiting)) return this.parking.park(run, lease, messages, turn);
+      const waiting = turn.filter(isWaiting).length;
+      if (waiting > 0) this.metrics.toolCalls.inc({ outcome: 'pending_confirmation' }, waiting);
+      if (waiting > 0) return this.parking.park(run, lease, messages, turn);
       messages = [...messages, ...toolMessages(turn)];
       this.hooks.afterTurn?.({ runId: run.runId, turn: turnNumber });
       if (checkpointsTurns(agent)) await this.store.checkpointRun(run.runId, lease, messages);
@@ -249,7 +251,8 @@ export class RunLoop {
     messages: ChatMessage[],
   ): Promise<void> {
     const where = { runId: run.runId, callId: call.id, tool: call.name };
-    this.metrics.toolCalls.inc({ outcome: outcome.kind });
+    // A waiting call is counted once the turn knows it waits: a sticky denial may still refuse it (counted there).
+    if (outcome.kind !== 'pending_confirmation') this.metrics.toolCalls.inc({ outcome: outcome.kind });
     this.logger.info({ ...where, outcome: outcome.kind }, 'tool call evaluated');
     if (outcome.kind === 'executed') {
       await this.audit.appendAll([executionEntry(run.runId, call, outcome.approvedBy, 'executed')]);
