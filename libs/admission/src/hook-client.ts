@@ -2,6 +2,7 @@
 // non-2xx, a body that is not the answer's JSON, an unreachable hook) is a failure with a reason, never a throw.
 import { webhookSignature } from '@countersign/authorization';
 import { describeZodError } from '@countersign/contracts';
+import { readBoundedText } from '@countersign/tool-providers';
 import type { z } from 'zod';
 import type { AdmissionHook } from './admission-config.schema';
 
@@ -45,10 +46,10 @@ export async function callHook<T>(
 ): Promise<HookReply<T>> {
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 1000) / 1000;
-  const body = JSON.stringify(payload);
+  const json = JSON.stringify(payload);
   const timestamp = String(Math.floor(now() / 1000));
   const signal = AbortSignal.timeout(hook.timeoutMs);
-  let text: string;
+  let body: { text: string; complete: boolean };
   let status: number;
   try {
     const response = await fetch(hook.url, {
@@ -56,28 +57,29 @@ export async function callHook<T>(
       headers: {
         'content-type': 'application/json',
         [TIMESTAMP_HEADER]: timestamp,
-        [SIGNATURE_HEADER]: webhookSignature(hook.secret, timestamp, body),
+        [SIGNATURE_HEADER]: webhookSignature(hook.secret, timestamp, json),
       },
-      body,
+      body: json,
       signal,
       redirect: 'error',
     });
     status = response.status;
-    text = await response.text();
+    // Read within the timeout and never past the cap: a hook streaming a huge answer is cut off, not buffered.
+    body = await readBoundedText(response, MAX_ANSWER_BYTES);
   } catch (error) {
     if (signal.aborted) return { ok: false, reason: `timed out after ${hook.timeoutMs} ms`, ms: elapsed() };
     return { ok: false, reason: `unreachable (${causeOf(error)})`, ms: elapsed() };
   }
   if (status < 200 || status > 299) return { ok: false, reason: `answered HTTP ${status}`, ms: elapsed() };
-  if (Buffer.byteLength(text) > MAX_ANSWER_BYTES)
+  if (!body.complete)
     return { ok: false, reason: `answered more than ${MAX_ANSWER_BYTES} bytes`, ms: elapsed() };
-  let json: unknown;
+  let answer: unknown;
   try {
-    json = JSON.parse(text);
+    answer = JSON.parse(body.text);
   } catch {
     return { ok: false, reason: 'answered a body that is not JSON', ms: elapsed() };
   }
-  const parsed = schema.safeParse(json);
+  const parsed = schema.safeParse(answer);
   if (!parsed.success) {
     const issues = describeZodError(parsed.error).map((i) => `${i.path}: ${i.message}`);
     return { ok: false, reason: `answered a bad body (${issues.join('; ')})`, ms: elapsed() };

@@ -97,7 +97,7 @@ async function request(
   } catch (error) {
     throw requestFailure(error, url, config.timeoutMs, deps);
   }
-  const body = await readText(response, config.maxResultBytes);
+  const body = await readBoundedText(response, config.maxResultBytes);
   const text = capText(secrets.scrub(body.text), config.maxResultBytes, body.complete);
   if (response.status >= 300 && response.status < 400)
     throw new ToolReportedError(
@@ -113,8 +113,14 @@ function appendQuery(url: URL, key: string, value: unknown): void {
   else url.searchParams.append(key, typeof value === 'object' ? JSON.stringify(value) : String(value));
 }
 
-/** The body's text, reading at most a little past `maxBytes` (the rest is never downloaded). */
-async function readText(response: Response, maxBytes: number): Promise<{ text: string; complete: boolean }> {
+/**
+ * The body's text, reading at most a little past `maxBytes` (the rest is never downloaded): `complete` false when it
+ * was longer. For every body read from a server we do not control (HTTP tools, admission hooks).
+ */
+export async function readBoundedText(
+  response: Response,
+  maxBytes: number,
+): Promise<{ text: string; complete: boolean }> {
   if (!response.body) return { text: '', complete: true };
   const reader = response.body.getReader();
   const chunks: Buffer[] = [];
