@@ -21,6 +21,8 @@ export interface FingerprintMismatch {
 export type ToolCallOutcome =
   | (Base & { kind: 'executed'; result: unknown; approvedBy: 'auto' | 'person' | 'policy' })
   | (Base & { kind: 'denied'; by: DeniedBy; approvers?: readonly string[] })
+  /** An approver answered with text instead of a verdict: the call did not run; `content` carries their words. */
+  | (Base & { kind: 'responded'; approvers: readonly string[]; response: string })
   | (Base & { kind: 'skipped'; plugin: string })
   | (Base & {
       kind: 'pending_confirmation';
