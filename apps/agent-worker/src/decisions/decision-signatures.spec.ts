@@ -9,7 +9,12 @@ function signatures() {
   const audited: { type: string; detail?: Record<string, unknown> }[] = [];
   const rejected: unknown[] = [];
   const sut = new DecisionSignatures(
-    { append: async (entry) => void audited.push(entry as (typeof audited)[number]) },
+    {
+      append: async (entry) => {
+        audited.push(entry as (typeof audited)[number]);
+        return 'id';
+      },
+    },
     { decisions: { inc: (labels: unknown) => void rejected.push(labels) } } as never,
     { warn: () => undefined } as never,
     { env: { DECISION_SIGNING_SECRET: SECRET } } as never,
