@@ -12,6 +12,7 @@ export const callText = (call: { toolName: string; args: unknown }) =>
 const OUTCOME_MARK: Record<string, string> = {
   executed: '✓',
   denied: '✗',
+  responded: '↩',
   manual_required: '⚠',
 };
 
