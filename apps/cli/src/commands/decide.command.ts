@@ -36,7 +36,11 @@ export function respondCommand(): Command {
       '<callId>',
       'the call ID, or the request ID when several runs used that call ID (see `countersign approvals list`)',
     )
-    .argument('<text>', 'your response (1 to 4,000 characters), e.g. "restart only the canary first"', responseText)
+    .argument(
+      '<text>',
+      'your response (1 to 4,000 characters), e.g. "restart only the canary first"',
+      responseText,
+    )
     .addOption(
       new Option(
         '--fingerprint <hex>',
@@ -58,7 +62,10 @@ export function respondCommand(): Command {
         throw new CliError(`unknown call ID ${callId} (or it is not routed to you)`, ExitCode.NotFound);
       const read = currentRevision(shown);
       const pinned = options.fingerprint ?? read.fingerprint;
-      const result = await client.decide(callId, 'respond', undefined, { fingerprint: pinned, response: text });
+      const result = await client.decide(callId, 'respond', undefined, {
+        fingerprint: pinned,
+        response: text,
+      });
       const lines = pinned === read.fingerprint ? decidedLines(read, false) : [`  fingerprint: ${pinned}`];
       process.stdout.write([`${callId}: ${outcomeLine(result)}`, ...lines, ''].join('\n'));
     });
@@ -155,7 +162,8 @@ function outcomeLine(result: DecisionResult): string {
   if (result.status === 'vote_recorded')
     return `vote recorded (${result.approvals}/${result.quorum} approvals)${moved ? `; ${moved}` : ''}; waiting for another approver`;
   const how = { approve: 'approved', deny: 'denied', respond: 'responded' }[result.decision ?? 'deny'];
-  const told = result.decision === 'respond' ? '; the call does not run, the agent is given your response' : '';
+  const told =
+    result.decision === 'respond' ? '; the call does not run, the agent is given your response' : '';
   return `${how} by ${result.approvers?.join(', ')}${told}`;
 }
 

@@ -14,7 +14,12 @@ import {
 import { z } from 'zod';
 import { fingerprint } from '@countersign/authorization/fingerprint';
 import type { CountersignClient, ExternalCall } from '../countersign-client';
-import { CHANGED_AFTER_APPROVAL, notRunMessage, refusalMessage, respondedMessage } from '../decision-messages';
+import {
+  CHANGED_AFTER_APPROVAL,
+  notRunMessage,
+  refusalMessage,
+  respondedMessage,
+} from '../decision-messages';
 import { CountersignError } from '../errors';
 import { checkRequester, requesterMismatch } from '../requester';
 import type { ParkedRun, ParkedRunStore } from './parked-run-store';

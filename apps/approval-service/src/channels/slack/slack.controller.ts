@@ -69,7 +69,8 @@ type Interaction = z.infer<typeof InteractionSchema>;
 type ViewSubmission = z.infer<typeof ViewSubmissionSchema>;
 
 /** What a view_submission is answered with: close the modal, or keep it open with an error under the input. */
-type ModalAnswer = { response_action: 'clear' } | { response_action: 'errors'; errors: Record<string, string> };
+type ModalAnswer =
+  { response_action: 'clear' } | { response_action: 'errors'; errors: Record<string, string> };
 
 @Controller('slack')
 @PublicRoute("Slack's request signature (X-Slack-Signature over the raw body, 5-minute window, no replay)")
@@ -127,7 +128,8 @@ export class SlackController {
     if (!decision || !target) throw new BadRequestException(`unknown Slack action ${action.action_id}`);
     if (decision === 'respond') {
       // The click only opens the modal; its submission is the vote (checked then, like every vote).
-      if (!interaction.trigger_id) throw new BadRequestException('trigger_id: needed to open the respond modal');
+      if (!interaction.trigger_id)
+        throw new BadRequestException('trigger_id: needed to open the respond modal');
       return this.openRespondModal(interaction, action.value!, target.requestId);
     }
 
@@ -200,7 +202,10 @@ export class SlackController {
     const typed = submission.view.state.values[RespondModal.blockId][RespondModal.actionId].value ?? '';
     const response = ResponseTextSchema.safeParse(typed);
     if (!response.success) return refuse(`The response ${response.error.issues[0].message}.`);
-    const tellIn = { user: submission.user, channel: metadata.channel ? { id: metadata.channel } : undefined };
+    const tellIn = {
+      user: submission.user,
+      channel: metadata.channel ? { id: metadata.channel } : undefined,
+    };
     const approver = this.directory.bySlackUser(submission.user.id);
     if (!approver) {
       const request = (await this.readModel.get(target.requestId))?.request;
@@ -235,10 +240,7 @@ export class SlackController {
   }
 
   /** An ephemeral reply to the clicking user; best effort (the HTTP answer already says what happened). */
-  private async tell(
-    interaction: Pick<Interaction, 'user' | 'channel'>,
-    text: string,
-  ): Promise<void> {
+  private async tell(interaction: Pick<Interaction, 'user' | 'channel'>, text: string): Promise<void> {
     if (!interaction.channel || !this.slack.enabled) return;
     await this.slack
       .tell(interaction.channel.id, interaction.user.id, text)

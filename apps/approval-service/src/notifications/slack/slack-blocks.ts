@@ -30,7 +30,11 @@ export function parseButtonValue(
 }
 
 /** The respond modal: its callback ID, and where its text input is in the submission's `view.state.values`. */
-export const RespondModal = { callbackId: 'countersign_respond', blockId: 'response', actionId: 'text' } as const;
+export const RespondModal = {
+  callbackId: 'countersign_respond',
+  blockId: 'response',
+  actionId: 'text',
+} as const;
 
 /**
  * The modal the Respond button opens: one text input. `private_metadata` carries the button's value (which request,
