@@ -51,9 +51,15 @@ export type HandlerRule = z.infer<typeof HandlerRuleSchema>;
 export const ConfirmationHandlerConfigSchema = z.discriminatedUnion('kind', [
   z
     .object({
-      kind: z.literal('rules').describe('`rules`: decided here by the first matching rule; `hook`: by an HTTP hook.'),
+      kind: z
+        .literal('rules')
+        .describe('`rules`: decided here by the first matching rule; `hook`: by an HTTP hook.'),
       name: IdSchema.describe('Names the handler: audited as `handler:<name>`.'),
-      rules: z.array(HandlerRuleSchema).min(1).max(200).describe('Tried in order; the first that matches decides.'),
+      rules: z
+        .array(HandlerRuleSchema)
+        .min(1)
+        .max(200)
+        .describe('Tried in order; the first that matches decides.'),
     })
     .strict(),
   AdmissionHookSchema.extend({

@@ -37,8 +37,12 @@ export interface BuiltHandler {
 const RULES_TIMEOUT_MS = 1_000;
 
 /** The handler of the config; throws when a hook handler's secret is not set. */
-export function confirmationHandler(config: ConfirmationHandlerConfig, options: HandlerOptions): BuiltHandler {
-  if (config.kind === 'rules') return { handler: rulesHandler(config, options.envOf), timeoutMs: RULES_TIMEOUT_MS };
+export function confirmationHandler(
+  config: ConfirmationHandlerConfig,
+  options: HandlerOptions,
+): BuiltHandler {
+  if (config.kind === 'rules')
+    return { handler: rulesHandler(config, options.envOf), timeoutMs: RULES_TIMEOUT_MS };
   const [hook] = resolveHooks([config], options.secretOf, options.where);
   const decidedBy: PolicyDecision = { by: `handler:${config.name}` };
   const handler: ConfirmationHandler = async (request) => {
