@@ -47,11 +47,8 @@ export const PolicyCaseSchema = z
   .strict();
 export type PolicyCase = z.infer<typeof PolicyCaseSchema>;
 
-/** The file: a list of cases, or `{ cases }`. */
-export const PolicyTestFileSchema = z.union([
-  z.array(PolicyCaseSchema).min(1),
-  z.object({ cases: z.array(PolicyCaseSchema).min(1) }).strict(),
-]);
+/** The file: `{ cases }` (a bare list is read as its cases). */
+export const PolicyTestFileSchema = z.object({ cases: z.array(PolicyCaseSchema).min(1) }).strict();
 
 export interface Actual {
   outcome: 'auto' | 'manual' | 'denied' | 'confirm' | 'error';
@@ -81,12 +78,12 @@ export function loadCases(path: string): PolicyCase[] {
   const file = resolve(path);
   const text = readFileSync(file, 'utf8');
   const raw: unknown = /\.ya?ml$/i.test(file) ? parseYaml(text) : JSON.parse(text);
-  const parsed = PolicyTestFileSchema.safeParse(raw);
+  const parsed = PolicyTestFileSchema.safeParse(Array.isArray(raw) ? { cases: raw } : raw);
   if (!parsed.success) {
     const lines = describeZodError(parsed.error).map((i) => `  ${i.path}: ${i.message}`);
     throw new Error(`invalid ${file}:\n${lines.join('\n')}`);
   }
-  return Array.isArray(parsed.data) ? parsed.data : parsed.data.cases;
+  return parsed.data.cases;
 }
 
 /** The configured policies, loaded once as the services load them. */
