@@ -7,6 +7,7 @@ import {
   type ConfirmationHandler,
   type ConfirmationRequest,
   consultHandler,
+  type PolicyDecision,
   DEFAULT_CONFIRMATION_TIMEOUT_MS,
 } from './confirmation-handler';
 import { ConfirmationPolicy } from './confirmation-policy';
@@ -46,6 +47,8 @@ export interface ReadyCall {
   args: unknown;
   tier: Tier;
   approvedBy: 'auto' | 'person' | 'policy';
+  /** Set when a confirmation handler approved it: which one (and rule). */
+  policyDecision?: PolicyDecision;
 }
 
 export type RefusedOrWaiting = Exclude<ToolCallOutcome, { kind: 'executed' }>;
@@ -239,6 +242,7 @@ export class ToolCallPipeline {
       result,
       content: toContent(result),
       approvedBy: readyCall.approvedBy,
+      ...(readyCall.policyDecision ? { policyDecision: readyCall.policyDecision } : {}),
     };
   }
 
@@ -318,7 +322,10 @@ export class ToolCallPipeline {
       confirmationRequest(ctx, call, args, print),
       this.options.confirmationTimeoutMs ?? DEFAULT_CONFIRMATION_TIMEOUT_MS,
     );
-    if (verdict.decision === 'approve') return ready(call, tool, args, 'confirm', 'policy');
+    if (verdict.decision === 'approve') {
+      const approved = ready(call, tool, args, 'confirm', 'policy');
+      return verdict.decidedBy ? { ...approved, policyDecision: verdict.decidedBy } : approved;
+    }
     if (verdict.decision === 'deny') {
       return {
         kind: 'denied',
@@ -326,6 +333,7 @@ export class ToolCallPipeline {
         callId: call.id,
         toolName: call.name,
         content: refusalMessage({ decidedBy: 'policy', reason: verdict.reason }),
+        ...(verdict.decidedBy ? { policyDecision: verdict.decidedBy } : {}),
       };
     }
     return pending(verdict.fallback ? { handlerFallback: verdict.fallback } : {});

@@ -1,6 +1,12 @@
 // Builds one agent from its config: tool registry, RBAC, confirmation policy, pipeline and model. A config that names an
 // unknown tool, server or role, or lowers a tier, refuses to start (ConfigError naming the field).
-import { admissionPlugins, resolveHooks, type HookEvent } from '@countersign/admission';
+import {
+  admissionPlugins,
+  confirmationHandler,
+  type BuiltHandler,
+  type HookEvent,
+  resolveHooks,
+} from '@countersign/admission';
 import {
   AccessControl,
   ConfirmationPolicy,
@@ -54,10 +60,23 @@ export function checkAdmissionSecrets(agents: Record<string, AgentConfig>, provi
     try {
       resolveHooks(agent.admission?.beforeTool ?? [], secretOf, `${where}.beforeTool`);
       resolveHooks(agent.admission?.afterTool ?? [], secretOf, `${where}.afterTool`);
+      const handler = agent.confirmationHandler;
+      if (handler?.kind === 'hook')
+        resolveHooks([handler], secretOf, `AGENTS_CONFIG: agents.${name}.confirmationHandler`);
     } catch (error) {
       throw new ConfigError((error as Error).message);
     }
   }
+}
+
+export interface BuildOptions {
+  /**
+   * Leave out what calls out over HTTP (admission hooks, a hook confirmation handler): `countersign policy test`
+   * evaluates the static policy only. @defaultValue false
+   */
+  withoutHooks?: boolean;
+  /** Variables for confirmation rules' `when.env`. @defaultValue the providers' (the service's environment) */
+  envOf?: (variable: string) => string | undefined;
 }
 
 /**
@@ -72,6 +91,7 @@ export function buildAgent(
   providers: ToolProviders,
   model: AgentModel,
   recordHook: (event: HookEvent) => Promise<void> = async () => {},
+  options: BuildOptions = {},
 ): BuiltAgent {
   const where = `AGENTS_CONFIG: agents.${name}`;
   const registry = new ToolRegistry();
@@ -115,13 +135,25 @@ export function buildAgent(
 
   const runtime: Partial<AgentRuntime> = {};
   let plugins;
+  let handler: BuiltHandler | undefined;
+  const secretOf = (variable: string) => providers.secret(variable);
   try {
-    plugins = admissionPlugins(agent.admission, {
-      where: `${where}.admission`,
-      secretOf: (variable) => providers.secret(variable),
-      describeStep: (callId) => runtime.describeStep?.(callId),
-      observe: recordHook,
-    });
+    plugins = options.withoutHooks
+      ? []
+      : admissionPlugins(agent.admission, {
+          where: `${where}.admission`,
+          secretOf,
+          describeStep: (callId) => runtime.describeStep?.(callId),
+          observe: recordHook,
+        });
+    const handlerConfig = agent.confirmationHandler;
+    if (handlerConfig && !(options.withoutHooks && handlerConfig.kind === 'hook'))
+      handler = confirmationHandler(handlerConfig, {
+        where: `${where}.confirmationHandler`,
+        secretOf,
+        envOf: options.envOf ?? secretOf,
+        observe: recordHook,
+      });
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
@@ -130,6 +162,7 @@ export function buildAgent(
     accessControl,
     policy,
     plugins,
+    ...(handler ? { confirmationHandler: handler.handler, confirmationTimeoutMs: handler.timeoutMs } : {}),
     maxConcurrentTools: agent.maxConcurrentTools,
   });
   const taken = new Set(registry.names());

@@ -13,7 +13,7 @@ import {
   UsersConfigSchema,
   usersHaveDefinedRoles,
 } from '@countersign/contracts';
-import { AdmissionConfigSchema } from '@countersign/admission';
+import { AdmissionConfigSchema, ConfirmationHandlerConfigSchema } from '@countersign/admission';
 import { opsToolSettings } from '@countersign/demo-infra';
 import { ConfigError } from '@countersign/platform';
 import { ServerNameSchema, ToolProvidersConfigSchema } from '@countersign/tool-providers';
@@ -97,6 +97,12 @@ export const AgentConfigSchema = z
     admission: AdmissionConfigSchema.optional().describe(
       'Admission hooks: HTTP endpoints asked before a call runs (allow, skip, deny, confirm, abort; no usable answer ' +
         'refuses it) and after it ran (keep or replace the result). See the guide "Admission hooks".',
+    ),
+    confirmationHandler: ConfirmationHandlerConfigSchema.optional().describe(
+      'Decides confirm-tier calls in a person’s place: `{ kind: "rules", name, rules }` (the first matching rule ' +
+        'approves or denies; none matches: people are asked) or `{ kind: "hook", name, url, secretEnv, tools, ' +
+        'timeoutMs }` (answers approve, deny or ask; a failure asks people). Never consulted for a manual-only call ' +
+        'or one a before-hook sent to people. See the policy reference, "Confirmation handlers".',
     ),
     roles: RolesConfigSchema.describe('RBAC: what each role may call; an explicit deny wins.'),
     users: UsersConfigSchema.describe('Principal ID → its role names. A user not listed may run nothing.'),
