@@ -6,9 +6,9 @@ import { CedarPolicySet, conditionText, PolicyLoadError } from './cedar-policy-s
 const EXAMPLE = join(__dirname, '../../../config/policies');
 const SCHEMA = readFileSync(join(EXAMPLE, 'schema.cedarschema'), 'utf8');
 const PRINCIPALS = [
-  { id: 'bob', groups: ['payments'] },
-  { id: 'alice', groups: ['operators'] },
-  { id: 'mallory', groups: ['operators'] },
+  { id: 'bob', policyGroups: ['payments'] },
+  { id: 'alice', policyGroups: ['operators'] },
+  { id: 'mallory', policyGroups: ['operators'] },
 ];
 
 const call = (over: Partial<CallPolicyInput>): CallPolicyInput => ({

@@ -28,11 +28,23 @@ export class PolicyLoadError extends Error {
   }
 }
 
+/** A call the set cannot evaluate (an argument Cedar cannot read, a policy that errs): the call is refused. */
+export class PolicyEvaluationError extends Error {
+  constructor(
+    message: string,
+    readonly policy?: PolicyMention,
+  ) {
+    super(message);
+    this.name = this.constructor.name;
+  }
+}
+
 /** Who a call acts for, as the principal directory knows them. */
 export interface PolicyPrincipal {
   id: string;
   kind?: string;
-  groups?: readonly string[];
+  /** Its `policyGroups` in the principal directory. */
+  policyGroups?: readonly string[];
 }
 
 /** One policy of the set, with what its annotations say. */
@@ -152,15 +164,25 @@ export class CedarPolicySet implements CallPolicy {
     return this.byId.get(id);
   }
 
+  /** The set's verdict; any error is a refusal that says why (fail closed). Never throws. */
   decide(input: CallPolicyInput): CallPolicyVerdict {
+    try {
+      return this.evaluate(input);
+    } catch (error) {
+      const { message, policy } = error as PolicyEvaluationError;
+      return { allowed: false, reason: message, ...(policy ? { policy } : {}) };
+    }
+  }
+
+  /** The set's verdict, or a PolicyEvaluationError when the call cannot be evaluated (what a shadow counts). */
+  evaluate(input: CallPolicyInput): CallPolicyVerdict {
     let args: CedarValue;
     try {
       args = cedarValue(input.args ?? {}, 'args');
     } catch (error) {
-      return {
-        allowed: false,
-        reason: `its arguments cannot be read by the Cedar policies: ${(error as Error).message}`,
-      };
+      throw new PolicyEvaluationError(
+        `its arguments cannot be read by the Cedar policies: ${(error as Error).message}`,
+      );
     }
     const principal = this.principals.get(input.principal);
     const answer = cedar.statefulIsAuthorized({
@@ -174,24 +196,22 @@ export class CedarPolicySet implements CallPolicy {
         {
           uid: { type: 'Principal', id: input.principal },
           attrs: { kind: principal?.kind ?? 'person' },
-          parents: (principal?.groups ?? []).map((id) => ({ type: 'Group', id })),
+          parents: (principal?.policyGroups ?? []).map((id) => ({ type: 'Group', id })),
         },
         { uid: { type: 'Call', id: 'call' }, attrs: { tool: input.toolName, args }, parents: [] },
       ],
     });
     if (answer.type !== 'success')
-      return {
-        allowed: false,
-        reason: `the Cedar policies could not be evaluated (${errorsText(answer.errors)})`,
-      };
+      throw new PolicyEvaluationError(
+        `the Cedar policies could not be evaluated (${errorsText(answer.errors)})`,
+      );
     const { decision, diagnostics } = answer.response;
     const [failed] = diagnostics.errors;
     if (failed)
-      return {
-        allowed: false,
-        reason: `policy ${failed.policyId} failed to evaluate (${failed.error.message})`,
-        policy: this.mention(failed.policyId),
-      };
+      throw new PolicyEvaluationError(
+        `policy ${failed.policyId} failed to evaluate (${failed.error.message})`,
+        this.mention(failed.policyId),
+      );
     if (decision === 'deny') {
       const forbid = diagnostics.reason.map((id) => this.byId.get(id)).find((p) => p?.effect === 'forbid');
       if (!forbid) return { allowed: false, reason: 'no Cedar policy permits it' };

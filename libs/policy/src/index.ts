@@ -2,3 +2,4 @@
 // that governs tool calls, and the `policy` config section that chooses them.
 export * from './policy-config.schema';
 export * from './cedar-policy-set';
+export * from './policy-options';
