@@ -10,6 +10,7 @@ import {
 } from '@countersign/authorization';
 import type { Tier } from '@countersign/contracts';
 import { ConfigError } from '@countersign/platform';
+import type { PipelinePolicies } from '@countersign/policy';
 import type { ServerSelection, ToolProviders } from '@countersign/tool-providers';
 import type { AgentConfig } from '../config/agents-config.schema';
 import type { ChatModel } from '../models/chat-model';
@@ -72,6 +73,7 @@ export function buildAgent(
   providers: ToolProviders,
   model: AgentModel,
   recordHook: (event: HookEvent) => Promise<void> = async () => {},
+  policies: PipelinePolicies = {},
 ): BuiltAgent {
   const where = `AGENTS_CONFIG: agents.${name}`;
   const registry = new ToolRegistry();
@@ -129,6 +131,7 @@ export function buildAgent(
     registry,
     accessControl,
     policy,
+    ...policies,
     plugins,
     maxConcurrentTools: agent.maxConcurrentTools,
   });
