@@ -102,7 +102,10 @@ describe('a Cedar policy set in the running services', () => {
 permit (principal in Group::"payments", action == Action::"call", resource)
 when { resource.tool == "transfer" };`,
     );
-    const agents = agentsConfig(`http://127.0.0.1:${bank.port}`, { cedar: EXAMPLE, shadow: { cedar: shadow } });
+    const agents = agentsConfig(`http://127.0.0.1:${bank.port}`, {
+      cedar: EXAMPLE,
+      shadow: { cedar: shadow },
+    });
     system = await TestSystem.start('cedar', {
       workerEnv: { AGENTS_CONFIG: writeConfig(agents) },
       approvalEnv: { APPROVALS_CONFIG: JSON.stringify(UX_APPROVALS) },
@@ -147,7 +150,9 @@ when { resource.tool == "transfer" };`,
     expect(await shadowDisagreements('confirm', 'auto')).toBeGreaterThanOrEqual(1);
     expect(bank.transfers).toHaveLength(0);
     // ops (bob) may not decide it.
-    const byBob = await system.api('POST', `/approvals/${call.callId}/decisions`, 'bob', { decision: 'approve' });
+    const byBob = await system.api('POST', `/approvals/${call.callId}/decisions`, 'bob', {
+      decision: 'approve',
+    });
     expect(byBob.status).toBe(404);
 
     await system.api('POST', `/approvals/${call.callId}/decisions`, 'dave', { decision: 'approve' });
@@ -159,7 +164,10 @@ when { resource.tool == "transfer" };`,
 
   it('runs a transfer of 1,000 or less at its own tier (auto), with no request', async () => {
     const before = bank.transfers.length;
-    const runId = await system.startRun([{ toolCalls: [{ name: 'transfer', args: { amount: 400 } }] }, { text: 'ok' }]);
+    const runId = await system.startRun([
+      { toolCalls: [{ name: 'transfer', args: { amount: 400 } }] },
+      { text: 'ok' },
+    ]);
     const done = await system.waitForStatus(runId, 'completed');
     expect(done.pending).toEqual([]);
     expect(bank.transfers.slice(before)).toEqual([{ amount: 400 }]);
