@@ -145,7 +145,12 @@ when { resource.tool == "transfer" };`,
       },
     });
     const created = await system.waitForAudit(call.callId, 'request.created', 'dave');
-    expect(created.detail).toMatchObject({ rule: 'policy payments-quorum', groups: ['finance'], quorum: 2 });
+    expect(created.detail).toMatchObject({
+      rule: 'policy payments-quorum',
+      why: 'resource.tool == "transfer" && resource.args has amount && resource.args.amount > 1000',
+      groups: ['finance'],
+      quorum: 2,
+    });
     // The shadow said "auto": counted, and the call still waits for people.
     expect(await shadowDisagreements('confirm', 'auto')).toBeGreaterThanOrEqual(1);
     expect(bank.transfers).toHaveLength(0);
