@@ -85,6 +85,24 @@ describe('a call policy in the pipeline', () => {
     expect(tools.read_logs.executions).toBe(0);
   });
 
+  it('lets a confirmation handler decide a call the policy made confirm without naming people, not one naming them', async () => {
+    const confirmationHandler = () => ({ decision: 'approve' as const });
+    const tierOnly = setup({
+      callPolicy: always({ allowed: true, tier: 'confirm', policy: PAYMENTS }),
+      confirmationHandler,
+    });
+    expect(await tierOnly.sut.evaluate(read, ctx())).toMatchObject({
+      kind: 'executed',
+      approvedBy: 'policy',
+    });
+    const named = setup({
+      callPolicy: always({ allowed: true, tier: 'confirm', groups: ['finance'], policy: PAYMENTS }),
+      confirmationHandler,
+    });
+    expect(await named.sut.evaluate(read, ctx())).toMatchObject({ kind: 'pending_confirmation' });
+    expect(named.tools.read_logs.executions).toBe(0);
+  });
+
   it('never lowers a tier: a confirm tool stays confirm when the policy says auto', async () => {
     const { sut } = setup({ callPolicy: always({ allowed: true, tier: 'auto' }) });
     const outcome = await sut.evaluate({ id: 'c2', name: 'restart', args: { service: 'api' } }, ctx());

@@ -359,8 +359,11 @@ export class ToolCallPipeline {
       };
     }
 
-    // A callback asked for people: no handler decides in their place.
-    if (!this.options.confirmationHandler || route) return pending();
+    // A callback (or a policy naming groups or a quorum) asked for people: no handler decides in their place. A
+    // policy that only set the tier named nobody: its route just says which policy decided.
+    const peopleAsked =
+      route !== undefined && (!route.policy || route.groups !== undefined || route.quorum !== undefined);
+    if (!this.options.confirmationHandler || peopleAsked) return pending();
     const verdict = await consultHandler(
       this.options.confirmationHandler,
       confirmationRequest(ctx, call, args, print),
