@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallPolicyInput } from '@countersign/authorization';
 import { CedarPolicySet, conditionText, PolicyLoadError } from './cedar-policy-set';
+import { readdirSync } from 'node:fs';
 
 const EXAMPLE = join(__dirname, '../../../config/policies');
 const SCHEMA = readFileSync(join(EXAMPLE, 'schema.cedarschema'), 'utf8');
@@ -200,5 +201,53 @@ describe('conditionText', () => {
     ['permit (principal, action, resource) when { resource.tool == "a}b" };', 'resource.tool == "a}b"'],
   ])('%s → %s', (text, expected) => {
     expect(conditionText(text)).toBe(expected);
+  });
+});
+
+describe('asking a call only of the policies that can apply to its tool', () => {
+  const extra = `@id("typed-late")
+permit (principal, action, resource)
+when { resource.args has amount && resource.args.amount > 5 && resource.tool == "late" };
+
+@id("typed-early")
+@tier("confirm")
+permit (principal, action, resource)
+when { resource.tool == "early" && resource.args has amount && resource.args.amount > 5 };
+
+@id("any-tool-forbid")
+forbid (principal, action, resource)
+when { resource.args has currency && resource.args.currency == "XXX" };`;
+  const sources = [
+    ...readdirSync(EXAMPLE)
+      .filter((f) => f.endsWith('.cedar'))
+      .map((f) => ({ file: f, text: readFileSync(join(EXAMPLE, f), 'utf8') })),
+    { file: 'extra.cedar', text: extra },
+  ];
+  const indexed = CedarPolicySet.fromSources('p', SCHEMA, sources, PRINCIPALS);
+  const whole = CedarPolicySet.fromSources('p', SCHEMA, sources, PRINCIPALS, false);
+
+  it('knows which tools a policy can apply to from its first condition only', () => {
+    expect(indexed.policy('payments-quorum')?.tools).toEqual(['transfer']);
+    expect(indexed.policy('ops-read')?.tools).toEqual(['get_service_status', 'list_services']);
+    expect(indexed.policy('typed-early')?.tools).toEqual(['early']);
+    // The tool is not the first thing it evaluates: an error before it must still refuse any call.
+    expect(indexed.policy('typed-late')?.tools).toBeUndefined();
+    expect(indexed.policy('no-viewers-writing')?.tools).toBeUndefined();
+  });
+
+  it.each([
+    ['bob', 'transfer', { amount: 1500 }],
+    ['bob', 'transfer', { amount: 10, currency: 'XXX' }],
+    ['bob', 'transfer', { amount: 'lots' }],
+    ['bob', 'early', { amount: 'lots' }],
+    ['bob', 'other', { amount: 'lots' }],
+    ['bob', 'early', { amount: 9 }],
+    ['alice', 'scale_service', { service: 'web', replicas: 9 }],
+    ['alice', 'list_services', {}],
+    ['mallory', 'restart_service', { service: 'web' }],
+    ['stranger', 'unknown_tool', {}],
+  ])('gives the same verdict as the whole set: %s calls %s %j', (principal, toolName, args) => {
+    const input = call({ principal, toolName, args });
+    expect(indexed.decide(input)).toEqual(whole.decide(input));
   });
 });
