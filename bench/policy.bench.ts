@@ -11,7 +11,9 @@ import {
   type ToolPlugin,
 } from '@countersign/authorization';
 import { CedarPolicySet } from '@countersign/policy';
-import { BENCH_POLICY_COUNT, writeBenchPolicySet } from './support/cedar-policy-set';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BENCH_POLICY_COUNT, benchPolicyText, writeBenchPolicySet } from './support/cedar-policy-set';
 import { checkFlags, runMain, wantsHelp } from './support/cli';
 
 const USAGE = `Usage: npm run bench:policy [-- --strict]
@@ -54,10 +56,23 @@ const pipeline = new ToolCallPipeline({
 });
 
 // The same pipeline with a Cedar set of 50 policies answering in RBAC's place (libs/policy).
-const cedarSet = CedarPolicySet.load(writeBenchPolicySet(), []);
+const cedarDir = writeBenchPolicySet();
+const cedarSet = CedarPolicySet.load(cedarDir, []);
 const cedarPipeline = new ToolCallPipeline({
   registry: new ToolRegistry([{ ...readLogs, name: 'get_service_status' } as typeof readLogs]),
   callPolicy: cedarSet,
+  plugins: [guard],
+});
+// The same 50 policies with every one asked (as if no policy named its tool first): the worst case.
+const cedarWholePipeline = new ToolCallPipeline({
+  registry: new ToolRegistry([{ ...readLogs, name: 'get_service_status' } as typeof readLogs]),
+  callPolicy: CedarPolicySet.fromSources(
+    'bench',
+    readFileSync(join(cedarDir, 'schema.cedarschema'), 'utf8'),
+    [{ file: 'bench.cedar', text: benchPolicyText() }],
+    [],
+    false,
+  ),
   plugins: [guard],
 });
 const cedarCall = { id: 'call-1', name: 'get_service_status', args: { service: 'api', lines: 50 } };
@@ -140,7 +155,8 @@ async function main(): Promise<void> {
     });
 
   const runCedar = () => cedarPipeline.evaluate(cedarCall, cedarCaller);
-  const check = [await runPipeline(), ...(await runTurn()), await runCedar()];
+  const runCedarWhole = () => cedarWholePipeline.evaluate(cedarCall, cedarCaller);
+  const check = [await runPipeline(), ...(await runTurn()), await runCedar(), await runCedarWhole()];
   const wrong = check.find((outcome) => outcome.kind !== 'executed');
   if (wrong) throw new Error(`bench setup is wrong: pipeline returned ${wrong.kind}`);
 
@@ -153,6 +169,8 @@ async function main(): Promise<void> {
   const wholeTurn = await measure('turn', runTurn, BATCH, BATCHES);
   await warmUp('cedar', runCedar, WARMUP_CALLS / 10);
   const cedar = await measure(`cedar ${BENCH_POLICY_COUNT} policies`, runCedar, BATCH / 10, BATCHES);
+  await warmUp('cedar, every policy asked', runCedarWhole, WARMUP_CALLS / 10);
+  const cedarWhole = await measure('cedar, every policy asked', runCedarWhole, BATCH / 10, BATCHES);
 
   const bigArgs = oneKilobyteArgs();
   const bytes = Buffer.byteLength(canonicalJson(bigArgs), 'utf8');
@@ -184,6 +202,11 @@ async function main(): Promise<void> {
       cedar.calls.toLocaleString('en-US'),
     ],
     [`Cedar evaluation (difference to RBAC)`, fmt(cedar.medianNs - whole.medianNs), ''],
+    [
+      `  the same with all ${BENCH_POLICY_COUNT} policies asked (no tool index)`,
+      fmt(cedarWhole.medianNs - whole.medianNs),
+      cedarWhole.calls.toLocaleString('en-US'),
+    ],
     [`fingerprint, ${bytes} B canonical args`, fmt(print.medianNs), print.calls.toLocaleString('en-US')],
   ];
   const width = Math.max(...rows.map((r) => r[0].length));

@@ -1,6 +1,7 @@
 // A Cedar policy set of 50 policies for the benches (the size issue 28 asks the cost for): one permit that matches
 // the bench's auto call (get_service_status of agent ops), one forbid and 48 permits that are evaluated and do not
-// match it (other tools, argument conditions, groups), validated against the example schema (config/policies).
+// match it (other tools, argument conditions, groups), validated against the example schema (config/policies). As in
+// a set written per tool, each names its tool first, so a call is asked of the policies of its tool (libs/policy).
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
