@@ -16,6 +16,7 @@ import { parseArgs, USAGE, type BenchOptions } from './options';
 import { PEER_TOOL, PEERS, type PeerName } from './peers/peer-worker';
 import { createPeerDatabase, type PeerDatabase } from './peers/postgres';
 import { autoOverhead } from './phases/auto-overhead';
+import { BENCH_POLICY_COUNT, writeCedarAgentsConfig } from './support/cedar-policy-set';
 import { clusterRoundTrips } from './phases/cluster';
 import { floor, type FloorResult } from './phases/floor';
 import { gatewayOverhead } from './phases/gateway-overhead';
@@ -138,6 +139,9 @@ async function main(): Promise<void> {
   const hookPrefixes: TestPrefixes = onPrivateRedis
     ? { keyPrefix: 'countersign-hook', queuePrefix: '{countersign-hook}' }
     : uniquePrefixes('bench-hook');
+  const cedarPrefixes: TestPrefixes = onPrivateRedis
+    ? { keyPrefix: 'countersign-cedar', queuePrefix: '{countersign-cedar}' }
+    : uniquePrefixes('bench-cedar');
   let parkedPrefixes = uniquePrefixes('bench-parked');
   const children: Child[] = [];
   const peerDatabases: PeerDatabase[] = [];
@@ -178,6 +182,7 @@ async function main(): Promise<void> {
         main,
         mcpPrefixes,
         hookPrefixes,
+        cedarPrefixes,
         ...Object.values(prefixesOf),
         ...(stopParkedRedis ? [] : [parkedPrefixes]),
       ];
@@ -432,6 +437,26 @@ async function main(): Promise<void> {
     } finally {
       await allowHook.stop();
     }
+    // The same auto calls with a Cedar set of 50 policies answering in RBAC's place (issue 28), on prefixes of its own.
+    log(`starting a worker whose agents answer with a Cedar policy set of ${BENCH_POLICY_COUNT} policies`);
+    const cedarEnv = envOf(cedarPrefixes);
+    const cedarWorker = spawned(
+      await startWorker('cedar', cedarEnv, {
+        concurrency: options.workerConcurrency,
+        agentsConfig: writeCedarAgentsConfig(),
+      }),
+    );
+    await allHealthy([cedarWorker]);
+    const cedarAuto = await autoOverhead({
+      worker: cedarWorker,
+      redisUrl,
+      keyPrefix: cedarEnv.KEY_PREFIX,
+      requesterToken: REQUESTER_TOKEN,
+      repeats: options.autoRepeats,
+      calls: 100,
+      label: `auto-tier overhead, Cedar (${BENCH_POLICY_COUNT} policies)`,
+    });
+    await cedarWorker.stop();
 
     // Its own prefixes: a worker of the main prefix would take these runs off the shared queue.
     log('starting the ops MCP server and a worker whose ops tools come from it (config/agents.json)');
@@ -617,6 +642,7 @@ async function main(): Promise<void> {
       parked: { ...parked, measuredOn: parkedOn },
       autoOverhead: auto,
       hookOverhead: hook,
+      cedarOverhead: cedarAuto,
       mcpOverhead: mcp,
       gatewayOverhead: viaGateway,
       definitions: DEFINITIONS,

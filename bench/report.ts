@@ -292,6 +292,8 @@ interface Printable {
   autoOverhead: AutoOverheadResult;
   /** The same through a worker whose auto tool has an admission before-hook (a local hook answering allow). */
   hookOverhead: HookOverheadResult;
+  /** The same auto calls with a Cedar set of 50 policies in RBAC's place (absent in results of older benches). */
+  cedarOverhead?: AutoOverheadResult;
   mcpOverhead: AutoOverheadResult;
   gatewayOverhead: GatewayOverheadResult;
 }
@@ -558,6 +560,20 @@ function otherRows(r: Printable): Row[] {
       `${ms(r.autoOverhead.overheadPerCallMs)}/call`,
       `${judged(r.targets.autoOverhead)}; median of ${r.autoOverhead.repeats}`,
     ],
+    ...(r.cedarOverhead
+      ? ([
+          [
+            `auto tier, Cedar set of 50 policies: ${r.cedarOverhead.calls} calls`,
+            `${ms(r.cedarOverhead.perCallThroughWorkerMs)}/call`,
+            `run ${ms(r.cedarOverhead.runWithCallsMs)} − empty run ${ms(r.cedarOverhead.emptyRunMs)}`,
+          ],
+          [
+            '  overhead per auto call with Cedar',
+            `${ms(r.cedarOverhead.overheadPerCallMs)}/call`,
+            `${ms(r.cedarOverhead.overheadPerCallMs - r.autoOverhead.overheadPerCallMs)} above RBAC; median of ${r.cedarOverhead.repeats}; not judged`,
+          ],
+        ] as Row[])
+      : []),
     [
       '  worker CPU per auto call',
       cpuPerCall(r.autoOverhead.workerCpuPerCallMs),

@@ -162,6 +162,9 @@ describe('npm run bench --quick', () => {
     expect(results.hookOverhead.hookPerCallMs).toEqual(expect.any(Number));
     expect(results.hookOverhead.hookWorkerCpuPerCallMs).toEqual(expect.any(Number));
     expect(output).toMatch(/cost of the hook per call +\| +-?[\d.]+ ms\/call/);
+    // The same auto calls with a Cedar set of 50 policies in RBAC's place (issue 28), printed beside them.
+    expect(results.cedarOverhead.perCallThroughWorkerMs).toBeGreaterThan(0);
+    expect(output).toMatch(/^ {2}overhead per auto call with Cedar +\| +-?[\d.]+ (ms|µs)\/call/m);
     expect(results.mcpOverhead.perCallThroughWorkerMs).toBeGreaterThan(0);
     expect(results.mcpOverhead.directPerCallMs).toBeGreaterThan(0);
     expect(results.gatewayOverhead.gatewayPerCallMs).toBeGreaterThan(0);

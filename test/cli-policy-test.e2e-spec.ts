@@ -1,6 +1,6 @@
 // `countersign policy test` as CI runs it: the real binary (the compiled CLI), as a process, from outside the repo.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -152,6 +152,69 @@ describe('countersign policy test', () => {
     const production = await policyTest(cases, { DEPLOY_ENV: 'production' }, flags);
     expect(production.code).toBe(1);
     expect(production.stdout).toMatch(/^FAIL +restart in staging .* auto +confirm ops q1/m);
+  });
+
+  it("evaluates a Cedar policy set in RBAC's place: an argument picks the group and quorum, no permit is denied", async () => {
+    // The shipped example set (config/policies), alice an operator in the directory, bob in no policy group.
+    const principals = JSON.parse(readFileSync(CONFIG.principals, 'utf8')) as {
+      principals: { id: string; policyGroups?: string[] }[];
+    };
+    for (const p of principals.principals) if (p.id === 'alice') p.policyGroups = ['operators'];
+    const agents = {
+      policy: { cedar: join(root, 'config', 'policies') },
+      agents: {
+        ops: {
+          tools: ['get_service_status', 'restart_service', 'scale_service'],
+          roles: { operator: { allow: ['tool:*'] } },
+          users: { alice: ['operator'], bob: ['operator'] },
+        },
+      },
+    };
+    const cases = write(
+      'cases.json',
+      JSON.stringify([
+        {
+          name: 'status',
+          principal: 'alice',
+          tool: 'get_service_status',
+          args: { service: 'web' },
+          expect: 'auto',
+        },
+        {
+          name: 'scale a little',
+          principal: 'alice',
+          tool: 'scale_service',
+          args: { service: 'web', replicas: 3 },
+          expect: { confirm: { groups: ['ops'], quorum: 1 } },
+        },
+        {
+          name: 'scale a lot',
+          principal: 'alice',
+          tool: 'scale_service',
+          args: { service: 'web', replicas: 8 },
+          expect: { confirm: { groups: ['ops'], quorum: 2 } },
+        },
+        {
+          name: 'no permit',
+          principal: 'bob',
+          tool: 'get_service_status',
+          args: { service: 'web' },
+          expect: 'denied',
+        },
+      ]),
+    );
+    const result = await policyTest(cases, {}, [
+      '--agents-config',
+      write('agents.json', JSON.stringify(agents)),
+      '--principals-config',
+      write('principals.json', JSON.stringify(principals)),
+    ]);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(
+      /^PASS +scale a lot .* confirm ops q2 +confirm ops q2 .*policy ops-scale-up-large/m,
+    );
+    expect(result.stdout).toContain('4 passed, 0 failed');
+    expect(result.code).toBe(0);
   });
 
   it('refuses a cases file that is not valid, naming the field (exit 2)', async () => {

@@ -16,6 +16,7 @@ import {
 } from '@countersign/authorization';
 import type { Tier } from '@countersign/contracts';
 import { ConfigError } from '@countersign/platform';
+import type { PipelinePolicies } from '@countersign/policy';
 import type { ServerSelection, ToolProviders } from '@countersign/tool-providers';
 import type { AgentConfig } from '../config/agents-config.schema';
 import type { ChatModel } from '../models/chat-model';
@@ -77,6 +78,8 @@ export interface BuildOptions {
   withoutHooks?: boolean;
   /** Variables for confirmation rules' `when.env`. @defaultValue the providers' (the service's environment) */
   envOf?: (variable: string) => string | undefined;
+  /** The deployment's Cedar policy set (in RBAC's place) and shadow set, loaded once for every agent (loadPolicies). */
+  policies?: PipelinePolicies;
 }
 
 /**
@@ -161,6 +164,7 @@ export function buildAgent(
     registry,
     accessControl,
     policy,
+    ...options.policies,
     plugins,
     ...(handler ? { confirmationHandler: handler.handler, confirmationTimeoutMs: handler.timeoutMs } : {}),
     maxConcurrentTools: agent.maxConcurrentTools,

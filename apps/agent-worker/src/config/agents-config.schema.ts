@@ -14,6 +14,7 @@ import {
   usersHaveDefinedRoles,
 } from '@countersign/contracts';
 import { AdmissionConfigSchema, ConfirmationHandlerConfigSchema } from '@countersign/admission';
+import { PolicyConfigSchema } from '@countersign/policy';
 import { opsToolSettings } from '@countersign/demo-infra';
 import { ConfigError } from '@countersign/platform';
 import { ServerNameSchema, ToolProvidersConfigSchema } from '@countersign/tool-providers';
@@ -143,6 +144,10 @@ export type AgentConfig = z.infer<typeof AgentConfigSchema>;
 
 export const AgentsConfigSchema = ToolProvidersConfigSchema.extend({
   agents: z.record(IdSchema, AgentConfigSchema).describe('The agents, by name (what `POST /runs` names).'),
+  policy: PolicyConfigSchema.optional().describe(
+    "Every agent's rules: the JSON `roles`, `users` and tiers (unset), or a Cedar policy set in RBAC's place, and a " +
+      'shadow set compared beside them (docs/reference/cedar.md).',
+  ),
 }).strict();
 export type AgentsConfig = z.infer<typeof AgentsConfigSchema>;
 

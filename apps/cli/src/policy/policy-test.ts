@@ -8,7 +8,8 @@ import { z } from 'zod';
 import type { Authorization } from '@countersign/authorization';
 import { ApprovalRequestSchema, describeZodError, IdSchema, ToolNameSchema } from '@countersign/contracts';
 import { InfraStore, opsTools } from '@countersign/demo-infra';
-import { createLogger } from '@countersign/platform';
+import { createLogger, loadJsonConfig, PrincipalsConfigSchema } from '@countersign/platform';
+import { loadPolicies, type PipelinePolicies } from '@countersign/policy';
 import { matchesAny, SecretSource, ToolProviders } from '@countersign/tool-providers';
 import {
   type AgentRuntime,
@@ -19,6 +20,7 @@ import { type AgentsConfig, loadAgentsConfig } from '../../../agent-worker/src/c
 import type { ApprovalsConfig } from '../../../approval-service/src/config/approvals-config.schema';
 import { loadApprovalRules } from '../../../approval-service/src/config/approval-service.config';
 import { routeRequest } from '../../../approval-service/src/requests/routing/route-request';
+import { toApprovalRequest, toFrontierCall } from '../../../agent-worker/src/runs/frontier';
 
 const ExpectSchema = z.union([
   z.enum(['auto', 'manual', 'denied']),
@@ -92,10 +94,24 @@ export class PolicyEvaluator {
   private readonly approvals: ApprovalsConfig;
   private readonly providers: ToolProviders;
   private readonly built = new Map<string, BuiltAgent>();
+  /** The Cedar policy set in RBAC's place, when the agents config names one (a shadow set decides nothing here). */
+  private readonly policies: PipelinePolicies;
 
   constructor(private readonly sources: PolicySources) {
     this.agents = loadAgentsConfig(sources.agentsConfig);
     this.approvals = loadApprovalRules(sources.approvalsConfig, sources.principalsConfig).approvals;
+    const { principals } = loadJsonConfig(
+      'PRINCIPALS_CONFIG',
+      sources.principalsConfig,
+      PrincipalsConfigSchema,
+    );
+    const { callPolicy } = loadPolicies(
+      this.agents.policy && { cedar: this.agents.policy.cedar },
+      principals,
+      'AGENTS_CONFIG: policy',
+      { warn: () => {}, disagreements: { inc: () => {} }, errors: { inc: () => {} } },
+    );
+    this.policies = callPolicy ? { callPolicy } : {};
     this.providers = new ToolProviders(this.agents, {
       secrets: new SecretSource(sources.env),
       logger: createLogger('policy-test', 'silent'),
@@ -146,19 +162,21 @@ export class PolicyEvaluator {
       case 'manual_required':
         return { outcome: 'manual', rule: 'manual_only tier' };
       case 'pending_confirmation': {
-        const request = ApprovalRequestSchema.parse({
-          requestId: 'policy-test',
-          callId: a.callId,
-          runId: 'policy-test',
-          agent,
-          requester: testCase.principal,
-          toolName: a.toolName,
-          args: a.args,
-          tier: 'confirm',
-          fingerprint: a.fingerprint,
-          toolDefinitionHash: a.definitionHash,
-          requestedAt: new Date(0).toISOString(),
-        });
+        // The request as the worker would publish it (with a policy's or a hook's route), routed as the service does.
+        const waiting = toFrontierCall(
+          { id: a.callId, name: a.toolName, args: a.args as Record<string, unknown> },
+          0,
+          a,
+        );
+        const request = ApprovalRequestSchema.parse(
+          toApprovalRequest(
+            { runId: 'policy-test', agent, userId: testCase.principal },
+            {
+              ...waiting.body,
+              requestId: 'policy-test',
+            },
+          ),
+        );
         const route = routeRequest(request, this.approvals, { expiresInMs: 0 });
         const tier =
           runtime.registry.get(a.toolName)?.tier === 'confirm' ? 'confirm tier' : 'confirmation.require';
@@ -205,6 +223,7 @@ export class PolicyEvaluator {
         undefined,
         {
           withoutHooks: true,
+          policies: this.policies,
           envOf: (variable) => this.sources.env[variable],
         },
       );
