@@ -6,6 +6,7 @@ import { approveCommand, denyCommand, respondCommand } from './commands/decide.c
 import { doneCommand } from './commands/done.command';
 import { fingerprintCommand } from './commands/fingerprint.command';
 import { inboxLinkCommand } from './commands/inbox-link.command';
+import { policyCommand } from './commands/policy.command';
 import { rulesCommand } from './commands/rules.command';
 import { runCommand } from './commands/run.command';
 import { runbookCommand } from './commands/runbook.command';
@@ -21,6 +22,7 @@ const commands: (() => Command)[] = [
   respondCommand,
   doneCommand,
   rulesCommand,
+  policyCommand,
   inboxLinkCommand,
   fingerprintCommand,
   tokenCommand,

@@ -6,6 +6,7 @@ export * from './tool';
 export * from './call-preview';
 export * from './tool-registry';
 export * from './access-control';
+export * from './call-policy';
 export * from './confirmation-policy';
 export * from './confirmation-handler';
 export * from './decisions';
