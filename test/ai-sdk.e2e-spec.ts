@@ -128,6 +128,21 @@ describe('the AI SDK adapter', () => {
     );
   });
 
+  it("does not run a call an approver responded to, and the model gets the approver's text, naming them", async () => {
+    const { runId, ran, tools, model, lastPrompt, messages } = await firstTurn();
+    const { pending } = await approvalResponses(messages, { client, runId, onBehalfOf: 'alice' });
+    await harness.respond(pending[0].approvalId, 'Refund 20, not 25: shipping is not refundable.');
+    const { responses } = await approvalResponses(messages, { client, runId, onBehalfOf: 'alice' });
+    expect(responses).toEqual([expect.objectContaining({ approved: false })]);
+    messages.push({ role: 'tool', content: responses });
+    await generateText({ model, tools, messages: fromJson(messages) });
+    expect(ran).toHaveLength(0);
+    expect(lastPrompt()).toContain(
+      'Tool \\"refund_order\\" was not run: the approver (bob) responded instead of approving. ' +
+        "This is their response, not the tool's output: Refund 20, not 25: shipping is not refundable.",
+    );
+  });
+
   it('does not run a call whose approval expired', async () => {
     const { runId, ran, tools, model, lastPrompt, messages } = await firstTurn('short_refund');
     const { responses } = await approvalResponses(messages, {

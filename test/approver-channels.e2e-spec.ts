@@ -102,7 +102,7 @@ describe('Slack', () => {
 });
 
 describe('email', () => {
-  it('sends the context, and its page shows expiry in words, who voted and one reason box under both buttons', async () => {
+  it('sends the context, and its page shows expiry in words, who voted, one reason box under both buttons and a respond form', async () => {
     const { runId, call } = await scalePayments(5);
     const { mail, link } = await system.mailTo('carol', call.callId);
     // (The capture reads the mail's bytes as Latin-1, so the checks keep to ASCII between the quotes and arrows.)
@@ -123,13 +123,22 @@ describe('email', () => {
     expect(page).not.toContain(view.expiresAt); // no raw timestamp
     expect(page).toMatch(/expires in (29|30) min/);
     expect(page).toContain('1 of 2: dave approved');
-    expect(page.match(/<form /g)).toHaveLength(1);
-    const [approve, deny, reason] = ['value="approve"', 'value="deny"', 'name="reason"'].map((s) =>
-      page.indexOf(s),
-    );
+    // One form for Approve and Deny with the reason box under both; then the respond form, with its own text.
+    expect(page.match(/<form /g)).toHaveLength(2);
+    const [approve, deny, reason, second, response, respond] = [
+      'value="approve"',
+      'value="deny"',
+      'name="reason"',
+      '<form method="post" action="/approve/',
+      'name="response"',
+      'value="respond"',
+    ].map((s, i) => (i === 3 ? page.lastIndexOf(s) : page.indexOf(s)));
     expect(approve).toBeGreaterThan(0);
     expect(deny).toBeGreaterThan(approve);
     expect(reason).toBeGreaterThan(deny);
+    expect(second).toBeGreaterThan(reason);
+    expect(response).toBeGreaterThan(second);
+    expect(respond).toBeGreaterThan(response);
 
     const posted = await fetch(link, {
       method: 'POST',

@@ -100,6 +100,21 @@ describe('the OpenAI Agents SDK adapter', () => {
     );
   });
 
+  it("does not run a call an approver responded to, and the model gets the approver's text, naming them", async () => {
+    const countersign = new CountersignAgents({ client, store: new FileParkedRunStore(storeDir) });
+    const { agent, model, ran } = refundAgent(countersign);
+    const runId = `agents-${++runs}`;
+    const outcome = parked(await countersign.run(agent, 'refund order 1234', { runId }));
+    await harness.respond(outcome.approvals[0].approvalId, 'Refund 20, not 25: shipping is not refundable.');
+    const done = await countersign.resume(agent, runId);
+    expect(done.status).toBe('completed');
+    expect(ran).toHaveLength(0);
+    expect(lastInput(model)).toContain(
+      'Tool \\"refund_order\\" was not run: the approver (bob) responded instead of approving. ' +
+        "This is their response, not the tool's output: Refund 20, not 25: shipping is not refundable.",
+    );
+  });
+
   it('does not run a call whose approval expired', async () => {
     const countersign = new CountersignAgents({ client, store: new FileParkedRunStore(storeDir) });
     const { agent, model, ran } = refundAgent(countersign, 'short_refund');

@@ -7,6 +7,7 @@ import * as authorization from '@countersign/authorization';
 import {
   CountersignClient,
   fingerprint,
+  notRunMessage,
   verifyWebhook,
   WEBHOOK_HEADERS,
   type ExternalCall,
@@ -101,6 +102,40 @@ describe('guard', () => {
       decidedBy: 'person',
     });
     expect(tool.calls).toHaveLength(0);
+  });
+
+  it('does not run a call an approver responded to: the response, who gave it, and the words for the model', async () => {
+    const tool = countingTool();
+    const call = refund();
+    const guarded = client.guard(call, tool.execute);
+    const approvalId = await pendingApproval(call);
+    const text = 'Refund 20, not 25: the shipping is not refundable.';
+    await harness.respond(approvalId, text);
+    const result = await guarded;
+    expect(result).toEqual({
+      status: 'responded',
+      approvalId,
+      toolName: 'refund_order',
+      response: text,
+      approvers: ['bob'],
+    });
+    expect(tool.calls).toHaveLength(0);
+    expect(notRunMessage(result as Exclude<GuardResult<unknown>, { status: 'executed' }>)).toBe(
+      'Tool "refund_order" was not run: the approver (bob) responded instead of approving. ' +
+        `This is their response, not the tool's output: ${text}`,
+    );
+    // The approvals API says it in its own words; a claim of a responded call is refused.
+    const view = await client.get(approvalId, {});
+    expect(view).toMatchObject({
+      status: 'respond',
+      response: text,
+      approvers: ['bob'],
+      decidedBy: 'person',
+    });
+    expect(await client.claim(approvalId, view.fingerprint, {})).toMatchObject({
+      status: 'refused',
+      reason: 'denied',
+    });
   });
 
   it('does not run a call that expired', async () => {

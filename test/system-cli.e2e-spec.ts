@@ -178,6 +178,45 @@ it('exits with a clear error and its own exit code for each way a command can fa
   });
 });
 
+it('answers a call with `countersign respond <callId> "text"`: nothing runs, the model gets the text', async () => {
+  const before = (await system.service('web')).restarts;
+  const runId = await system.startRun(restartScript('web'));
+  const call = await system.waitForPendingCall(runId);
+  await system.waitForApproval(call.callId);
+  const text = 'Not like this: restart only the canary first.';
+
+  // No text is a usage error (exit 2), refused before anything is sent.
+  const empty = await finished(countersign(['respond', call.callId, '  '], asBob));
+  expect(empty.code).toBe(2);
+  expect(empty.stderr).toContain('the response must not be empty');
+  expect((await system.run(runId)).status).toBe('awaiting_confirmation');
+
+  const respond = await finished(countersign(['respond', call.callId, text], asBob));
+  expect(respond).toMatchObject({
+    code: 0,
+    stdout: [
+      `${call.callId}: responded by bob; the call does not run, the agent is given your response`,
+      '  tool:        restart_service',
+      '  arguments:   {"service":"web"}',
+      `  fingerprint: ${call.fingerprint} (revision 0, as the agent asked)`,
+      '',
+    ].join('\n'),
+  });
+  const run = await system.waitForStatus(runId, 'completed');
+  expect(run.messages.find((m) => m.role === 'tool' && m.toolCallId === call.callId)?.content).toContain(
+    `the approver (bob) responded instead of approving. This is their response, not the tool's output: ${text}`,
+  );
+  expect((await system.service('web')).restarts).toBe(before);
+  expect(await system.waitForAudit(call.callId, 'decision.recorded')).toMatchObject({
+    actor: 'bob',
+    detail: { decision: 'respond', response: text, channel: 'cli' },
+  });
+
+  const again = await finished(countersign(['respond', call.callId, 'again'], asBob));
+  expect(again.code).toBe(6);
+  expect(again.stderr).toContain('already decided by bob');
+});
+
 it('refuses the requester deciding their own call (separation of duties) with exit code 5', async () => {
   const runId = await system.startRun(restartScript('web'), {}, 'bob');
   const call = await system.waitForPendingCall(runId, 'bob');
@@ -194,6 +233,7 @@ it('explains the commands with --help', async () => {
       ['run', '--help'],
       ['approvals', 'list', '--help'],
       ['deny', '--help'],
+      ['respond', '--help'],
     ].map((args) => finished(countersign(args))),
   );
   for (const result of results) {

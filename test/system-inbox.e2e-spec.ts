@@ -43,4 +43,38 @@ describeInChromium('the whole system, decided in the web inbox', () => {
     });
     await system.waitForAudit(call.callId, 'tool.executed');
   });
+
+  it('answers a call with a response from the inbox (Respond…, type, send): nothing runs, the model is told', async () => {
+    const before = (await system.service('web')).restarts;
+    const runId = await system.startRun(restartScript('web'));
+    const call = await system.waitForPendingCall(runId);
+    await system.waitForApproval(call.callId);
+    const text = 'Not like this: restart only the canary first.';
+
+    const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+    const link = await system.api<{ url: string }>('POST', '/inbox/sign-in-links', 'carol');
+    await page.goto(link.json.url);
+    await page.getByRole('button', { name: 'Open my inbox' }).click();
+    const card = page.locator(`section[data-call-id="${call.callId}"]`);
+    await card.waitFor();
+    await page.locator('#live', { hasText: 'live' }).waitFor();
+
+    const box = card.getByRole('textbox', { name: 'Response' });
+    expect(await box.isVisible()).toBe(false);
+    await card.getByRole('button', { name: 'Respond…' }).click();
+    await box.fill(text);
+    await card.getByRole('button', { name: 'Send response' }).click();
+    await card.locator('.after-click', { hasText: 'Responded. restart_service does not run' }).waitFor();
+
+    const run = await system.waitForStatus(runId, 'completed');
+    expect(run.messages.find((m) => m.role === 'tool' && m.toolCallId === call.callId)?.content).toContain(
+      `the approver (carol) responded instead of approving. This is their response, not the tool's output: ${text}`,
+    );
+    expect((await system.service('web')).restarts).toBe(before);
+    expect(await system.waitForAudit(call.callId, 'decision.recorded')).toMatchObject({
+      actor: 'carol',
+      detail: { decision: 'respond', response: text, channel: 'web' },
+    });
+    await page.close();
+  });
 });

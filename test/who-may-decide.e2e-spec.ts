@@ -10,6 +10,7 @@ import type { ApprovalView, AuditEntry } from '@countersign/contracts';
 import { signLinkToken } from '../apps/approval-service/src/notifications/email/link-token';
 import { approvalsConfig, approvers, group } from './support/fixtures';
 import { signInToInbox } from './support/inbox-session';
+import { readSse, type SseEvent } from './support/sse';
 import { testToken } from './support/principals';
 import { restartScript, SYSTEM_SECRETS, TestSystem } from './support/system';
 
@@ -18,6 +19,9 @@ jest.setTimeout(90_000);
 const CONFIG = approvalsConfig({
   approvers: approvers('bob', 'carol', 'erin'),
   groups: [group('ops', ['bob', 'carol'], '#ops-approvals'), group('finance', ['erin'], '#finance')],
+  rules: [
+    { name: 'payments need two', match: { args: { service: 'payments*' } }, groups: ['ops'], quorum: 2 },
+  ],
   defaultGroup: 'ops',
   defaults: { channels: ['slack', 'email', 'web'], expiresIn: '30m' },
 });
@@ -162,5 +166,109 @@ describe.each([
     const decided = await system.waitForApproval(approval.request.callId, 'carol');
     expect(decided.outcome).toMatchObject({ decision: 'approve', approvers: ['carol'] });
     expect((await system.waitForStatus(runId, 'completed', 15_000, 'bob')).status).toBe('completed');
+  });
+});
+
+// Respond (issue 29): an answer in text instead of a verdict, under the same rule of who may decide. The call never
+// runs; the model gets the text as the call's result, and the run goes on with one follow-up turn.
+describe('a respond', () => {
+  const TEXT = 'Not like this: restart only the canary first.';
+  const respond = (id: string, who: string, body: object = { decision: 'respond', response: TEXT }) =>
+    fetch(`${system.approvalUrl}/approvals/${id}/decisions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...system.bearer(who) },
+      body: JSON.stringify(body),
+    });
+
+  it("reaches the model as the call's result, names who responded, and nothing runs", async () => {
+    const before = (await system.service('web')).restarts;
+    const { runId, approval } = await bobsCall();
+    const { requestId, callId } = approval.request;
+
+    // Who may decide is the same rule: the requester and someone the call is not routed to are refused.
+    expect((await respond(requestId, 'bob')).status).toBe(403);
+    expect((await respond(requestId, 'erin')).status).toBe(404);
+    // A respond needs its text, and the answer names the field.
+    const empty = await respond(requestId, 'carol', { decision: 'respond', response: '  ' });
+    expect(empty.status).toBe(400);
+    expect(await empty.text()).toContain('response');
+    expect((await system.waitForApproval(callId, 'carol')).status).toBe('pending');
+
+    const answer = await respond(requestId, 'carol');
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toMatchObject({
+      status: 'decided',
+      decision: 'respond',
+      approvers: ['carol'],
+    });
+
+    const run = await system.waitForStatus(runId, 'completed', 15_000, 'bob');
+    const told = run.messages.find((m) => m.role === 'tool' && m.toolCallId === callId);
+    expect(told?.content).toBe(
+      'Tool "restart_service" was not run: the approver (carol) responded instead of approving. ' +
+        `This is their response, not the tool's output: ${TEXT}`,
+    );
+    // One follow-up turn, as after a denial: the script's final text.
+    expect(run.result).toBe('restarted web');
+    expect((await system.service('web')).restarts).toBe(before); // counted at the tool: never ran
+
+    const events: SseEvent[] = [];
+    await readSse(`${system.workerUrl}/runs/${runId}/events`, events, system.bearer('bob'));
+    expect(events.find((e) => e.event === 'decision')?.data).toMatchObject({
+      callId,
+      decision: 'respond',
+      approvers: ['carol'],
+      response: TEXT,
+    });
+    expect(events.find((e) => e.event === 'tool_result')?.data).toMatchObject({
+      callId,
+      outcome: 'responded',
+      content: told?.content,
+    });
+
+    const audit = await system.audit({ callId }, 'carol');
+    expect(audit.find((e) => e.type === 'decision.recorded')).toMatchObject({
+      actor: 'carol',
+      detail: { decision: 'respond', response: TEXT, channel: 'api' },
+    });
+    expect(audit.find((e) => e.type === 'tool.responded')).toMatchObject({
+      detail: { toolName: 'restart_service', approvers: ['carol'], response: TEXT },
+    });
+    expect(audit.some((e) => e.type === 'tool.executed' || e.type === 'tool.started')).toBe(false);
+  });
+
+  it('settles a quorum of two at once, like a deny; an approver the call is not routed to is refused', async () => {
+    const before = (await system.service('payments')).restarts;
+    const runId = await system.startRun(restartScript('payments'));
+    const call = await system.waitForPendingCall(runId);
+    const approval = await system.waitForApproval(call.callId, 'carol');
+    expect(approval.quorum).toBe(2);
+    const { requestId } = approval.request;
+
+    const first = await fetch(`${system.approvalUrl}/approvals/${requestId}/decisions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...system.bearer('bob') },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    expect(await first.json()).toMatchObject({ status: 'vote_recorded', approvals: 1, quorum: 2 });
+    expect((await respond(requestId, 'erin')).status).toBe(404);
+    expect(await rejections(call.callId)).toContain('unauthorized_approver');
+
+    const second = await respond(requestId, 'carol');
+    expect(await second.json()).toMatchObject({
+      status: 'decided',
+      decision: 'respond',
+      approvers: ['carol'],
+    });
+    const run = await system.waitForStatus(runId, 'completed');
+    expect(run.messages.find((m) => m.role === 'tool')?.content).toContain(TEXT);
+    expect((await system.service('payments')).restarts).toBe(before);
+    // The first decision wins: nothing counts after it.
+    const late = await fetch(`${system.approvalUrl}/approvals/${requestId}/decisions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...system.bearer('carol') },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    expect(late.status).toBe(409);
   });
 });

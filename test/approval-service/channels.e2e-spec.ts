@@ -191,6 +191,7 @@ describe('approval service', () => {
     expect(actions?.elements?.map((e) => [e.action_id, e.value])).toEqual([
       ['countersign_approve', `${request.requestId}|0`],
       ['countersign_deny', `${request.requestId}|0`],
+      ['countersign_respond', `${request.requestId}|0`], // opens a modal asking for the text
       ['countersign_open_inbox', undefined], // a link to the inbox (edit form), not a decision
     ]);
     expect(JSON.stringify(message.body.blocks)).toContain('&lt;b&gt;hi&lt;/b&gt;');

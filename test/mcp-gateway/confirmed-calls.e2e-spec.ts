@@ -123,6 +123,26 @@ describe('MCP gateway', () => {
       expect(h.notes.calls.filter((c) => c.args.text === 'deny me')).toHaveLength(0);
     });
 
+    it("responded: the result carries the approver's text, naming them, as an error result; the server gets nothing", async () => {
+      const args = { text: 'respond to me' };
+      const first = await alice.callTool({ name: 'notes__write_note', arguments: args });
+      const words = 'Write it to the team channel instead, not to notes.';
+      await h.approvals.respond(approvalOf(first), words);
+      const answered = await alice.callTool({ name: 'notes__write_note', arguments: args });
+      // An error result: the tool did not produce it, and a client that checks a tool's output schema still shows it.
+      expect(answered.isError).toBe(true);
+      expect(text(answered)).toBe(
+        'Tool "notes__write_note" was not run: the approver (bob) responded instead of approving. ' +
+          `This is their response, not the tool's output: ${words}`,
+      );
+      expect(answered._meta?.['countersign/approval']).toMatchObject({
+        status: 'responded',
+        response: words,
+        decidedBy: 'person',
+      });
+      expect(h.notes.calls.filter((c) => c.args.text === 'respond to me')).toHaveLength(0);
+    });
+
     it('expired: identical calls are told it expired, and the server gets nothing', async () => {
       const args = { text: 'too late' };
       const first = await alice.callTool({ name: 'short_write_note', arguments: args });

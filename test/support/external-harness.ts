@@ -120,6 +120,16 @@ export class ExternalHarness {
     return this.decide(approvalId, 'deny', as, reason);
   }
 
+  /** Answers with `response` instead of a verdict (decision "respond"): the call is not to run. */
+  async respond(approvalId: string, response: string, as = 'bob'): Promise<void> {
+    const { status, json } = await this.api('POST', `/approvals/${approvalId}/decisions`, as, {
+      decision: 'respond',
+      response,
+    });
+    if (status !== 200)
+      throw new Error(`${as} could not respond to ${approvalId}: ${status} ${JSON.stringify(json)}`);
+  }
+
   /** The pending approvals routed to `as` (what the inbox lists). */
   async pendingFor(as = 'bob'): Promise<string[]> {
     const { json } = await this.api<{ request: { callId: string } }[]>(

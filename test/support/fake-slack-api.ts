@@ -74,12 +74,13 @@ export class FakeSlackApi {
   }
 }
 
-/** The SDK posts form-encoded bodies with `blocks` as a JSON string. */
+/** The SDK posts form-encoded bodies with `blocks` (and a modal's `view`) as a JSON string. */
 function parseBody(raw: string, contentType: string): Record<string, unknown> {
   if (contentType.includes('application/json')) return JSON.parse(raw || '{}') as Record<string, unknown>;
   const body: Record<string, unknown> = {};
   for (const [key, value] of new URLSearchParams(raw)) {
-    body[key] = key === 'blocks' || key === 'attachments' ? (JSON.parse(value) as unknown) : value;
+    body[key] =
+      key === 'blocks' || key === 'attachments' || key === 'view' ? (JSON.parse(value) as unknown) : value;
   }
   return body;
 }

@@ -264,7 +264,7 @@ export class TestSystem {
   async slackClick(
     callId: string,
     approver: SystemApprover | { slackUserId: string },
-    action: 'approve' | 'deny',
+    action: 'approve' | 'deny' | 'respond',
     { rev }: { rev?: number } = {},
   ) {
     const posted = await waitFor(
@@ -296,6 +296,35 @@ export class TestSystem {
         { action_id: button.action_id, value: rev === undefined ? button.value : withRev(button.value, rev) },
       ],
     };
+    return this.slackInteraction(payload);
+  }
+
+  /**
+   * Submits the respond modal that a Respond click opened (the newest views.open the Slack stand-in got) as `approver`,
+   * with `text` typed in: a view_submission signed like Slack signs it, carrying the modal's own private_metadata.
+   */
+  async slackSubmitRespond(approver: SystemApprover | { slackUserId: string }, text: string) {
+    const opened = await waitFor(
+      () => this.slack.calls.filter((c) => c.method === 'views.open').at(-1),
+      'views.open',
+    );
+    const view = opened.body.view as { callback_id: string; private_metadata: string };
+    return this.slackInteraction({
+      type: 'view_submission',
+      user: {
+        id: typeof approver === 'string' ? SYSTEM_APPROVERS[approver].slackUserId : approver.slackUserId,
+      },
+      view: {
+        id: `V${Date.now()}`,
+        callback_id: view.callback_id,
+        private_metadata: view.private_metadata,
+        state: { values: { response: { text: { type: 'plain_text_input', value: text } } } },
+      },
+    });
+  }
+
+  /** POSTs one interaction payload to the approval service, signed like Slack signs it. */
+  private async slackInteraction(payload: Record<string, unknown>) {
     const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
     const timestamp = String(Math.floor(Date.now() / 1000));
     const res = await fetch(`${this.approvalUrl}/slack/interactions`, {

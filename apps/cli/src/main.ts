@@ -2,7 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { CliError, EXIT_CODES_HELP, ExitCode } from './cli-error';
 import { approvalsCommand } from './commands/approvals.command';
-import { approveCommand, denyCommand } from './commands/decide.command';
+import { approveCommand, denyCommand, respondCommand } from './commands/decide.command';
 import { doneCommand } from './commands/done.command';
 import { fingerprintCommand } from './commands/fingerprint.command';
 import { inboxLinkCommand } from './commands/inbox-link.command';
@@ -19,6 +19,7 @@ const commands: (() => Command)[] = [
   approvalsCommand,
   approveCommand,
   denyCommand,
+  respondCommand,
   doneCommand,
   rulesCommand,
   policyCommand,

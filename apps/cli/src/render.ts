@@ -12,6 +12,7 @@ export const callText = (call: { toolName: string; args: unknown }) =>
 const OUTCOME_MARK: Record<string, string> = {
   executed: '✓',
   denied: '✗',
+  responded: '↩',
   manual_required: '⚠',
 };
 
@@ -31,7 +32,7 @@ export function eventLine(event: RunEvent): string | undefined {
     case 'node':
       return `◆ step ${event.node} ${event.status}${event.callId ? ` (call ${event.callId})` : ''}`;
     case 'decision':
-      return `${event.decision === 'approve' ? '☑' : '☒'} ${event.toolName} (call ${event.callId}) ${decisionWords(event)}`;
+      return `${{ approve: '☑', deny: '☒', respond: '↩' }[event.decision]} ${event.toolName} (call ${event.callId}) ${decisionWords(event)}`;
   }
 }
 
@@ -40,6 +41,8 @@ export function eventLine(event: RunEvent): string | undefined {
  * carol, until …)", "denied by bob: not now", "denied: expired (nobody decided in time)".
  */
 export function decisionWords(d: Extract<RunEvent, { type: 'decision' }>): string {
+  if (d.decision === 'respond')
+    return `responded to by ${d.approvers.join(', ') || 'a person'} (not run): ${d.response ?? ''}`;
   const verb = d.decision === 'approve' ? 'approved' : 'denied';
   if (d.rule) return `${verb} by ${d.reason ?? `standing rule ${d.rule}`}`;
   if (d.decidedBy === 'expired') return 'denied: expired (nobody decided in time)';
@@ -87,7 +90,7 @@ export function approvalLine(view: ApprovalView): string {
     view.quorum > 1 ? ` ${view.votes.filter((v) => v.decision === 'approve').length}/${view.quorum}` : '';
   const edited = now.edited ? `  (revision ${revisionText(view)})` : '';
   const outcome = view.outcome
-    ? ` → ${view.outcome.decision} by ${view.outcome.approvers.join(', ') || view.outcome.decidedBy}${view.outcome.reason ? ` (${view.outcome.reason})` : ''}`
+    ? ` → ${view.outcome.decision} by ${view.outcome.approvers.join(', ') || view.outcome.decidedBy}${view.outcome.reason ? ` (${view.outcome.reason})` : ''}${view.outcome.response ? `: “${view.outcome.response}”` : ''}`
     : '';
   return `${r.callId}  ${view.status}${votes}  ${callText(now)}${edited}  fingerprint ${now.fingerprint}  requested by ${r.requester} (agent ${r.agent})  expires ${view.expiresAt}  request ${r.requestId}${outcome}`;
 }

@@ -48,6 +48,24 @@ describe('decision signature', () => {
     });
   });
 
+  describe("covers a respond's text", () => {
+    const responded = withSignature(
+      { ...decision, decision: 'respond', response: 'Restart only the canary first.' },
+      secret,
+    );
+    it('verifies the text as signed', () => {
+      expect(verifyPayloadSignature(responded, secret)).toBe(true);
+    });
+    it.each([
+      ['text changed', { ...responded, response: 'Restart everything now.' }],
+      ['text emptied', { ...responded, response: '' }],
+      ['text removed', Object.fromEntries(Object.entries(responded).filter(([k]) => k !== 'response'))],
+      ['turned into an approve', { ...responded, decision: 'approve' }],
+    ])('%s', (_case, tampered) => {
+      expect(verifyPayloadSignature(tampered, secret)).toBe(false);
+    });
+  });
+
   describe('rejects a forged or missing signature', () => {
     it.each([
       ['no signature', { ...decision }],

@@ -11,6 +11,8 @@ export interface CallDecision {
   approvers?: readonly string[];
   /** What the approver was shown, when known: used only to explain a mismatch. */
   shown?: { toolName: string; args: unknown };
+  /** Decision "respond": the approver's text, which the model gets instead of the tool's result. */
+  response?: string;
 }
 
 export class DecisionBook {
@@ -47,4 +49,19 @@ export function refusalMessage(decision: Pick<CallDecision, 'decidedBy' | 'reaso
         ? `Tool execution was refused by policy: ${decision.reason}`
         : 'Tool execution was refused by policy.';
   }
+}
+
+/**
+ * What the model is told when an approver responded with text instead of a verdict: the call did not run, who
+ * responded, and their words, marked as theirs (not the tool's output), so the model re-plans with them.
+ */
+export function responseMessage(
+  toolName: string,
+  decision: { response?: string; approvers?: readonly string[] },
+): string {
+  const who = decision.approvers?.length ? decision.approvers.join(', ') : 'an approver';
+  return (
+    `Tool "${toolName}" was not run: the approver (${who}) responded instead of approving. ` +
+    `This is their response, not the tool's output: ${decision.response ?? ''}`
+  );
 }

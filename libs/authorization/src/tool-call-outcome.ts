@@ -34,6 +34,8 @@ export type ToolCallOutcome =
       /** Set when a confirmation handler denied it: which one (and rule). */
       policyDecision?: PolicyDecision;
     })
+  /** An approver answered with text instead of a verdict: the call did not run; `content` carries their words. */
+  | (Base & { kind: 'responded'; approvers: readonly string[]; response: string })
   | (Base & { kind: 'skipped'; plugin: string })
   | (Base & {
       kind: 'pending_confirmation';

@@ -664,6 +664,27 @@ describe('ToolCallPipeline', () => {
       );
       expect(outcome).toMatchObject({ kind: 'denied', approvers: ['bob'] });
     });
+
+    it('does not run a call an approver responded to, and gives the model their words, naming them', async () => {
+      const { sut, tools } = setup();
+      const responded = approve(restart(), {
+        decision: 'respond',
+        approvers: ['carol'],
+        response: 'Restart only the canary first.',
+      });
+      const outcome = await sut.evaluate(restart(), ctx([responded]));
+      expect(outcome).toEqual({
+        kind: 'responded',
+        callId: restart().id,
+        toolName: 'restart_service',
+        approvers: ['carol'],
+        response: 'Restart only the canary first.',
+        content:
+          'Tool "restart_service" was not run: the approver (carol) responded instead of approving. ' +
+          "This is their response, not the tool's output: Restart only the canary first.",
+      });
+      expect(tools.restart_service.executions).toBe(0);
+    });
   });
 
   describe('confirmation handler', () => {

@@ -20,7 +20,7 @@ import {
   DEFAULT_CONFIRMATION_TIMEOUT_MS,
 } from './confirmation-handler';
 import { ConfirmationPolicy, stricter } from './confirmation-policy';
-import { type DecisionBook, refusalMessage } from './decisions';
+import { type DecisionBook, refusalMessage, responseMessage } from './decisions';
 import { fingerprint, printableReadableForm } from './fingerprint';
 import type { AfterToolContext, BeforeToolContext, ConfirmationRoute, ToolPlugin } from './plugins';
 import type { CallerContext, ToolCall } from './tool';
@@ -351,6 +351,15 @@ export class ToolCallPipeline {
         });
       }
       if (decision.decision === 'approve') return ready(call, tool, args, 'confirm', 'person');
+      if (decision.decision === 'respond')
+        return {
+          kind: 'responded',
+          callId: call.id,
+          toolName: call.name,
+          content: responseMessage(call.name, decision),
+          approvers: decision.approvers ?? [],
+          response: decision.response ?? '',
+        };
       const by =
         decision.decidedBy === 'person' || decision.decidedBy === undefined ? 'person' : decision.decidedBy;
       return {

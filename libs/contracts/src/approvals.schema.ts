@@ -1,7 +1,7 @@
 // Approval service HTTP views and the audit log.
 import { z } from 'zod';
 import { ApprovalRequestSchema } from './approval-request.schema';
-import { DecidedBySchema, DecisionValueSchema } from './decision.schema';
+import { DecidedBySchema, DecisionValueSchema, ResponseTextSchema } from './decision.schema';
 import { IdSchema, IsoDateSchema, TierSchema } from './common.schema';
 
 export const ApprovalStatusSchema = z.enum(['pending', 'decided', 'expired', 'notice']);
@@ -79,6 +79,8 @@ export const ApprovalVoteSchema = z.object({
   approver: IdSchema,
   decision: DecisionValueSchema,
   reason: z.string().optional(),
+  /** Decision "respond": the approver's text. */
+  response: z.string().optional(),
   channel: z.enum(['slack', 'email', 'web', 'api', 'cli']),
   at: IsoDateSchema,
   /** The revision of the arguments voted on (0: as the agent asked; each edit adds one). */
@@ -105,6 +107,8 @@ export const ApprovalViewSchema = z.object({
       args: z.record(z.string(), z.unknown()).optional(),
       /** Decided by this standing rule. */
       rule: IdSchema.optional(),
+      /** Decision "respond": the approver's text, given to the model as the call's result (nothing ran). */
+      response: z.string().optional(),
     })
     .optional(),
   /**
@@ -158,6 +162,7 @@ export const AuditEventType = [
   'tool.executed',
   'tool.failed',
   'tool.denied',
+  'tool.responded', // an approver responded with text instead of a verdict: the call did not run, the model got the text
   'tool.interrupted',
   'tool.claimed', // an approved external call was claimed by its client, which may now run it
   'tool.claim_refused', // a claim or completion report the approvals API refused (why: detail.reason)
@@ -249,11 +254,25 @@ export const DecisionResultSchema = z.object({
 });
 export type DecisionResult = z.infer<typeof DecisionResultSchema>;
 
-/** `POST /approve/:token`: the email confirmation page's form. */
-export const EmailDecisionFormSchema = z.object({
-  decision: DecisionValueSchema,
-  reason: z.string().max(2_000).optional(),
-});
+/**
+ * `POST /approve/:token`: the email confirmation page's form. It posts every field; `response` counts only with
+ * decision "respond", which requires it.
+ */
+export const EmailDecisionFormSchema = z
+  .object({
+    decision: DecisionValueSchema,
+    reason: z.string().max(2_000).optional(),
+    response: z.string().optional(),
+  })
+  .transform((form, ctx) => {
+    const { decision, reason } = form;
+    if (decision !== 'respond') return { decision, reason };
+    const response = ResponseTextSchema.safeParse(form.response ?? '');
+    if (response.success) return { decision, reason, response: response.data };
+    for (const issue of response.error.issues)
+      ctx.addIssue({ code: 'custom', path: ['response'], message: issue.message });
+    return z.NEVER;
+  });
 export type EmailDecisionForm = z.infer<typeof EmailDecisionFormSchema>;
 
 /**

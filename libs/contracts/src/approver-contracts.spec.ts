@@ -66,6 +66,46 @@ describe('DecisionBodySchema', () => {
   });
 });
 
+describe('DecisionBodySchema: respond', () => {
+  it('takes a respond with its text, trimmed', () => {
+    expect(DecisionBodySchema.parse({ decision: 'respond', response: '  canary first  ' })).toEqual({
+      decision: 'respond',
+      response: 'canary first',
+    });
+  });
+
+  it.each([
+    [
+      'no text',
+      { decision: 'respond' },
+      'response: decision "respond" needs a response: the text the agent is given instead of running the call',
+    ],
+    [
+      'blank text',
+      { decision: 'respond', response: '   ' },
+      'response: must not be empty: say what the agent should do instead',
+    ],
+    [
+      '4,001 characters',
+      { decision: 'respond', response: 'x'.repeat(4_001) },
+      'response: must be at most 4000 characters',
+    ],
+    [
+      'a text with a deny',
+      { decision: 'deny', response: 'no' },
+      'response: a response comes only with decision "respond"',
+    ],
+  ])('refuses %s, naming the field', (_case, body, problem) => {
+    expect(issues(DecisionBodySchema.safeParse(body))).toEqual([problem]);
+  });
+
+  it('takes 4,000 characters', () => {
+    expect(DecisionBodySchema.safeParse({ decision: 'respond', response: 'x'.repeat(4_000) }).success).toBe(
+      true,
+    );
+  });
+});
+
 describe('DecisionSchema', () => {
   it('keeps a decision without the added fields exactly as it was (signatures of earlier decisions still verify)', () => {
     const decision = {

@@ -2,8 +2,22 @@
 import { z } from 'zod';
 import { IdSchema, IsoDateSchema, Sha256HexSchema, ToolArgsSchema, ToolNameSchema } from './common.schema';
 
-export const DecisionValueSchema = z.enum(['approve', 'deny']);
+/**
+ * approve (possibly with edited arguments), deny, or respond: the approver answers with text instead of a verdict; the
+ * call does not run and the model gets the text as the call's result, so it re-plans.
+ */
+export const DecisionValueSchema = z.enum(['approve', 'deny', 'respond']);
 export type DecisionValue = z.infer<typeof DecisionValueSchema>;
+
+/** The longest text an approver may respond with. */
+export const RESPONSE_MAX_CHARS = 4_000;
+
+/** An approver's response (decision "respond"): what the model is given as the call's result. */
+export const ResponseTextSchema = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty: say what the agent should do instead')
+  .max(RESPONSE_MAX_CHARS, `must be at most ${RESPONSE_MAX_CHARS} characters`);
 
 /** Who settled it, so the model is told the right story. */
 export const DecidedBySchema = z.enum([
@@ -39,6 +53,9 @@ export const DecisionSchema = z.object({
   args: ToolArgsSchema.optional(),
   /** Set when a standing rule decided (decidedBy "policy"): the rule's ID, for the audit. */
   rule: IdSchema.optional(),
+  // Added for respond (issue 29), optional so every decision signed before still verifies the same.
+  /** Respond only: the approver's text, given to the model as the call's result. Covered by the signature. */
+  response: ResponseTextSchema.optional(),
 });
 export type Decision = z.infer<typeof DecisionSchema>;
 
@@ -60,10 +77,23 @@ export const DecisionBodySchema = z
     args: ToolArgsSchema.optional(),
     /** The fingerprint of the call you were shown: refused (409) when the arguments were edited since. */
     fingerprint: Sha256HexSchema.optional(),
+    /**
+     * Respond only (required with it): your answer instead of a verdict, 1 to 4,000 characters. The call does not
+     * run; the agent's model gets this text as the call's result, naming you, and re-plans.
+     */
+    response: ResponseTextSchema.optional(),
   })
   .strict()
   .refine((body) => body.args === undefined || body.decision === 'approve', {
     message: 'edited arguments come only with decision "approve"',
     path: ['args'],
+  })
+  .refine((body) => body.decision !== 'respond' || body.response !== undefined, {
+    message: 'decision "respond" needs a response: the text the agent is given instead of running the call',
+    path: ['response'],
+  })
+  .refine((body) => body.response === undefined || body.decision === 'respond', {
+    message: 'a response comes only with decision "respond"',
+    path: ['response'],
   });
 export type DecisionBody = z.infer<typeof DecisionBodySchema>;

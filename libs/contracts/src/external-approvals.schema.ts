@@ -83,13 +83,17 @@ export const ExternalClaimStateSchema = z.object({
 
 /**
  * An external approval as its client sees it. `allow`: approved (claim it before running); `deny`: refused by a
- * person, by expiry or for want of an approver route (`decidedBy` says which, `reason` why); `pending`: waiting.
+ * person, by expiry or for want of an approver route (`decidedBy` says which, `reason` why); `respond`: an approver
+ * answered with text instead (`response`): do not run the call, give the text to your model as its result;
+ * `pending`: waiting.
  */
 export const ExternalApprovalViewSchema = z.object({
   approvalId: ExternalApprovalIdSchema,
-  status: z.enum(['pending', 'allow', 'deny']),
+  status: z.enum(['pending', 'allow', 'deny', 'respond']),
   decidedBy: DecidedBySchema.optional(),
   reason: z.string().optional(),
+  /** Status `respond`: the approver's text (`approvers` names who). */
+  response: z.string().optional(),
   approvers: z.array(IdSchema).optional(),
   decidedAt: IsoDateSchema.optional(),
   runId: IdSchema,

@@ -148,6 +148,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     rule: IdSchema.optional(),
     /** The decision's reason: a denier's words, or the standing rule's "standing rule … (by …, until …)". */
     reason: z.string().optional(),
+    /** Decision "respond": the approver's text, which the model gets as the call's result. */
+    response: z.string().optional(),
   }),
 ]);
 export type RunEvent = z.infer<typeof RunEventSchema>;
@@ -181,7 +183,8 @@ export const StoredRunEventSchema = z.union([
   z.tuple([z.literal('d'), RunStatusCodeSchema, z.string()]),
   z.tuple([z.literal('n'), z.string().max(400), NodeStatusSchema]),
   z.tuple([z.literal('n'), z.string().max(400), NodeStatusSchema, IdSchema]),
-  // A decision: call, tool, decision, decided by, approvers, reason ('' none), standing rule ('' none).
+  // A decision: call, tool, decision, decided by, approvers, reason ('' none; a respond's text for decision
+  // "respond", which has no reason of its own), standing rule ('' none).
   z.tuple([
     z.literal('v'),
     IdSchema,

@@ -1,5 +1,6 @@
 // What an agent's model is told when Countersign did not approve a call, worded like the worker's refusals, so the
 // model can tell a person's denial (with the reason) from an expiry and from a missing approver route.
+import { responseMessage } from '@countersign/authorization/decisions';
 import type { ExternalApprovalView } from '@countersign/contracts/external-approvals.schema';
 import type { GuardResult } from './guard';
 
@@ -13,6 +14,25 @@ export function refusalMessage(
   return `Tool execution was denied by ${who}.${view.reason ? ` Reason: ${view.reason}` : ''}`;
 }
 
+/**
+ * An approver responded with text instead of a verdict (status `respond`): the call did not run, and the model is
+ * given their words, marked as theirs and naming who, worded as the worker words it.
+ */
+export function respondedMessage(
+  toolName: string,
+  view: Pick<ExternalApprovalView, 'response' | 'approvers'>,
+): string {
+  return responseMessage(toolName, view);
+}
+
+/** What the model is told about a decided call that is not run: refused, or answered with a response. */
+export function notApprovedMessage(
+  toolName: string,
+  view: Pick<ExternalApprovalView, 'status' | 'decidedBy' | 'reason' | 'approvers' | 'response'>,
+): string {
+  return view.status === 'respond' ? respondedMessage(toolName, view) : refusalMessage(view);
+}
+
 /** The tool result of a guarded call that did not run here. */
 export function notRunMessage(result: Exclude<GuardResult<unknown>, { status: 'executed' }>): string {
   switch (result.status) {
@@ -21,6 +41,8 @@ export function notRunMessage(result: Exclude<GuardResult<unknown>, { status: 'e
         decidedBy: result.decidedBy as ExternalApprovalView['decidedBy'],
         reason: result.reason,
       });
+    case 'responded':
+      return respondedMessage(result.toolName, result);
     case 'expired':
       return refusalMessage({ decidedBy: 'expired' });
     case 'pending':

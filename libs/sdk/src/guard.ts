@@ -32,6 +32,8 @@ export interface GuardOptions<T> {
 /**
  * - `executed`: approved, claimed here, run; `reported` is false when the completion report could not be sent.
  * - `denied`: refused by a person (or for want of an approver route); `reason` says why.
+ * - `responded`: an approver answered with text instead of a verdict (`response`, by `approvers`); it was not run.
+ *   Give the text to the model as the call's result (notRunMessage words it), so it re-plans.
  * - `expired`: nobody decided in time; it was not run.
  * - `pending`: no decision before the timeout or the signal; guard the same call again later to reattach.
  * - `already_claimed`: approved, but claimed earlier (by another process, or this one before a restart): not run here.
@@ -39,6 +41,7 @@ export interface GuardOptions<T> {
 export type GuardResult<T> =
   | { status: 'executed'; approvalId: string; value: T; reported: boolean }
   | { status: 'denied'; approvalId: string; reason?: string; decidedBy?: string }
+  | { status: 'responded'; approvalId: string; toolName: string; response: string; approvers: string[] }
   | { status: 'expired'; approvalId: string }
   | { status: 'pending'; approvalId: string; expiresAt: string; inboxUrl: string }
   | {
@@ -113,6 +116,14 @@ function unapproved<T>(view: ExternalApprovalView): GuardResult<T> {
   const { approvalId } = view;
   if (view.status === 'pending')
     return { status: 'pending', approvalId, expiresAt: view.expiresAt, inboxUrl: view.inboxUrl };
+  if (view.status === 'respond')
+    return {
+      status: 'responded',
+      approvalId,
+      toolName: view.toolName,
+      response: view.response ?? '',
+      approvers: view.approvers ?? [],
+    };
   if (view.decidedBy === 'expired') return { status: 'expired', approvalId };
   return { status: 'denied', approvalId, reason: view.reason, decidedBy: view.decidedBy };
 }

@@ -22,6 +22,7 @@ export {
   type RequesterOptions,
   type WaitOptions,
 } from './countersign-client';
+export { notRunMessage } from './decision-messages';
 export { CountersignApiError, CountersignError } from './errors';
 export { guardCall, type GuardOptions, type GuardResult, type GuardedExecute } from './guard';
 export { checkRequester, requesterMismatch } from './requester';

@@ -14,7 +14,7 @@ export class WorkerMetrics extends AppMetrics {
   ]);
   readonly toolCalls = this.counter(
     'countersign_tool_calls_total',
-    'Tool calls by outcome (executed, denied, pending_confirmation, manual_required, skipped, error, interrupted, reasked)',
+    'Tool calls by outcome (executed, denied, responded, pending_confirmation, manual_required, skipped, error, interrupted, reasked)',
     ['outcome'],
   );
   readonly decisions = this.counter(

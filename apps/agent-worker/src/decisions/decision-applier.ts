@@ -132,6 +132,7 @@ function receiptOf(decision: SignedDecision): AuditInput {
       requestId: decision.requestId,
       ...(decision.args ? { editedArgs: decision.args } : {}),
       ...(decision.rule ? { standingRule: decision.rule } : {}),
+      ...(decision.response ? { response: decision.response } : {}),
     },
   };
 }
@@ -148,6 +149,7 @@ function decidedEvent(d: SignedDecision): RunEvent {
     approvers: d.approvers,
     ...(d.rule ? { rule: d.rule } : {}),
     ...(d.reason ? { reason: d.reason } : {}),
+    ...(d.response ? { response: d.response } : {}),
   };
 }
 
@@ -161,5 +163,6 @@ function toStored(d: SignedDecision): StoredDecision {
     decidedAt: d.decidedAt,
     ...(d.args ? { args: d.args } : {}),
     ...(d.rule ? { rule: d.rule } : {}),
+    ...(d.response ? { response: d.response } : {}),
   };
 }

@@ -214,6 +214,10 @@ describe('the runbook interpreter', () => {
     ['Tool execution was denied: the approval request expired before anyone decided.', 'refused'],
     ['Tool "x" failed: boom', 'failed'],
     ['Tool "delete_volume" must be done by a person: it is manual-only', 'manual'],
+    [
+      'Tool "restart_service" was not run: the approver (carol) responded instead of approving. This is their response, not the tool\'s output: canary first',
+      'refused',
+    ],
     ['{"ok":true}', 'executed'],
   ])('reads "%s" as %s', (content, expected) => {
     expect(classifyResult(content)).toBe(expected);

@@ -118,6 +118,8 @@ export function classifyResult(content: string): CallEnd {
   if (/^Tool execution was (denied|refused)/.test(content)) return 'refused';
   if (
     /^Tool "[^"]+" was refused/.test(content) ||
+    // An approver's response (responseMessage): the step did not run, like a denial.
+    /^Tool "[^"]+" was not run: the approver \(/.test(content) ||
     /^(Permission "|User "[^"]+" lacks permission)/.test(content)
   )
     return 'refused';

@@ -8,6 +8,7 @@ import {
   fingerprint,
   mapWithConcurrency,
   refusalMessage,
+  responseMessage,
   type ReadyCall,
 } from '@countersign/authorization';
 import { AuditLog, type AuditInput } from '@countersign/audit';
@@ -116,6 +117,7 @@ export class FrontierSettlement {
     call: FrontierCall,
     carried: AuditInput[],
   ): Promise<FrontierCall> {
+    if (call.decision?.decision === 'respond') return this.settleResponded(run, lease, call, carried);
     // Kept before the call is done: a retry after a failure here keeps it again (the same value), never skips it.
     await this.sticky.keep(run, agent, call);
     const content = refusalMessage({ decidedBy: call.decision?.decidedBy, reason: call.decision?.reason });
@@ -135,6 +137,43 @@ export class FrontierSettlement {
             toolName: call.body.name,
             approvers: call.decision?.approvers ?? [],
             reason: call.decision?.reason,
+          },
+        },
+      ]),
+      this.recordResult(call, result),
+    ]);
+    return this.settled(run, call, result);
+  }
+
+  /**
+   * An approver responded with text instead of a verdict: the call does not run (the ledger keeps it `denied`, a call
+   * that is not run), and the model gets their words as the call's result, naming who. Not kept as a sticky denial:
+   * a response is guidance, so the same call asked again is asked about again.
+   */
+  private async settleResponded(
+    run: RunRecord,
+    lease: Lease,
+    call: FrontierCall,
+    carried: AuditInput[],
+  ): Promise<FrontierCall> {
+    const decision = call.decision!;
+    const content = responseMessage(call.body.name, decision);
+    const result = { outcome: 'responded', content };
+    await this.calls.transitionCall(run.runId, lease, call.body.id, CallState.Denied, CallState.Done, {
+      result,
+    });
+    await Promise.all([
+      this.audit.appendAll([
+        ...carried.splice(0),
+        {
+          type: 'tool.responded',
+          runId: run.runId,
+          callId: call.body.id,
+          actor: decision.approvers.join(',') || 'person',
+          detail: {
+            toolName: call.body.name,
+            approvers: decision.approvers,
+            response: decision.response ?? '',
           },
         },
       ]),

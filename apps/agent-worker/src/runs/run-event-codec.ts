@@ -43,7 +43,7 @@ function toStored(event: RunEvent): z.input<typeof StoredRunEventSchema> {
         event.decision,
         event.decidedBy,
         event.approvers,
-        event.reason ?? '',
+        (event.decision === 'respond' ? event.response : event.reason) ?? '',
         event.rule ?? '',
       ];
   }
@@ -93,7 +93,7 @@ export function decodeRunEvent(runId: string, stored: unknown): RunEvent | undef
         decision: e[3],
         decidedBy: e[4],
         approvers: e[5],
-        ...(e[6] ? { reason: e[6] } : {}),
+        ...(e[6] ? { [e[3] === 'respond' ? 'response' : 'reason']: e[6] } : {}),
         ...(e[7] ? { rule: e[7] } : {}),
       };
   }

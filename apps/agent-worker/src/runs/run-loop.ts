@@ -282,6 +282,14 @@ export class RunLoop {
       });
       if (outcome.policyDecision)
         this.tellDecision(run, turn, call.id, call.name, 'deny', outcome.policyDecision, outcome.content);
+    } else if (outcome.kind === 'responded') {
+      await this.audit.append({
+        type: 'tool.responded',
+        runId: run.runId,
+        callId: call.id,
+        actor: outcome.approvers.join(',') || 'person',
+        detail: { toolName: call.name, approvers: outcome.approvers, response: outcome.response },
+      });
     } else if (outcome.kind === 'manual_required') {
       // A notice, not a question: the run does not wait for it.
       const body = manualStepBody(

@@ -47,6 +47,8 @@ export interface StoredDecision {
   args?: Record<string, unknown>;
   /** The standing rule that decided. */
   rule?: string;
+  /** Decision "respond": the approver's text (signed), given to the model as the call's result; nothing runs. */
+  response?: string;
 }
 
 /** What the model is told about a settled call. */

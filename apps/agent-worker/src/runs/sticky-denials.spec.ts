@@ -90,6 +90,8 @@ describe('StickyDenials', () => {
     ['a refusal by policy', decision({ decidedBy: 'policy' })],
     ['no route', decision({ decidedBy: 'no_route' })],
     ['an approval', decision({ decision: 'approve' })],
+    // A response is guidance, not a no: the same call asked again is asked about again.
+    ['a person’s response', decision({ decision: 'respond', response: 'canary first' })],
   ])('keeps a person’s denial only, not %s', async (_case, other) => {
     const { sut, kept } = setup();
     await sut.keep(run, agent(), { ...waiting('c1'), state: CallState.Denied, decision: other });

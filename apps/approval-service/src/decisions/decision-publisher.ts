@@ -51,6 +51,8 @@ export class DecisionPublisher {
         // Only when set: a decision without them signs exactly as before.
         ...(outcome.args && outcome.decision === 'approve' ? { args: outcome.args } : {}),
         ...(outcome.rule ? { rule: outcome.rule } : {}),
+        // The respond's text is signed with the rest, so the worker refuses a text changed on the way.
+        ...(outcome.decision === 'respond' && outcome.response ? { response: outcome.response } : {}),
       },
       'decision',
     );

@@ -51,6 +51,7 @@ export class Settlement {
         decidedBy: outcome.decidedBy,
         approvers: outcome.approvers,
         reason: outcome.reason ?? null,
+        ...(outcome.response ? { response: outcome.response } : {}),
         fingerprint: signed.fingerprint,
         attempt,
         requestId,

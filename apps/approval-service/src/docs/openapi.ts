@@ -156,7 +156,11 @@ export function openApiDocument(): OpenAPIObject {
       },
       '/approvals/{id}/decisions': {
         post: {
-          summary: 'Approve or deny (a single deny decides; approvals count towards the quorum)',
+          summary:
+            'Approve, deny or respond (a single deny or respond decides; approvals count towards the quorum)',
+          description:
+            '`respond` answers with text (`response`, 1 to 4,000 characters, required with it) instead of a verdict: ' +
+            'the call does not run, and the agent’s model gets the text as the call’s result, naming who responded.',
           security: bearer,
           parameters: [requestOrCallId],
           requestBody: {
@@ -248,6 +252,8 @@ export function openApiDocument(): OpenAPIObject {
           description:
             'Routed, notified, decided and expired like the worker’s requests; the caller is the client (never the ' +
             'one who decides). `allow`: approved, claim before running; `deny`: refused (`decidedBy`, `reason`); ' +
+            '`respond`: an approver answered with text (`response`, by `approvers`): do not run it, give the text to ' +
+            'your model as the call’s result; ' +
             '`pending`: wait for it. Submitting the same run, call ID and arguments for the same person again returns ' +
             'the same approval; other arguments, or another person (`onBehalfOf`), make another one. Rate limited per ' +
             'source address, per client and per person acted for.',

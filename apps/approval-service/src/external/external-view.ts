@@ -1,6 +1,11 @@
-// An external approval as its client sees it: the decision in the words of the API (allow, deny, pending).
-import type { ExternalApprovalView } from '@countersign/contracts';
+// An external approval as its client sees it: the decision in the words of the API (allow, deny, respond, pending).
+import type { DecisionValue, ExternalApprovalView } from '@countersign/contracts';
 import type { StoredExternalApproval } from './external-call-store';
+
+const EXTERNAL_STATUS = { approve: 'allow', deny: 'deny', respond: 'respond' } as const satisfies Record<
+  DecisionValue,
+  ExternalApprovalView['status']
+>;
 
 export function externalView(stored: StoredExternalApproval, publicUrl: string): ExternalApprovalView {
   const { request, outcome, claim } = stored;
@@ -10,9 +15,10 @@ export function externalView(stored: StoredExternalApproval, publicUrl: string):
   const settled = stored.status !== 'pending' && stored.status !== 'notice' && outcome !== undefined;
   return {
     approvalId: request.callId,
-    status: settled ? (outcome.decision === 'approve' ? 'allow' : 'deny') : 'pending',
+    status: settled ? EXTERNAL_STATUS[outcome.decision] : 'pending',
     decidedBy: settled ? outcome.decidedBy : undefined,
     reason: settled ? outcome.reason : undefined,
+    ...(settled && outcome.response ? { response: outcome.response } : {}),
     approvers: settled ? outcome.approvers : undefined,
     decidedAt: settled ? outcome.decidedAt : undefined,
     runId: request.runId,

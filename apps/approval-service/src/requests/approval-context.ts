@@ -92,6 +92,8 @@ export function outcomeInWords(a: Settled): string {
   if (o.decidedBy === 'expired') return 'Denied: expired (nobody decided in time)';
   if (o.decidedBy === 'no_route') return 'Denied: no approver route';
   if (o.rule) return `Approved by standing rule ${o.rule}${ruleAuthor(o.reason)}`;
+  if (o.decision === 'respond')
+    return `Responded${o.approvers.length ? ` by ${o.approvers.join(', ')}` : ''}: ${o.response ?? ''}`;
   const verb = o.decision === 'approve' ? 'Approved' : 'Denied';
   const by = o.approvers.length
     ? ` by ${o.approvers.join(', ')}`

@@ -12,8 +12,10 @@ import { z } from 'zod';
 
 export const VoteSchema = z.object({
   approver: z.string(),
-  decision: z.enum(['approve', 'deny']),
+  decision: z.enum(['approve', 'deny', 'respond']),
   reason: z.string().optional(),
+  /** Decision "respond": the approver's text. */
+  response: z.string().optional(),
   channel: z.enum(['slack', 'email', 'web', 'api', 'cli']),
   at: z.string(),
   /** The revision of the arguments the vote was cast on (0: as the agent asked). */
@@ -34,6 +36,8 @@ export interface Outcome {
   args?: Record<string, unknown>;
   /** Decided by this standing rule (decidedBy "policy"). */
   rule?: string;
+  /** Decision "respond": the approver's text, which the model gets as the call's result instead of running it. */
+  response?: string;
 }
 
 /** An approver's edit of the arguments: the request shows these now, under a new revision. */

@@ -99,6 +99,7 @@ function parseOutcome(hash: Record<string, string>, edited: Edit | undefined): S
       ? { args: edited.args }
       : {}),
     ...(hash.standingRule ? { rule: hash.standingRule } : {}),
+    ...(hash.outcomeResponse ? { response: hash.outcomeResponse } : {}),
   };
 }
 

@@ -33,7 +33,7 @@ describe('nextStep', () => {
   });
 
   it('after a decision: what the agent does now', () => {
-    const decided = (decision: 'approve' | 'deny', args?: Record<string, unknown>) => ({
+    const decided = (decision: 'approve' | 'deny' | 'respond', args?: Record<string, unknown>) => ({
       status: 'decided' as const,
       callId: 'call-1',
       request: request(),
@@ -54,6 +54,9 @@ describe('nextStep', () => {
     );
     expect(nextStep(decided('deny'), 'scale_service', { decision: 'deny', reason: 'no' })).toBe(
       'Denied. The agent is told, with your reason, and does not run scale_service; it may try something else.',
+    );
+    expect(nextStep(decided('respond'), 'scale_service', { decision: 'respond' })).toBe(
+      'Responded. scale_service does not run; the agent is given your response as its result, naming you, and re-plans.',
     );
   });
 });

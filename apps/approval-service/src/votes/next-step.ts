@@ -1,5 +1,6 @@
 // What happens after a vote, in words for the approver who cast it: every channel says the same (the REST API and the
 // CLI, Slack's ephemeral reply, the email link's page, the inbox).
+import type { DecisionValue } from '@countersign/contracts';
 import type { RevisionRoute } from '../requests/approval-types';
 import { routeName } from '../requests/approval-context';
 import type { VoteOutcome } from './votes.service';
@@ -8,7 +9,7 @@ import type { VoteOutcome } from './votes.service';
 export function nextStep(
   result: VoteOutcome,
   toolName: string,
-  vote: { decision: 'approve' | 'deny'; reason?: string; edited?: boolean },
+  vote: { decision: DecisionValue; reason?: string; edited?: boolean },
 ): string {
   const moved = result.rerouted ? `${routedAnew(result.rerouted)} ` : '';
   if (result.status === 'rerouted')
@@ -20,6 +21,8 @@ export function nextStep(
       ? `${moved}Your edit and approval are counted (1 of ${result.quorum}). The other approvers are asked about the edited call; it runs once ${more} approve${left === 1 ? 's' : ''} it.`
       : `Counted (${result.approvals} of ${result.quorum}). The call runs once ${more} approve${left === 1 ? 's' : ''} it.`;
   }
+  if (result.outcome.decision === 'respond')
+    return `Responded. ${toolName} does not run; the agent is given your response as its result, naming you, and re-plans.`;
   if (result.outcome.decision === 'deny')
     return `Denied. The agent is told${vote.reason ? ', with your reason,' : ''} and does not run ${toolName}; it may try something else.`;
   const edited = result.outcome.args ? ' with the edited arguments' : '';

@@ -21,6 +21,8 @@ export interface VoteRequest {
   approverGroups: string[];
   decision: DecisionValue;
   reason?: string;
+  /** Decision "respond" (required with it): the approver's text, validated by the channel (ResponseTextSchema). */
+  response?: string;
   channel: VoteChannel;
   /** The attempt a Slack button or email link was made for; undefined = the request's. */
   attempt?: number;
@@ -65,6 +67,7 @@ export class VoteCheck {
       approver: vote.approver,
       decision: vote.decision,
       reason: vote.reason,
+      ...(vote.decision === 'respond' ? { response: vote.response } : {}),
       channel: vote.channel,
       attempt: vote.attempt,
       singleUseToken: vote.singleUseToken,

@@ -23,6 +23,8 @@ export interface CheckedVote {
   approver: string;
   decision: DecisionValue;
   reason?: string;
+  /** Decision "respond": the approver's text. */
+  response?: string;
   channel: VoteChannel;
   /** The attempt a Slack button or email link was made for; undefined = the request's. */
   attempt?: number;
@@ -86,6 +88,7 @@ export class VoteStore {
         approvers: String(reply[2]).split(','),
         reason: vote.reason || undefined,
         decidedAt: new Date(now).toISOString(),
+        ...(vote.decision === 'respond' && vote.response ? { response: vote.response } : {}),
         ...(reply[4] ? { args: JSON.parse(String(reply[4])) as Record<string, unknown> } : {}),
       };
       const channels = reply[3] ? String(reply[3]).split(',') : [];
@@ -145,6 +148,7 @@ function recordVoteArgs(
     approver: vote.approver,
     decision: vote.decision,
     reason: vote.reason ?? '',
+    response: vote.decision === 'respond' ? (vote.response ?? '') : '',
     channel: vote.channel,
     now,
     nowIso: new Date(now).toISOString(),
@@ -178,6 +182,7 @@ type RecordVoteArgs = {
   approver: string;
   decision: DecisionValue;
   reason: string;
+  response: string;
   channel: VoteChannel;
   now: number;
   nowIso: string;

@@ -190,6 +190,7 @@ export class VotesService {
         decision: checked.decision,
         channel: checked.channel,
         reason: checked.reason ?? null,
+        ...(checked.response ? { response: checked.response } : {}),
         settled: result.status === 'decided',
         requestId: checked.requestId,
         // An edit keeps both: what the agent asked for and what the approver changed it to, and the route it got.

@@ -5,6 +5,7 @@ import {
   type AuditEntry,
   type AuditVerification,
   type DecisionResult,
+  type DecisionValue,
   type StandingRule,
 } from '@countersign/contracts';
 import { CliError, ExitCode } from '../cli-error';
@@ -87,13 +88,14 @@ export class ApprovalClient {
   /**
    * `edit.args`: approve these arguments instead (checked against the tool's schema; under a quorum the others are
    * asked about them); `edit.fingerprint`: the revision you were shown, which the service records the vote on or
-   * refuses (RevisionChangedError) when someone edited the arguments since.
+   * refuses (RevisionChangedError) when someone edited the arguments since; `edit.response`: decision "respond" only,
+   * the text the agent is given instead of running the call.
    */
   async decide(
     callId: string,
-    decision: 'approve' | 'deny',
+    decision: DecisionValue,
     reason?: string,
-    edit: { args?: Record<string, unknown>; fingerprint?: string } = {},
+    edit: { args?: Record<string, unknown>; fingerprint?: string; response?: string } = {},
   ): Promise<DecisionResult> {
     const answer = await this.call<DecisionResult>(
       'POST',
@@ -103,6 +105,7 @@ export class ApprovalClient {
         ...(reason ? { reason } : {}),
         ...(edit.args ? { args: edit.args } : {}),
         ...(edit.fingerprint ? { fingerprint: edit.fingerprint } : {}),
+        ...(edit.response !== undefined ? { response: edit.response } : {}),
       },
     );
     if (edit.fingerprint && answer.status === 409 && errorCode(answer.body) === 'arguments_edited')

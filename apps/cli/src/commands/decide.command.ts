@@ -1,9 +1,10 @@
-// `countersign approve <callId>` and `countersign deny <callId> [--reason]`: decide as an approver. A decision is pinned
+// `countersign approve <callId>`, `countersign deny <callId> [--reason]` and `countersign respond <callId> "<text>"`:
+// decide as an approver. A decision is pinned
 // to a revision of the arguments: the one `--fingerprint` names, else the one this command reads just before voting.
 // The service records the vote on exactly that revision or refuses it (exit 7), and the command prints what it decided.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { fingerprint } from '@countersign/authorization';
-import type { DecisionResult } from '@countersign/contracts';
+import { ResponseTextSchema, type DecisionResult } from '@countersign/contracts';
 import { ApprovalClient } from '../client/approval-client';
 import { CliError, EXIT_CODES_HELP, ExitCode } from '../cli-error';
 import { approvalUrlOption, legacyApproverTokenOption, tokenOf, tokenOption, trimUrl } from '../options';
@@ -20,6 +21,55 @@ interface DecideOptions {
 
 export const approveCommand = () => decideCommand('approve');
 export const denyCommand = () => decideCommand('deny');
+
+/**
+ * `countersign respond <callId> "<text>"`: answer with text instead of a verdict. The call does not run; the agent's
+ * model gets the text as the call's result (naming you) and re-plans. One respond settles the request, like a deny.
+ */
+export function respondCommand(): Command {
+  return new Command('respond')
+    .description(
+      'Answer one pending call with text instead of approving or denying it: it does not run, and the agent is ' +
+        'given your text as its result, so it re-plans',
+    )
+    .argument(
+      '<callId>',
+      'the call ID, or the request ID when several runs used that call ID (see `countersign approvals list`)',
+    )
+    .argument(
+      '<text>',
+      'your response (1 to 4,000 characters), e.g. "restart only the canary first"',
+      responseText,
+    )
+    .addOption(
+      new Option(
+        '--fingerprint <hex>',
+        'respond only to this revision of the arguments: refused, exit 7, when someone edited them since. ' +
+          'Default: the revision read just before responding',
+      ).argParser(fingerprintHex),
+    )
+    .addOption(approvalUrlOption())
+    .addOption(tokenOption())
+    .addOption(legacyApproverTokenOption())
+    .addHelpText(
+      'after',
+      `\nExample:\n  $ countersign respond call-1234 "Not like this: restart only the canary first"\n${EXIT_CODES_HELP}`,
+    )
+    .action(async (callId: string, text: string, options: DecideOptions) => {
+      const client = new ApprovalClient(trimUrl(options.approvalUrl), tokenOf(options));
+      const shown = await client.get(callId);
+      if (!shown)
+        throw new CliError(`unknown call ID ${callId} (or it is not routed to you)`, ExitCode.NotFound);
+      const read = currentRevision(shown);
+      const pinned = options.fingerprint ?? read.fingerprint;
+      const result = await client.decide(callId, 'respond', undefined, {
+        fingerprint: pinned,
+        response: text,
+      });
+      const lines = pinned === read.fingerprint ? decidedLines(read, false) : [`  fingerprint: ${pinned}`];
+      process.stdout.write([`${callId}: ${outcomeLine(result)}`, ...lines, ''].join('\n'));
+    });
+}
 
 function decideCommand(decision: 'approve' | 'deny'): Command {
   return new Command(decision)
@@ -111,8 +161,10 @@ function outcomeLine(result: DecisionResult): string {
     return `not approved: ${moved}, and you are not one of them, so your approval does not count; they are asked now`;
   if (result.status === 'vote_recorded')
     return `vote recorded (${result.approvals}/${result.quorum} approvals)${moved ? `; ${moved}` : ''}; waiting for another approver`;
-  const how = result.decision === 'approve' ? 'approved' : 'denied';
-  return `${how} by ${result.approvers?.join(', ')}`;
+  const how = { approve: 'approved', deny: 'denied', respond: 'responded' }[result.decision ?? 'deny'];
+  const told =
+    result.decision === 'respond' ? '; the call does not run, the agent is given your response' : '';
+  return `${how} by ${result.approvers?.join(', ')}${told}`;
 }
 
 function jsonObject(text: string): Record<string, unknown> {
@@ -125,6 +177,13 @@ function jsonObject(text: string): Record<string, unknown> {
   if (!value || typeof value !== 'object' || Array.isArray(value))
     throw new InvalidArgumentError('must be a JSON object of the tool’s arguments');
   return value as Record<string, unknown>;
+}
+
+/** The response as the service takes it (trimmed, 1 to 4,000 characters), refused here with the same words. */
+function responseText(text: string): string {
+  const parsed = ResponseTextSchema.safeParse(text);
+  if (!parsed.success) throw new InvalidArgumentError(`the response ${parsed.error.issues[0].message}`);
+  return parsed.data;
 }
 
 function fingerprintHex(text: string): string {

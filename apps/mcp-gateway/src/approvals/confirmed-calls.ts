@@ -17,6 +17,7 @@ import {
   keptResult,
   pendingResult,
   refusedResult,
+  respondedResult,
   unknownOutcomeResult,
 } from '../calls/call-results';
 import { ToolRelay } from '../calls/tool-relay';
@@ -131,6 +132,8 @@ export class ConfirmedCalls {
     const started = Date.now();
     for (;;) {
       if (view.status === 'deny') return this.settleRefused(record, call, refusedResult(view));
+      if (view.status === 'respond')
+        return this.settleRefused(record, call, respondedResult(call.tool.name, view));
       if (view.status === 'allow') return this.runApproved(record, view, call, wait);
       const left = wait.until - Date.now();
       if (left <= 0 || wait.signal.aborted) {

@@ -1,9 +1,10 @@
 // What a client (and its model) reads when the gateway answers in the tool's place: the call waits for approval, was
-// refused, must be done by a person, or could not be decided. Every one is an error result (`isError`): the tool did
-// not produce it, and a client that checks a tool's output schema skips error results. `_meta` says the same for
+// refused, was answered by an approver's response, must be done by a person, or could not be decided. Every one is an
+// error result (`isError`): the tool did not produce it, and a client that checks a tool's output schema skips error
+// results (a respond's text in a non-error result would fail that check and never reach the model). `_meta` says the same for
 // programs: `countersign/approval` holds the approval's state.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { refusalMessage } from '@countersign/authorization';
+import { refusalMessage, responseMessage } from '@countersign/authorization';
 import type { ExternalApprovalView } from '@countersign/contracts';
 import { capText, mcpResultText } from '@countersign/tool-providers';
 
@@ -47,6 +48,16 @@ export function refusedResult(view: ExternalApprovalView): CallToolResult {
     reason: view.reason,
   });
   return errorResult(`${text} It was not run.`, approvalMeta(view, 'denied'));
+}
+
+/**
+ * An approver responded with text instead of a verdict: the call never runs, and the model reads their words (marked
+ * as theirs, naming who) so it re-plans. `_meta` status `responded`, with the text as `response`.
+ */
+export function respondedResult(toolName: string, view: ExternalApprovalView): CallToolResult {
+  const meta = approvalMeta(view, 'responded');
+  (meta[APPROVAL_META] as Record<string, unknown>).response = view.response ?? '';
+  return errorResult(responseMessage(toolName, view), meta);
 }
 
 export function manualResult(toolName: string): CallToolResult {

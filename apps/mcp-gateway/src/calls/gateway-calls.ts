@@ -145,6 +145,10 @@ export class GatewayCalls {
           },
         });
         return errorResult(outcome.content);
+      case 'responded':
+        // Only a decision passed to the pipeline responds, and the gateway passes none (its approvals come back
+        // through ConfirmedCalls); answered the same way as there, in case that changes.
+        return errorResult(outcome.content);
       case 'skipped':
         return { content: [{ type: 'text', text: outcome.content }] };
       case 'aborted':

@@ -5,7 +5,7 @@
 import type { ModelMessage, ToolApprovalResponse, ToolSet } from 'ai';
 import { fingerprint } from '@countersign/authorization/fingerprint';
 import type { CountersignClient, ExternalCall } from '../countersign-client';
-import { notRunMessage, refusalMessage } from '../decision-messages';
+import { notApprovedMessage, notRunMessage } from '../decision-messages';
 import { CountersignError } from '../errors';
 import { checkRequester } from '../requester';
 
@@ -127,7 +127,8 @@ export async function approvalResponses(
       type: 'tool-approval-response',
       approvalId: request.approvalId,
       approved: view.status === 'allow',
-      reason: view.status === 'allow' ? undefined : refusalMessage(view),
+      // A respond is not approved: the model reads the approver's text as the reason, and re-plans.
+      reason: view.status === 'allow' ? undefined : notApprovedMessage(call.toolName, view),
     });
   }
   return result;

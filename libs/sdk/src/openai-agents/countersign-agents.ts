@@ -14,7 +14,12 @@ import {
 import { z } from 'zod';
 import { fingerprint } from '@countersign/authorization/fingerprint';
 import type { CountersignClient, ExternalCall } from '../countersign-client';
-import { CHANGED_AFTER_APPROVAL, notRunMessage, refusalMessage } from '../decision-messages';
+import {
+  CHANGED_AFTER_APPROVAL,
+  notRunMessage,
+  refusalMessage,
+  respondedMessage,
+} from '../decision-messages';
 import { CountersignError } from '../errors';
 import { checkRequester, requesterMismatch } from '../requester';
 import type { ParkedRun, ParkedRunStore } from './parked-run-store';
@@ -55,7 +60,7 @@ export interface ParkedApproval {
   callId: string;
   toolName: string;
   approvalId: string;
-  status: 'pending' | 'allow' | 'deny';
+  status: 'pending' | 'allow' | 'deny' | 'respond';
   inboxUrl: string;
 }
 
@@ -210,6 +215,9 @@ export class CountersignAgents {
     if (!same) return { action: 'reject', message: CHANGED_AFTER_APPROVAL, approval };
     if (view.status === 'allow') return { action: 'approve', approval };
     if (view.status === 'deny') return { action: 'reject', message: refusalMessage(view), approval };
+    // A respond: the call does not run; the model gets the approver's text as the call's result and re-plans.
+    if (view.status === 'respond')
+      return { action: 'reject', message: respondedMessage(toolName, view), approval };
     return { action: 'wait', approval };
   }
 

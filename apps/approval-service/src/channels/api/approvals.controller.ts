@@ -107,6 +107,7 @@ export class ApprovalsController {
       approverGroups: this.directory.groupsOf(approver.id),
       decision: body.decision,
       reason: body.reason,
+      ...(body.response !== undefined ? { response: body.response } : {}),
       channel: channelOf(req),
       ...(body.args ? { editedArgs: body.args } : {}),
       ...(body.fingerprint ? { seen: { fingerprint: body.fingerprint } } : {}),

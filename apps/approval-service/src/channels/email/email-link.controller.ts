@@ -76,6 +76,7 @@ export class EmailLinkController {
         approverGroups: this.directory.groupsOf(approver),
         decision: form.decision,
         reason: form.reason?.trim() || undefined,
+        ...(form.response !== undefined ? { response: form.response } : {}),
         channel: 'email',
         // The decoded MAC, not the text: one token, one use, however it is spelled (only one spelling is accepted).
         singleUseToken: check.id,
@@ -117,8 +118,8 @@ function message(title: string, text: string): string {
 }
 
 /**
- * One form: Approve and Deny are its two submit buttons (each sends its `decision`), and the reason box under both
- * goes with either. The context is the inbox's: expiry in words, who has voted, what the call will change.
+ * Two forms. The first: Approve and Deny are its two submit buttons (each sends its `decision`), and the reason box
+ * under both goes with either. The second: Respond, with the text the agent is given instead of running the call. The context is the inbox's: expiry in words, who has voted, what the call will change.
  */
 function confirmationPage(a: StoredApproval, approverName: string, token: string, now = Date.now()): string {
   const r = a.request;
@@ -143,6 +144,10 @@ ${edited}<pre>${escapeHtml(JSON.stringify(a.edited?.args ?? r.args, null, 2))}</
 <form method="post" action="${escapeHtml(action)}">
 <p><button class="approve" type="submit" name="decision" value="approve">Approve</button> <button class="deny" type="submit" name="decision" value="deny">Deny</button></p>
 <p><label>Reason (optional; the model is told it on a deny)<br><input type="text" name="reason" maxlength="2000" style="width:100%;max-width:520px"></label></p>
+</form>
+<form method="post" action="${escapeHtml(action)}" class="respond">
+<p><label>Or respond instead: the call does not run, and the agent is given your text (naming you) as its result, so it re-plans<br><textarea name="response" required maxlength="4000" rows="3" style="width:100%;max-width:520px" placeholder="Not like this: restart only the canary first"></textarea></label></p>
+<p><button class="respond" type="submit" name="decision" value="respond">Respond</button></p>
 </form>
 <p class="muted">To change the arguments before approving, use the inbox.</p>
 </div>`,

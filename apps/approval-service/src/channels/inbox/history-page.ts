@@ -13,7 +13,13 @@ function historyItem({ approval: a, result }: HistoryEntry, now: number): string
   const settledAt = Date.parse(a.done?.at ?? a.outcome?.decidedAt ?? '') || a.createdAt;
   const ran = a.outcome?.args ?? r.args;
   const approved = a.outcome?.decision === 'approve';
-  const kind = a.done ? 'done' : approved ? 'approved' : 'denied';
+  const kind = a.done
+    ? 'done'
+    : approved
+      ? 'approved'
+      : a.outcome?.decision === 'respond'
+        ? 'responded'
+        : 'denied';
   return `<section class="card history ${kind}" data-call-id="${escapeHtml(r.callId)}" data-request-id="${escapeHtml(r.requestId)}">
 <h2 style="font-size:16px;margin:0"><code>${escapeHtml(r.toolName)}</code> — ${escapeHtml(outcomeInWords(a))}</h2>
 <div class="meta">requested by <b>${escapeHtml(r.requester)}</b> via agent ${escapeHtml(r.agent)} · ${settledLabel(kind, settledAt, now)}${

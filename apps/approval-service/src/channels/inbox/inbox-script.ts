@@ -49,7 +49,7 @@ export const INBOX_SCRIPT = `
 
   function hold(card, text, ok) {
     card.classList.add(ok ? 'settled' : 'refused');
-    card.querySelectorAll('.actions, form.edit, .trust button').forEach(function (el) { el.remove(); });
+    card.querySelectorAll('.actions, form.edit, form.respond, .trust button').forEach(function (el) { el.remove(); });
     var outcome = document.createElement('p');
     outcome.className = 'after-click';
     outcome.setAttribute('role', 'status');
@@ -77,7 +77,7 @@ export const INBOX_SCRIPT = `
 
   function decide(card, body) {
     var reason = card.querySelector('.reason');
-    if (reason && reason.value.trim()) body.reason = reason.value.trim();
+    if (body.decision !== 'respond' && reason && reason.value.trim()) body.reason = reason.value.trim();
     body.fingerprint = card.getAttribute('data-fp');
     var result = card.querySelector('.result');
     disable(card, true);
@@ -120,11 +120,13 @@ export const INBOX_SCRIPT = `
     if (!target || (target.type === 'submit' && target.closest('form'))) return;
     var card = target.closest('section');
     if (target.hasAttribute('data-decision')) return decide(card, { decision: target.getAttribute('data-decision') });
-    if (target.classList.contains('edit-toggle')) {
-      var form = card.querySelector('form.edit');
+    if (target.classList.contains('edit-toggle') || target.classList.contains('respond-toggle')) {
+      var form = card.querySelector(target.classList.contains('edit-toggle') ? 'form.edit' : 'form.respond');
       if (!form) return;
       form.hidden = !form.hidden;
       target.setAttribute('aria-expanded', String(!form.hidden));
+      var first = form.querySelector('textarea');
+      if (!form.hidden && first) first.focus();
       return;
     }
     if (target.hasAttribute('data-done')) {
@@ -176,6 +178,9 @@ export const INBOX_SCRIPT = `
         if (result) result.textContent = ' ' + error.message;
         return;
       }
+    }
+    if (form.classList.contains('respond')) {
+      return decide(card, { decision: 'respond', response: form.querySelector('.response').value });
     }
     if (form.classList.contains('new-rule')) {
       var body = { tool: form.tool.value.trim(), requester: form.requester.value.trim(), expiresIn: form.expiresIn.value };

@@ -2,6 +2,7 @@
 // approve, deny, edit the arguments (a form generated from the tool's JSON schema) and approve the edit, accept a
 // trust suggestion as a standing rule, or mark a manual step done. All server-rendered and escaped; the inbox script
 // only reads the forms and posts them.
+import { RESPONSE_MAX_CHARS } from '@countersign/contracts';
 import type { Approver } from '../../config/approvals-config.schema';
 import { escapeHtml, relativeAge } from '../../core/html';
 import { contextLines, editedHow } from '../../requests/approval-context';
@@ -90,9 +91,23 @@ function actions(a: StoredApproval, me: Viewer): string {
   }
   return `<div class="actions"><button type="button" class="approve" data-request="${request}" data-decision="approve">Approve</button>
 <button type="button" class="deny" data-request="${request}" data-decision="deny">Deny</button>
-<button type="button" class="secondary edit-toggle" data-request="${request}" aria-expanded="false">Edit arguments…</button><span class="result muted"></span>
+<button type="button" class="secondary edit-toggle" data-request="${request}" aria-expanded="false">Edit arguments…</button>
+<button type="button" class="secondary respond-toggle" data-request="${request}" aria-expanded="false">Respond…</button><span class="result muted"></span>
 <div class="reason-row"><input type="text" class="reason" placeholder="Reason (optional; the model is told it on a deny)" maxlength="2000" aria-label="Reason"></div></div>
-${editForm(a)}`;
+${editForm(a)}
+${respondForm()}`;
+}
+
+/**
+ * Respond: answer with text instead of a verdict. The call does not run; the agent is given the text as its result,
+ * naming the approver (the service checks it: 1 to 4,000 characters).
+ */
+function respondForm(): string {
+  return `<form class="respond" hidden>
+<label>Your response: the call does not run, and the agent is given this text (naming you) as its result, so it re-plans<br>
+<textarea class="response" name="response" required maxlength="${RESPONSE_MAX_CHARS}" rows="3" aria-label="Response" placeholder="Not like this: restart only the canary first"></textarea></label>
+<p><button type="submit" class="respond">Send response</button></p>
+</form>`;
 }
 
 type JsonSchema = {

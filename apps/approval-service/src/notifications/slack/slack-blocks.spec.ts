@@ -35,11 +35,12 @@ const buttons = (blocks: Record<string, unknown>[]) =>
     .flatMap((b) => b.elements as { action_id: string; value: string }[]);
 
 describe('Slack blocks', () => {
-  it('shows a request with Approve and Deny buttons carrying the request and attempt', () => {
+  it('shows a request with Approve, Deny and Respond buttons carrying the request and attempt', () => {
     const { blocks } = requestMessage(approval());
     expect(buttons(blocks).map((b) => [b.action_id, parseButtonValue(b.value)])).toEqual([
       [SlackAction.Approve, { requestId: 'rq-7', attempt: 2, rev: 0 }],
       [SlackAction.Deny, { requestId: 'rq-7', attempt: 2, rev: 0 }],
+      [SlackAction.Respond, { requestId: 'rq-7', attempt: 2, rev: 0 }],
     ]);
   });
 
@@ -102,6 +103,7 @@ describe('Slack blocks', () => {
     const edited = { args: { service: 'web' }, fingerprint: 'c'.repeat(64), by: 'carol', at: '', rev: 2 };
     const { blocks } = requestMessage(approval({ edited }));
     expect(buttons(blocks).map((b) => parseButtonValue(b.value))).toEqual([
+      { requestId: 'rq-7', attempt: 2, rev: 2 },
       { requestId: 'rq-7', attempt: 2, rev: 2 },
       { requestId: 'rq-7', attempt: 2, rev: 2 },
     ]);

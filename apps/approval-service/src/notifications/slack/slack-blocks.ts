@@ -1,6 +1,7 @@
 // Block Kit messages for a request (with Approve / Deny buttons), a manual-step notice (no buttons),
 // and the outcome that replaces either once the request is settled. Each shows the same context as the inbox
 // (approval-context.ts): what the run is for, the tool, its preview, the route, who voted and the time left.
+import { RESPONSE_MAX_CHARS } from '@countersign/contracts';
 import { contextLines, editedHow, outcomeInWords } from '../../requests/approval-context';
 import type { StoredApproval } from '../../requests/approval-types';
 import { trustSuggestion } from '../../requests/approval-views';
@@ -8,6 +9,8 @@ import { trustSuggestion } from '../../requests/approval-views';
 export const SlackAction = {
   Approve: 'countersign_approve',
   Deny: 'countersign_deny',
+  /** Opens a modal asking for the text to respond with instead of a verdict (see respondModal). */
+  Respond: 'countersign_respond',
   /** A link button to the inbox (edit the arguments, make a standing rule): Slack reports its click too. */
   OpenInbox: 'countersign_open_inbox',
 } as const;
@@ -24,6 +27,51 @@ export function parseButtonValue(
 ): { requestId: string; attempt: number; rev: number } | undefined {
   const match = /^([A-Za-z0-9_.@-]{1,128})\|(\d{1,3})(?:\|(\d{1,4}))?$/.exec(value);
   return match ? { requestId: match[1], attempt: Number(match[2]), rev: Number(match[3] ?? 0) } : undefined;
+}
+
+/** The respond modal: its callback ID, and where its text input is in the submission's `view.state.values`. */
+export const RespondModal = {
+  callbackId: 'countersign_respond',
+  blockId: 'response',
+  actionId: 'text',
+} as const;
+
+/**
+ * The modal the Respond button opens: one text input. `private_metadata` carries the button's value (which request,
+ * attempt and revision the button was shown for) and the channel to answer in; Slack returns it with the submission,
+ * and the vote is checked as any other (mayDecide, the revision shown) when it comes.
+ */
+export function respondModal(toolName: string, value: string, channel?: string): Record<string, unknown> {
+  return {
+    type: 'modal',
+    callback_id: RespondModal.callbackId,
+    private_metadata: JSON.stringify({ value, ...(channel ? { channel } : {}) }),
+    title: { type: 'plain_text', text: 'Respond' },
+    submit: { type: 'plain_text', text: 'Send response' },
+    close: { type: 'plain_text', text: 'Cancel' },
+    blocks: [
+      {
+        type: 'section',
+        text: {
+          type: 'mrkdwn',
+          text: `Answer instead of approving or denying: \`${escapeMrkdwn(toolName)}\` does not run, and the agent is given your text (naming you) as its result, so it re-plans.`,
+        },
+      },
+      {
+        type: 'input',
+        block_id: RespondModal.blockId,
+        label: { type: 'plain_text', text: 'Your response' },
+        element: {
+          type: 'plain_text_input',
+          action_id: RespondModal.actionId,
+          multiline: true,
+          min_length: 1,
+          max_length: RESPONSE_MAX_CHARS,
+          placeholder: { type: 'plain_text', text: 'Not like this: restart only the canary first' },
+        },
+      },
+    ],
+  };
 }
 
 export interface SlackMessage {
@@ -131,6 +179,12 @@ export function requestMessage(a: Shown, inboxUrl?: string): SlackMessage {
         action_id: SlackAction.Deny,
         style: 'danger',
         text: { type: 'plain_text', text: 'Deny' },
+        value: buttonValue(r.requestId, r.attempt, rev),
+      },
+      {
+        type: 'button',
+        action_id: SlackAction.Respond,
+        text: { type: 'plain_text', text: 'Respond…' },
         value: buttonValue(r.requestId, r.attempt, rev),
       },
       ...(inboxUrl

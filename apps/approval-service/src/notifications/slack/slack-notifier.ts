@@ -76,6 +76,12 @@ export class SlackNotifier {
     await this.required().chat.postEphemeral({ channel, user, text });
   }
 
+  /** Opens a modal for the user whose click carried `triggerId` (Slack lets it be used for 3 seconds, once). */
+  async openView(triggerId: string, view: Record<string, unknown>): Promise<void> {
+    const reply = await this.required().views.open({ trigger_id: triggerId, view: view as never });
+    if (!reply.ok) throw new Error(`Slack views.open failed: ${reply.error}`);
+  }
+
   private required(): WebClient {
     if (!this.client) throw new Error('Slack is not configured');
     return this.client;

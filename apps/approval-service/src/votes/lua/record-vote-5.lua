@@ -1,6 +1,7 @@
 --[[
-  Records one approver's vote and decides the call when it settles it: a single deny decides at once,
-  an approve decides once `quorum` distinct approvers approved. The first decision wins; every later
+  Records one approver's vote and decides the call when it settles it: a single deny (or respond: an answer in
+  text instead of a verdict, which settles like a deny) decides at once, an approve decides once `quorum` distinct
+  approvers approved. The first decision wins; every later
   vote gets ALREADY_DECIDED with who decided.
 
   Who may vote is not decided here: the caller asked deciders.ts (mayDecide) about the revision and route it read,
@@ -24,8 +25,9 @@
 
   ARGV[1] JSON object (RecordVoteArgs in vote-store.ts):
     approver         approver ID
-    decision         approve | deny
+    decision         approve | deny | respond
     reason           reason ("" for none)
+    response         respond only: the approver's text ("" otherwise), kept as outcomeResponse and in the vote
     channel          slack, email, web, api, cli
     now              now (ms)
     nowIso           now (ISO 8601)
@@ -130,14 +132,16 @@ if ownVote then return {-5} end
 local vote = {approver = args.approver, decision = args.decision, channel = args.channel, at = args.nowIso,
   rev = rev}
 if args.reason ~= '' then vote.reason = args.reason end
+if args.response ~= '' then vote.response = args.response end
 if edit then vote.edited = true end
 if args.spendToken then
   redis.call('SET', KEYS[4], args.approver, 'PX', math.max(expiresAt - now, 0) + 60000)
 end
 
 local approvers
-if args.decision == 'deny' then
+if args.decision == 'deny' or args.decision == 'respond' then
   approvers = args.approver
+  if args.response ~= '' then redis.call('HSET', KEYS[1], 'outcomeResponse', args.response) end
 else
   local approvals = tonumber(approvalsSoFar or '0') + 1
   approvers = (approversSoFar and approversSoFar ~= '') and (approversSoFar .. ',' .. args.approver) or args.approver
@@ -156,7 +160,7 @@ settleRequest({request = KEYS[1], pending = KEYS[2], settled = KEYS[3], timers =
   args.retentionMs, args.publishCheckMs)
 
 -- The caller keeps the trust counter (home tag): an approve of the arguments as asked adds one, anything else
--- (a deny, an approve of edited arguments) starts it over; settledArgs tells it which.
+-- (a deny, a respond, an approve of edited arguments) starts it over; settledArgs tells it which.
 local settledArgs = ''
 if args.decision == 'approve' and editedArgs then settledArgs = editedArgs end
 return {1, requestJson, approvers, channels or '', settledArgs}
