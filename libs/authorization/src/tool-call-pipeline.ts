@@ -12,6 +12,7 @@ import {
 import { ConfirmationPolicy } from './confirmation-policy';
 import { type DecisionBook, refusalMessage } from './decisions';
 import { fingerprint, printableReadableForm } from './fingerprint';
+import { evaluatePrecondition, preconditionFailedMessage } from './precondition';
 import type { AfterToolContext, BeforeToolContext, ConfirmationRoute, ToolPlugin } from './plugins';
 import type { CallerContext, ToolCall } from './tool';
 import type { ToolCallOutcome } from './tool-call-outcome';
@@ -213,7 +214,28 @@ export class ToolCallPipeline {
           'Approvers have been told that a manual step is due.',
       };
     }
-    return this.confirm(call, tool, args, print, ctx, route);
+    const confirmed = await this.confirm(call, tool, args, print, ctx, route);
+    return confirmed.kind === 'pending_confirmation' ? this.withPrecondition(confirmed, tool, ctx) : confirmed;
+  }
+
+  /**
+   * A call that waits for a person carries its tool's precondition as evaluated now. Fails closed: a precondition
+   * that cannot be evaluated means the call is neither run nor sent for approval, and the model is told why.
+   */
+  private async withPrecondition(
+    pending: Extract<Authorization, { kind: 'pending_confirmation' }>,
+    tool: RegisteredTool,
+    ctx: CallerContext,
+  ): Promise<Authorization> {
+    if (!tool.definition.precondition) return pending;
+    const result = await evaluatePrecondition(tool.definition, pending.args, callContext(ctx, pending.callId));
+    if (!result) return pending;
+    if (!result.ok)
+      return errorOutcome(
+        { id: pending.callId, name: pending.toolName, args: pending.args },
+        preconditionFailedMessage(pending.toolName, result.error, 'asked'),
+      );
+    return { ...pending, precondition: { value: result.value, digest: result.digest } };
   }
 
   /** Runs an authorized call and its after-callbacks. Never throws. */

@@ -159,6 +159,8 @@ export const AuditEventType = [
   'tool.failed',
   'tool.denied',
   'tool.interrupted',
+  'tool.precondition_changed', // an approved call's precondition changed before it ran: not run, asked again (old, new)
+  'tool.precondition_failed', // an approved call's precondition could not be checked before it ran: not run
   'tool.claimed', // an approved external call was claimed by its client, which may now run it
   'tool.claim_refused', // a claim or completion report the approvals API refused (why: detail.reason)
   'rule.created',

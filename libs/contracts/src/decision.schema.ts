@@ -39,6 +39,12 @@ export const DecisionSchema = z.object({
   args: ToolArgsSchema.optional(),
   /** Set when a standing rule decided (decidedBy "policy"): the rule's ID, for the audit. */
   rule: IdSchema.optional(),
+  // Added for preconditions (issue 29), optional so every decision signed before still verifies the same.
+  /**
+   * The digest of the precondition value the approvers were shown (ApprovalRequest.precondition.digest), when the tool
+   * declares one: signed with the rest, so the approval holds only for that state of the world.
+   */
+  precondition: Sha256HexSchema.optional(),
 });
 export type Decision = z.infer<typeof DecisionSchema>;
 

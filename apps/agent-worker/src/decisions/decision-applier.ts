@@ -161,5 +161,6 @@ function toStored(d: SignedDecision): StoredDecision {
     decidedAt: d.decidedAt,
     ...(d.args ? { args: d.args } : {}),
     ...(d.rule ? { rule: d.rule } : {}),
+    ...(d.precondition ? { precondition: d.precondition } : {}),
   };
 }

@@ -5,9 +5,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CallState } from '@countersign/call-ledger';
 import {
   DecisionBook,
+  evaluatePrecondition,
   fingerprint,
   mapWithConcurrency,
+  preconditionFailedMessage,
   refusalMessage,
+  samePrecondition,
   type ReadyCall,
 } from '@countersign/authorization';
 import { AuditLog, type AuditInput } from '@countersign/audit';
@@ -187,7 +190,60 @@ export class FrontierSettlement {
         : authorization.content;
       return this.refuse(run, lease, call, { outcome: authorization.kind, content });
     }
+    const held = await this.checkPrecondition(run, lease, call, authorization);
+    if (held) return held;
     return this.execute(run, agent, lease, call, authorization, carried);
+  }
+
+  /**
+   * Right before an approved call runs: its tool's precondition again, over the parked arguments (those the value
+   * approvers saw was evaluated for, also when an approver edited them). Undefined
+   * when it still has the value the approvers were shown (and the signed decision names), so the call runs. A
+   * different value: the call does not run and is asked about again with the new value. A precondition that cannot be
+   * evaluated (or no longer exists): the call does not run, and the model is told why (fail closed).
+   */
+  private async checkPrecondition(
+    run: RunRecord,
+    lease: Lease,
+    call: FrontierCall,
+    ready: ReadyCall,
+  ): Promise<FrontierCall | undefined> {
+    const { body, decision } = call;
+    const shown = body.precondition;
+    if (!shown && !ready.tool.definition.precondition) return undefined;
+    const where = { runId: run.runId, callId: body.id, actor: 'agent-worker' };
+    const fresh = await evaluatePrecondition(ready.tool.definition, body.args, {
+      ...callerOf(run),
+      callId: body.id,
+    });
+    if (!fresh || !fresh.ok) {
+      const error = fresh ? fresh.error : 'the tool no longer declares one';
+      await this.audit.appendAll([
+        { type: 'tool.precondition_failed', ...where, detail: { toolName: body.name, error } },
+      ]);
+      return this.refuse(run, lease, call, {
+        outcome: 'precondition_failed',
+        content: preconditionFailedMessage(body.name, error, 'approved'),
+      });
+    }
+    // The approvers' value, as the signed decision names it: a call parked without one (the tool gained its
+    // precondition since) or a decision for another value is asked about again, never run.
+    if (shown && decision?.precondition === shown.digest && samePrecondition(shown, fresh)) return undefined;
+    await this.audit.appendAll([
+      {
+        type: 'tool.precondition_changed',
+        ...where,
+        detail: { toolName: body.name, old: shown?.value ?? null, new: fresh.value, requestId: body.requestId },
+      },
+    ]);
+    const next = reasked(body, 'precondition_changed', {
+      precondition: {
+        value: fresh.value,
+        digest: fresh.digest,
+        ...(shown ? { previous: shown.value } : {}),
+      },
+    });
+    return this.reask(run, lease, call, next);
   }
 
   /**

@@ -51,6 +51,8 @@ export class DecisionPublisher {
         // Only when set: a decision without them signs exactly as before.
         ...(outcome.args && outcome.decision === 'approve' ? { args: outcome.args } : {}),
         ...(outcome.rule ? { rule: outcome.rule } : {}),
+        // The state of the world the approvers were shown, when the tool declares a precondition.
+        ...(request.precondition ? { precondition: request.precondition.digest } : {}),
       },
       'decision',
     );
