@@ -34,7 +34,10 @@ export function preconditionDigest(value: unknown): string {
 }
 
 /** Two evaluations of a precondition saw the same state (canonical JSON compare, by digest). */
-export function samePrecondition(a: Pick<PreconditionValue, 'digest'>, b: Pick<PreconditionValue, 'digest'>): boolean {
+export function samePrecondition(
+  a: Pick<PreconditionValue, 'digest'>,
+  b: Pick<PreconditionValue, 'digest'>,
+): boolean {
   return a.digest === b.digest;
 }
 
@@ -65,7 +68,10 @@ export async function evaluatePrecondition(
       return { ok: false, error: `its answer has no JSON form (${(error as Error).message})` };
     }
     if (text.length > MAX_PRECONDITION_CHARS)
-      return { ok: false, error: `its answer is ${text.length} characters as JSON (at most ${MAX_PRECONDITION_CHARS})` };
+      return {
+        ok: false,
+        error: `its answer is ${text.length} characters as JSON (at most ${MAX_PRECONDITION_CHARS})`,
+      };
     return { ok: true, value: JSON.parse(text) as unknown, digest: preconditionDigest(value) };
   } catch (error) {
     return { ok: false, error: error instanceof Error ? error.message : String(error) };
@@ -75,7 +81,11 @@ export async function evaluatePrecondition(
 }
 
 /** What the model is told when a precondition could not be evaluated (nothing ran). */
-export function preconditionFailedMessage(toolName: string, error: string, when: 'asked' | 'approved'): string {
+export function preconditionFailedMessage(
+  toolName: string,
+  error: string,
+  when: 'asked' | 'approved',
+): string {
   return when === 'asked'
     ? `Tool "${toolName}" was not run and not sent for approval: its precondition could not be checked (${error}).`
     : `Tool "${toolName}" was approved but did not run: its precondition could not be checked again before it ` +

@@ -215,7 +215,9 @@ export class ToolCallPipeline {
       };
     }
     const confirmed = await this.confirm(call, tool, args, print, ctx, route);
-    return confirmed.kind === 'pending_confirmation' ? this.withPrecondition(confirmed, tool, ctx) : confirmed;
+    return confirmed.kind === 'pending_confirmation'
+      ? this.withPrecondition(confirmed, tool, ctx)
+      : confirmed;
   }
 
   /**
@@ -228,7 +230,11 @@ export class ToolCallPipeline {
     ctx: CallerContext,
   ): Promise<Authorization> {
     if (!tool.definition.precondition) return pending;
-    const result = await evaluatePrecondition(tool.definition, pending.args, callContext(ctx, pending.callId));
+    const result = await evaluatePrecondition(
+      tool.definition,
+      pending.args,
+      callContext(ctx, pending.callId),
+    );
     if (!result) return pending;
     if (!result.ok)
       return errorOutcome(
