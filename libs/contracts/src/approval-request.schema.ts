@@ -74,6 +74,16 @@ export const RequestPreconditionSchema = z
   .strict();
 export type RequestPrecondition = z.infer<typeof RequestPreconditionSchema>;
 
+/**
+ * The precondition as every channel shows it: its value as compact JSON, and on a re-ask what the earlier approval was
+ * for: `{"replicas":9} (changed since the earlier approval, which was for {"replicas":6})`.
+ */
+export function preconditionInWords(precondition: RequestPrecondition): string {
+  const now = JSON.stringify(precondition.value);
+  if (precondition.previous === undefined) return now;
+  return `${now} (changed since the earlier approval, which was for ${JSON.stringify(precondition.previous)})`;
+}
+
 export const ApprovalRequestSchema = z.object({
   /**
    * This request's own identity: new each time a call is parked or asked again, so two runs that use one call ID,
