@@ -233,7 +233,12 @@ export class FrontierSettlement {
       {
         type: 'tool.precondition_changed',
         ...where,
-        detail: { toolName: body.name, old: shown?.value ?? null, new: fresh.value, requestId: body.requestId },
+        detail: {
+          toolName: body.name,
+          old: shown?.value ?? null,
+          new: fresh.value,
+          requestId: body.requestId,
+        },
       },
     ]);
     const next = reasked(body, 'precondition_changed', {
