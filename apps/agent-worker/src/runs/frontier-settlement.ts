@@ -180,6 +180,7 @@ export class FrontierSettlement {
             args: authorization.args as Record<string, unknown>,
             fingerprint: authorization.fingerprint,
             definitionHash: authorization.definitionHash,
+            precondition: authorization.precondition,
           });
       return this.reask(run, lease, call, next);
     }
@@ -274,6 +275,8 @@ export class FrontierSettlement {
       fingerprint: fresh.fingerprint,
       definitionHash: fresh.definitionHash,
       tier: fresh.tier,
+      // The precondition as it is now, for the tool as it is now.
+      precondition: fresh.precondition,
     });
   }
 

@@ -61,7 +61,10 @@ export function toolMessages(frontier: FrontierCall[]): ChatMessage[] {
   }));
 }
 
-/** `withRequestId`: GET /runs says which request a call waits for; events leave it out (the history stays small). */
+/**
+ * `withRequestId`: GET /runs says which request a call waits for, and its precondition; events leave them out (the
+ * history stays small).
+ */
 export function toPendingCall(body: ParkedCallBody, { withRequestId = false } = {}): PendingCall {
   return {
     callId: body.id,
@@ -70,6 +73,7 @@ export function toPendingCall(body: ParkedCallBody, { withRequestId = false } = 
     args: body.args,
     tier: body.tier,
     fingerprint: body.fingerprint,
+    ...(withRequestId && body.precondition ? { precondition: body.precondition as RequestPrecondition } : {}),
   };
 }
 
