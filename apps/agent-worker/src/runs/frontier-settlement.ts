@@ -229,7 +229,9 @@ export class FrontierSettlement {
     }
     // The approvers' value, as the signed decision names it: a call parked without one (the tool gained its
     // precondition since) or a decision for another value is asked about again, never run.
-    if (shown && decision?.precondition === shown.digest && samePrecondition(shown, fresh)) return undefined;
+    const signedFor = shown !== undefined && decision?.precondition === shown.digest;
+    const held = shown !== undefined && samePrecondition(shown, fresh);
+    if (held && signedFor) return undefined;
     await this.audit.appendAll([
       {
         type: 'tool.precondition_changed',
@@ -239,6 +241,8 @@ export class FrontierSettlement {
           old: shown?.value ?? null,
           new: fresh.value,
           requestId: body.requestId,
+          // A decision that names another value than the request showed approves nothing here.
+          ...(signedFor ? {} : { decisionPrecondition: decision?.precondition ?? null }),
         },
       },
     ]);
@@ -246,7 +250,7 @@ export class FrontierSettlement {
       precondition: {
         value: fresh.value,
         digest: fresh.digest,
-        ...(shown ? { previous: shown.value } : {}),
+        ...(shown && !held ? { previous: shown.value } : {}),
       },
     });
     return this.reask(run, lease, call, next);
