@@ -9,6 +9,7 @@ const moduleNameMapper = {
   '^@countersign/audit$': '<rootDir>/libs/audit/src',
   '^@countersign/shared-records$': '<rootDir>/libs/shared-records/src',
   '^@countersign/admission$': '<rootDir>/libs/admission/src',
+  '^@countersign/policy$': '<rootDir>/libs/policy/src',
 };
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],

@@ -16,9 +16,11 @@ import { parseArgs, USAGE, type BenchOptions } from './options';
 import { PEER_TOOL, PEERS, type PeerName } from './peers/peer-worker';
 import { createPeerDatabase, type PeerDatabase } from './peers/postgres';
 import { autoOverhead } from './phases/auto-overhead';
+import { BENCH_POLICY_COUNT, writeCedarAgentsConfig } from './support/cedar-policy-set';
 import { clusterRoundTrips } from './phases/cluster';
 import { floor, type FloorResult } from './phases/floor';
 import { gatewayOverhead } from './phases/gateway-overhead';
+import { agentsConfigWithHook, hookOverhead, hookWorkerEnv, startAllowHook } from './phases/hook-overhead';
 import { mcpOverhead } from './phases/mcp-overhead';
 import { parkRuns } from './phases/parked';
 import { roundTrips, type RoundTripResult } from './phases/round-trip';
@@ -134,6 +136,12 @@ async function main(): Promise<void> {
   const mcpPrefixes: TestPrefixes = onPrivateRedis
     ? { keyPrefix: 'countersign-mcp', queuePrefix: '{countersign-mcp}' }
     : uniquePrefixes('bench-mcp');
+  const hookPrefixes: TestPrefixes = onPrivateRedis
+    ? { keyPrefix: 'countersign-hook', queuePrefix: '{countersign-hook}' }
+    : uniquePrefixes('bench-hook');
+  const cedarPrefixes: TestPrefixes = onPrivateRedis
+    ? { keyPrefix: 'countersign-cedar', queuePrefix: '{countersign-cedar}' }
+    : uniquePrefixes('bench-cedar');
   let parkedPrefixes = uniquePrefixes('bench-parked');
   const children: Child[] = [];
   const peerDatabases: PeerDatabase[] = [];
@@ -173,6 +181,8 @@ async function main(): Promise<void> {
       const owned = [
         main,
         mcpPrefixes,
+        hookPrefixes,
+        cedarPrefixes,
         ...Object.values(prefixesOf),
         ...(stopParkedRedis ? [] : [parkedPrefixes]),
       ];
@@ -399,6 +409,55 @@ async function main(): Promise<void> {
       calls: 100,
     });
 
+    // The same through a worker whose auto tool has a before-hook (its own prefixes, like the MCP worker's below).
+    log('starting a local admission hook (allow) and a worker whose get_service_status asks it first');
+    const allowHook = await startAllowHook();
+    const hookEnv = envOf(hookPrefixes);
+    let hook;
+    try {
+      const hookWorker = spawned(
+        await startWorker('hook', hookEnv, {
+          concurrency: options.workerConcurrency,
+          agentsConfig: agentsConfigWithHook('test/support/agents.json', allowHook.url),
+          extraEnv: hookWorkerEnv,
+        }),
+      );
+      await allHealthy([hookWorker]);
+      hook = await hookOverhead({
+        worker: hookWorker,
+        hook: allowHook,
+        without: auto,
+        redisUrl,
+        keyPrefix: hookEnv.KEY_PREFIX,
+        requesterToken: REQUESTER_TOKEN,
+        repeats: options.autoRepeats,
+        calls: 100,
+      });
+      await hookWorker.stop();
+    } finally {
+      await allowHook.stop();
+    }
+    // The same auto calls with a Cedar set of 50 policies answering in RBAC's place (issue 28), on prefixes of its own.
+    log(`starting a worker whose agents answer with a Cedar policy set of ${BENCH_POLICY_COUNT} policies`);
+    const cedarEnv = envOf(cedarPrefixes);
+    const cedarWorker = spawned(
+      await startWorker('cedar', cedarEnv, {
+        concurrency: options.workerConcurrency,
+        agentsConfig: writeCedarAgentsConfig(),
+      }),
+    );
+    await allHealthy([cedarWorker]);
+    const cedarAuto = await autoOverhead({
+      worker: cedarWorker,
+      redisUrl,
+      keyPrefix: cedarEnv.KEY_PREFIX,
+      requesterToken: REQUESTER_TOKEN,
+      repeats: options.autoRepeats,
+      calls: 100,
+      label: `auto-tier overhead, Cedar (${BENCH_POLICY_COUNT} policies)`,
+    });
+    await cedarWorker.stop();
+
     // Its own prefixes: a worker of the main prefix would take these runs off the shared queue.
     log('starting the ops MCP server and a worker whose ops tools come from it (config/agents.json)');
     const mcpEnv = envOf(mcpPrefixes);
@@ -582,6 +641,8 @@ async function main(): Promise<void> {
       scaleOut: scaleOut.map((s) => ({ workers: s.workers, ...s.result })),
       parked: { ...parked, measuredOn: parkedOn },
       autoOverhead: auto,
+      hookOverhead: hook,
+      cedarOverhead: cedarAuto,
       mcpOverhead: mcp,
       gatewayOverhead: viaGateway,
       definitions: DEFINITIONS,
@@ -664,6 +725,10 @@ const DEFINITIONS = {
     'per master: (INFO commandstats calls after − before, INFO itself left out) / the same over all masters',
   parked:
     'INFO used_memory after − before, over the runs; completed start jobs (BullMQ retention) cleaned first',
+  hookOverhead:
+    'the auto-tier measurement again through a worker whose get_service_status has an admission before-hook (a ' +
+    'local HTTP server of the bench answering allow at once), minus the one without; worker CPU per call: ' +
+    'utime + stime of the worker around each timed run, (median with calls − median empty run) / N',
   mcpOverhead:
     '(run with N auto MCP calls − run with none) / N through a worker on config/agents.json, minus the same ' +
     'tool of the same ops MCP server called N times by an MCP client of the bench, same concurrency (4)',

@@ -10,13 +10,18 @@ import {
   ToolRegistry,
   type ToolPlugin,
 } from '@countersign/authorization';
+import { CedarPolicySet } from '@countersign/policy';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BENCH_POLICY_COUNT, benchPolicyText, writeBenchPolicySet } from './support/cedar-policy-set';
 import { checkFlags, runMain, wantsHelp } from './support/cli';
 
 const USAGE = `Usage: npm run bench:policy [-- --strict]
 
 Micro-benchmark of the policy pipeline in this process (no Redis, no services): an auto call through
 ToolCallPipeline.evaluate and evaluateTurn against a direct call of the same handler, and fingerprinting a ~1 KB
-argument object; medians over 200 batches of 1,000 calls.
+argument object; medians over 200 batches of 1,000 calls. Also the same auto call with a Cedar set of 50 policies in
+RBAC's place (its cost is reported, not held to the target).
 
   --strict  exit 1 when the pipeline overhead is 5 µs or more per auto call
   --help    this text (starts nothing)`;
@@ -49,6 +54,29 @@ const pipeline = new ToolCallPipeline({
   accessControl: new AccessControl().defineRole('ops', { allow: ['tool:*'] }).assign('alice', 'ops'),
   plugins: [guard],
 });
+
+// The same pipeline with a Cedar set of 50 policies answering in RBAC's place (libs/policy).
+const cedarDir = writeBenchPolicySet();
+const cedarSet = CedarPolicySet.load(cedarDir, []);
+const cedarPipeline = new ToolCallPipeline({
+  registry: new ToolRegistry([{ ...readLogs, name: 'get_service_status' } as typeof readLogs]),
+  callPolicy: cedarSet,
+  plugins: [guard],
+});
+// The same 50 policies with every one asked (as if no policy named its tool first): the worst case.
+const cedarWholePipeline = new ToolCallPipeline({
+  registry: new ToolRegistry([{ ...readLogs, name: 'get_service_status' } as typeof readLogs]),
+  callPolicy: CedarPolicySet.fromSources(
+    'bench',
+    readFileSync(join(cedarDir, 'schema.cedarschema'), 'utf8'),
+    [{ file: 'bench.cedar', text: benchPolicyText() }],
+    [],
+    false,
+  ),
+  plugins: [guard],
+});
+const cedarCall = { id: 'call-1', name: 'get_service_status', args: { service: 'api', lines: 50 } };
+const cedarCaller = { ...caller, agent: 'ops' };
 
 const call = { id: 'call-1', name: 'read_logs', args: { service: 'api', lines: 50 } };
 const turn = [call];
@@ -126,7 +154,9 @@ async function main(): Promise<void> {
       callId: call.id,
     });
 
-  const check = [await runPipeline(), ...(await runTurn())];
+  const runCedar = () => cedarPipeline.evaluate(cedarCall, cedarCaller);
+  const runCedarWhole = () => cedarWholePipeline.evaluate(cedarCall, cedarCaller);
+  const check = [await runPipeline(), ...(await runTurn()), await runCedar(), await runCedarWhole()];
   const wrong = check.find((outcome) => outcome.kind !== 'executed');
   if (wrong) throw new Error(`bench setup is wrong: pipeline returned ${wrong.kind}`);
 
@@ -137,6 +167,10 @@ async function main(): Promise<void> {
   const direct = await measure('direct', runDirect, BATCH, BATCHES);
   const whole = await measure('pipeline', runPipeline, BATCH, BATCHES);
   const wholeTurn = await measure('turn', runTurn, BATCH, BATCHES);
+  await warmUp('cedar', runCedar, WARMUP_CALLS / 10);
+  const cedar = await measure(`cedar ${BENCH_POLICY_COUNT} policies`, runCedar, BATCH / 10, BATCHES);
+  await warmUp('cedar, every policy asked', runCedarWhole, WARMUP_CALLS / 10);
+  const cedarWhole = await measure('cedar, every policy asked', runCedarWhole, BATCH / 10, BATCHES);
 
   const bigArgs = oneKilobyteArgs();
   const bytes = Buffer.byteLength(canonicalJson(bigArgs), 'utf8');
@@ -162,6 +196,17 @@ async function main(): Promise<void> {
       wholeTurn.calls.toLocaleString('en-US'),
     ],
     ['turn overhead (difference)', fmt(turnOverhead), ''],
+    [
+      `ToolCallPipeline.evaluate (Cedar, ${BENCH_POLICY_COUNT} policies + 1 plugin)`,
+      fmt(cedar.medianNs),
+      cedar.calls.toLocaleString('en-US'),
+    ],
+    [`Cedar evaluation (difference to RBAC)`, fmt(cedar.medianNs - whole.medianNs), ''],
+    [
+      `  the same with all ${BENCH_POLICY_COUNT} policies asked (no tool index)`,
+      fmt(cedarWhole.medianNs - whole.medianNs),
+      cedarWhole.calls.toLocaleString('en-US'),
+    ],
     [`fingerprint, ${bytes} B canonical args`, fmt(print.medianNs), print.calls.toLocaleString('en-US')],
   ];
   const width = Math.max(...rows.map((r) => r[0].length));

@@ -3,6 +3,7 @@
 // and 18 (parked-run memory, the auto-tier, MCP and gateway overheads), judged on the medians of the pairs, and the
 // tables the bench prints.
 import type { AutoOverheadResult } from './phases/auto-overhead';
+import type { HookOverheadResult } from './phases/hook-overhead';
 import type { FloorResult } from './phases/floor';
 import type { GatewayOverheadResult } from './phases/gateway-overhead';
 import type { ParkedResult } from './phases/parked';
@@ -289,6 +290,10 @@ interface Printable {
   scaleOut: { workers: number; runsPerSecond: number; decisionToExecution: { p99Ms: number } }[];
   parked: ParkedResult & { measuredOn: { redis: string; composeSettings?: string[] } };
   autoOverhead: AutoOverheadResult;
+  /** The same through a worker whose auto tool has an admission before-hook (a local hook answering allow). */
+  hookOverhead: HookOverheadResult;
+  /** The same auto calls with a Cedar set of 50 policies in RBAC's place (absent in results of older benches). */
+  cedarOverhead?: AutoOverheadResult;
   mcpOverhead: AutoOverheadResult;
   gatewayOverhead: GatewayOverheadResult;
 }
@@ -302,6 +307,7 @@ export interface ClusterRoundTrip {
 }
 
 const ms = (v: number) => `${v.toFixed(2)} ms`;
+const cpuPerCall = (v: number | undefined) => (v === undefined ? 'not read' : `${ms(v)} CPU/call`);
 const rate = (v: number) => `${v.toFixed(0)} runs/s`;
 const percentiles = (l: LatencySummary) => `${ms(l.p50Ms)} / ${ms(l.p95Ms)} / ${ms(l.p99Ms)}`;
 const top = (perCommand: Record<string, number>) =>
@@ -553,6 +559,40 @@ function otherRows(r: Printable): Row[] {
       '  overhead per auto call',
       `${ms(r.autoOverhead.overheadPerCallMs)}/call`,
       `${judged(r.targets.autoOverhead)}; median of ${r.autoOverhead.repeats}`,
+    ],
+    ...(r.cedarOverhead
+      ? ([
+          [
+            `auto tier, Cedar set of 50 policies: ${r.cedarOverhead.calls} calls`,
+            `${ms(r.cedarOverhead.perCallThroughWorkerMs)}/call`,
+            `run ${ms(r.cedarOverhead.runWithCallsMs)} − empty run ${ms(r.cedarOverhead.emptyRunMs)}`,
+          ],
+          [
+            '  overhead per auto call with Cedar',
+            `${ms(r.cedarOverhead.overheadPerCallMs)}/call`,
+            `${ms(r.cedarOverhead.overheadPerCallMs - r.autoOverhead.overheadPerCallMs)} above RBAC; median of ${r.cedarOverhead.repeats}; not judged`,
+          ],
+        ] as Row[])
+      : []),
+    [
+      '  worker CPU per auto call',
+      cpuPerCall(r.autoOverhead.workerCpuPerCallMs),
+      '(run − empty run) / calls',
+    ],
+    [
+      `auto tier with a before-hook: ${r.hookOverhead.withHook.calls} calls`,
+      `${ms(r.hookOverhead.withHook.perCallThroughWorkerMs)}/call`,
+      `a local hook answering allow; ${r.hookOverhead.hookRequests} hook requests`,
+    ],
+    [
+      '  cost of the hook per call',
+      `${ms(r.hookOverhead.hookPerCallMs)}/call`,
+      `with the hook − without; median of ${r.hookOverhead.withHook.repeats}`,
+    ],
+    [
+      '  worker CPU of the hook per call',
+      cpuPerCall(r.hookOverhead.hookWorkerCpuPerCallMs),
+      `with ${cpuPerCall(r.hookOverhead.withHook.workerCpuPerCallMs)} − without`,
     ],
     [
       `auto MCP tool: ${r.mcpOverhead.calls} calls through the worker`,

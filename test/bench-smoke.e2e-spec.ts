@@ -155,6 +155,16 @@ describe('npm run bench --quick', () => {
     expect(results.parked.breakdown['approval-request job hash'].keys).toBe(2000);
     expect(results.autoOverhead.perCallThroughWorkerMs).toBeGreaterThan(0);
     expect(results.autoOverhead.directPerCallMs).toBeGreaterThan(0);
+    expect(results.autoOverhead.workerCpuPerCallMs).toEqual(expect.any(Number));
+    // The before-hook was asked once per call: a warm-up run and --quick's 3 repeats of 100 calls.
+    expect(results.hookOverhead.hookRequests).toBe(400);
+    expect(results.hookOverhead.withHook.perCallThroughWorkerMs).toBeGreaterThan(0);
+    expect(results.hookOverhead.hookPerCallMs).toEqual(expect.any(Number));
+    expect(results.hookOverhead.hookWorkerCpuPerCallMs).toEqual(expect.any(Number));
+    expect(output).toMatch(/cost of the hook per call +\| +-?[\d.]+ ms\/call/);
+    // The same auto calls with a Cedar set of 50 policies in RBAC's place (issue 28), printed beside them.
+    expect(results.cedarOverhead.perCallThroughWorkerMs).toBeGreaterThan(0);
+    expect(output).toMatch(/^ {2}overhead per auto call with Cedar +\| +-?[\d.]+ (ms|µs)\/call/m);
     expect(results.mcpOverhead.perCallThroughWorkerMs).toBeGreaterThan(0);
     expect(results.mcpOverhead.directPerCallMs).toBeGreaterThan(0);
     expect(results.gatewayOverhead.gatewayPerCallMs).toBeGreaterThan(0);

@@ -6,6 +6,7 @@
 import { Redis } from 'ioredis';
 import { mapWithConcurrency } from '@countersign/authorization';
 import { InfraStore, opsTools } from '@countersign/demo-infra';
+import { cpuMsOf } from '../support/cost';
 import type { Child } from '../support/processes';
 import { sendJson } from '../support/http';
 import { median, Progress, wallNow } from '../support/measure';
@@ -40,6 +41,11 @@ export interface AutoOverheadResult {
   directPerCallMs: number;
   /** perCallThroughWorker − directPerCall. */
   overheadPerCallMs: number;
+  /**
+   * The worker's CPU (utime + stime, /proc/<pid>/stat) per call: (median CPU of a run with `calls` calls − median
+   * CPU of an empty run) / calls; undefined where /proc is not readable.
+   */
+  workerCpuPerCallMs?: number;
 }
 
 const TURN = 50;
@@ -68,7 +74,18 @@ export async function autoOverhead(o: AutoOverheadOptions): Promise<AutoOverhead
   };
   o.worker.on('probe', listener);
 
+  const pid = o.worker.proc.pid;
+  /** The worker's CPU used by each timed run (from before POST /runs to the run's `done`). */
+  const cpu = new Map<unknown[], number[]>();
   const timeRun = async (script: unknown[]): Promise<number> => {
+    const cpuBefore = pid === undefined ? undefined : cpuMsOf(pid);
+    const wall = await timeOneRun(script);
+    const cpuAfter = pid === undefined ? undefined : cpuMsOf(pid);
+    if (cpuBefore !== undefined && cpuAfter !== undefined)
+      cpu.set(script, [...(cpu.get(script) ?? []), cpuAfter - cpuBefore]);
+    return wall;
+  };
+  const timeOneRun = async (script: unknown[]): Promise<number> => {
     const start = wallNow();
     const res = await sendJson<{ runId: string }>(
       'POST',
@@ -105,18 +122,20 @@ export async function autoOverhead(o: AutoOverheadOptions): Promise<AutoOverhead
     return wallNow() - start;
   };
 
+  const callsScript = scriptOf(o.calls);
+  const emptyScript = [{ text: 'nothing to do' }];
   const withCalls: number[] = [];
   const empty: number[] = [];
   const direct: number[] = [];
   try {
     // One unrecorded round of each warms the JIT and the connections.
-    await timeRun(scriptOf(o.calls));
-    await timeRun([{ text: 'nothing to do' }]);
+    await timeOneRun(scriptOf(o.calls));
+    await timeOneRun(emptyScript);
     await timeDirect();
     for (let r = 0; r < o.repeats; r++) {
-      withCalls.push(await timeRun(scriptOf(o.calls)));
+      withCalls.push(await timeRun(callsScript));
       bar?.update(3 * r + 1);
-      empty.push(await timeRun([{ text: 'nothing to do' }]));
+      empty.push(await timeRun(emptyScript));
       bar?.update(3 * r + 2);
       direct.push(await timeDirect());
       bar?.update(3 * r + 3);
@@ -140,5 +159,8 @@ export async function autoOverhead(o: AutoOverheadOptions): Promise<AutoOverhead
     perCallThroughWorkerMs,
     directPerCallMs,
     overheadPerCallMs: perCallThroughWorkerMs - directPerCallMs,
+    ...(cpu.has(callsScript) && cpu.has(emptyScript)
+      ? { workerCpuPerCallMs: (median(cpu.get(callsScript)!) - median(cpu.get(emptyScript)!)) / o.calls }
+      : {}),
   };
 }

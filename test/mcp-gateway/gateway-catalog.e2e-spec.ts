@@ -1,6 +1,9 @@
 // The tools the MCP gateway serves (apps/mcp-gateway/src/tools/gateway-catalog.ts), as the official MCP client lists
 // them over streamable HTTP: every downstream server's tools under the gateway's names, as the servers list them, only
 // those RBAC lets the principal call, tasks offered for confirm-tier tools only.
+import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { RunningMcpGateway } from '../../apps/mcp-gateway/src/bootstrap';
@@ -76,6 +79,53 @@ describe('MCP gateway', () => {
       });
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    });
+  });
+
+  describe('with a Cedar policy set (GATEWAY_CONFIG policy.cedar)', () => {
+    let cedarGateway: RunningMcpGateway;
+
+    beforeAll(async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'cs-gw-cedar-'));
+      copyFileSync('config/policies/schema.cedarschema', join(dir, 'schema.cedarschema'));
+      writeFileSync(
+        join(dir, 'gateway.cedar'),
+        `@id("gw-read")
+permit (principal == Principal::"alice", action == Action::"call", resource)
+when { resource.tool == "ops__get_service_status" };
+
+@id("gw-not-db")
+forbid (principal, action, resource)
+when { resource.args has service && resource.args.service == "db" };`,
+      );
+      cedarGateway = await h.startGateway({ policy: { cedar: dir } });
+    });
+
+    it('lets the policy decide each call in RBAC’s place: a permit runs, a forbid and no permit refuse', async () => {
+      const client = await h.client(cedarGateway.url!, 'alice');
+      const ok = await client.callTool({ name: 'ops__get_service_status', arguments: { service: 'api' } });
+      expect(ok.isError).toBeFalsy();
+      const forbidden = await client.callTool({
+        name: 'ops__get_service_status',
+        arguments: { service: 'db' },
+      });
+      expect(forbidden.isError).toBe(true);
+      expect(text(forbidden)).toContain('forbidden by policy gw-not-db: resource.args has service');
+      const unpermitted = await client.callTool({ name: 'ops__list_services', arguments: {} });
+      expect(unpermitted.isError).toBe(true);
+      expect(text(unpermitted)).toContain('no Cedar policy permits it');
+    });
+
+    it('lists every tool (a policy reads the arguments) and refuses what no policy permits', async () => {
+      const mallory = await h.client(cedarGateway.url!, 'mallory');
+      const { tools } = await mallory.listTools();
+      expect(tools.map((t) => t.name)).toContain('ops__restart_service');
+      const refused = await mallory.callTool({
+        name: 'ops__get_service_status',
+        arguments: { service: 'api' },
+      });
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toContain('no Cedar policy permits it');
     });
   });
 });

@@ -6,7 +6,16 @@ import { join } from 'node:path';
 
 const root = join(__dirname, '..', '..');
 export const COMPILED_CLI = join(root, 'dist', 'apps', 'cli', 'src', 'main.js');
-const SOURCES = ['apps/cli/src', 'libs', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.cli.json'];
+// The CLI also compiles what `policy test` evaluates with: the worker's agent builder, the approval service's routing.
+const SOURCES = [
+  'apps/cli/src',
+  'apps/agent-worker/src',
+  'apps/approval-service/src',
+  'libs',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'tsconfig.cli.json',
+];
 
 function newestMtime(path: string): number {
   const stat = statSync(path);

@@ -7,7 +7,7 @@ import { verifyWebhookSignature } from '@countersign/authorization';
 export const HOOK_SECRET = 'admission-hook-secret-3f9a1c';
 
 export interface HookCall {
-  stage: 'before_tool' | 'after_tool';
+  stage: 'before_tool' | 'after_tool' | 'confirmation';
   tool: string;
   arguments: Record<string, unknown>;
   fingerprint: string;
@@ -28,6 +28,8 @@ export class HookServer {
   readonly stages: string[] = [];
   before: (call: HookCall) => Reply | Promise<Reply> = () => ({ json: { action: 'allow' } });
   after: (call: HookCall) => Reply | Promise<Reply> = () => ({ json: { action: 'keep' } });
+  /** A confirmation handler's hook (stage `confirmation`). */
+  confirm: (call: HookCall) => Reply | Promise<Reply> = () => ({ json: { decision: 'ask' } });
   private server?: Server;
   private readonly hanging: ServerResponse[] = [];
   port = 0;
@@ -50,9 +52,13 @@ export class HookServer {
     });
     const call = JSON.parse(body.toString('utf8')) as HookCall;
     this.calls.push({ ...call, signed: check.ok });
-    this.stages.push(`${call.stage === 'before_tool' ? 'before' : 'after'} ${call.tool}`);
+    const stage = { before_tool: 'before', after_tool: 'after', confirmation: 'confirm' }[call.stage];
+    this.stages.push(`${stage} ${call.tool}`);
     if (!check.ok) return void res.writeHead(401).end(check.reason);
-    const reply = await (call.stage === 'before_tool' ? this.before(call) : this.after(call));
+    const answer = { before_tool: this.before, after_tool: this.after, confirmation: this.confirm }[
+      call.stage
+    ];
+    const reply = await answer(call);
     if (reply === 'hang') return void this.hanging.push(res);
     if ('json' in reply)
       return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply.json));

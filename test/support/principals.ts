@@ -15,11 +15,12 @@ type Entry = Partial<Principal> & { id: string; name: string; token?: string };
  * submit calls to the approvals API, and so does `mcp-gateway` (the MCP gateway's own principal, which may act for anyone).
  */
 export const TEST_PRINCIPALS: Entry[] = [
-  { id: 'alice', name: 'Alice', email: 'alice@example.test' },
+  // Cedar policies see alice and mallory in payments (system-cedar); the JSON rules ignore it.
+  { id: 'alice', name: 'Alice', email: 'alice@example.test', policyGroups: ['payments'] },
   { id: 'bob', name: 'Bob', email: 'bob@example.test' },
   { id: 'carol', name: 'Carol', email: 'carol@example.test' },
   { id: 'dave', name: 'Dave', email: 'dave@example.test' },
-  { id: 'mallory', name: 'Mallory', email: 'mallory@example.test' },
+  { id: 'mallory', name: 'Mallory', email: 'mallory@example.test', policyGroups: ['payments'] },
   { id: 'ops-bot', name: 'Ops bot', kind: 'machine', actAs: ['alice'] },
   { id: 'auditor', name: 'Auditor', roles: ['runs-reader', 'audit-reader'] },
   { id: 'scraper', name: 'Scraper', kind: 'machine', roles: ['metrics-reader'] },

@@ -6,6 +6,7 @@ import { approveCommand, denyCommand } from './commands/decide.command';
 import { doneCommand } from './commands/done.command';
 import { fingerprintCommand } from './commands/fingerprint.command';
 import { inboxLinkCommand } from './commands/inbox-link.command';
+import { policyCommand } from './commands/policy.command';
 import { rulesCommand } from './commands/rules.command';
 import { runCommand } from './commands/run.command';
 import { runbookCommand } from './commands/runbook.command';
@@ -20,6 +21,7 @@ const commands: (() => Command)[] = [
   denyCommand,
   doneCommand,
   rulesCommand,
+  policyCommand,
   inboxLinkCommand,
   fingerprintCommand,
   tokenCommand,

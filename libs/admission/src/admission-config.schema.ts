@@ -6,7 +6,9 @@ import { IdSchema } from '@countersign/contracts';
 /** The longest a hook may take; past its timeout a before-hook refuses the call, an after-hook keeps the result. */
 export const MAX_HOOK_TIMEOUT_MS = 5_000;
 
-const EnvNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
+export const EnvNameSchema = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
 
 export const AdmissionHookSchema = z
   .object({

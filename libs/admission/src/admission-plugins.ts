@@ -15,7 +15,7 @@ import {
 } from './admission-config.schema';
 import { callHook, type ResolvedHook, resolveHooks } from './hook-client';
 
-export type HookStage = 'before_tool' | 'after_tool';
+export type HookStage = 'before_tool' | 'after_tool' | 'confirmation';
 
 /** One hook's answer or failure about one call: what the service audits and measures. */
 export interface HookEvent {

@@ -3,3 +3,5 @@
 export * from './admission-config.schema';
 export * from './hook-client';
 export * from './admission-plugins';
+export * from './confirmation-handler.schema';
+export * from './confirmation-handlers';

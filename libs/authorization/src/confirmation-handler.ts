@@ -1,8 +1,19 @@
 // A ConfirmationHandler decides a confirm-tier call by policy (e.g. approve all in staging) or asks a person.
 import type { CallerContext } from './tool';
 
+/**
+ * Who decided in a person's place, for the audit and the run's followers: the handler (`handler:<name>`) and, when
+ * it has rules, the rule that decided.
+ */
+export interface PolicyDecision {
+  by: string;
+  rule?: string;
+}
+
 export type HandlerVerdict =
-  { decision: 'approve' } | { decision: 'deny'; reason?: string } | { decision: 'ask' };
+  | { decision: 'approve'; decidedBy?: PolicyDecision }
+  | { decision: 'deny'; reason?: string; decidedBy?: PolicyDecision }
+  | { decision: 'ask' };
 
 export interface ConfirmationRequest extends CallerContext {
   callId: string;

@@ -21,3 +21,11 @@ export class ConfirmationPolicy {
     return 'auto';
   }
 }
+
+/** Tiers by strictness: a rule may raise a tier, never lower it. */
+export const TIER_RANK: Record<Tier, number> = { auto: 0, confirm: 1, manual_only: 2 };
+
+/** The stricter of two tiers. */
+export function stricter(a: Tier, b: Tier): Tier {
+  return TIER_RANK[a] >= TIER_RANK[b] ? a : b;
+}

@@ -7,6 +7,7 @@ export * from './call-preview';
 export * from './precondition';
 export * from './tool-registry';
 export * from './access-control';
+export * from './call-policy';
 export * from './confirmation-policy';
 export * from './confirmation-handler';
 export * from './decisions';

@@ -13,10 +13,12 @@ export interface BeforeToolContext extends CallerContext {
 
 /** Who a callback asks to decide a call it sends to people: groups (instead of the routing rule's) and a quorum. */
 export interface ConfirmationRoute {
-  /** The plugin that asked. */
+  /** The plugin that asked (or `policy <id>` for a call policy). */
   by: string;
   groups?: string[];
   quorum?: number;
+  /** Set when a call policy (not a plugin) sent the call to people: the policy that decided. */
+  policy?: { id: string; condition: string };
 }
 
 export type BeforeToolVerdict =

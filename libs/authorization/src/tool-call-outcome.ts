@@ -1,5 +1,6 @@
 // What the pipeline says about one call. `content` is always what the model is told.
 import type { Tier } from '@countersign/contracts';
+import type { PolicyDecision } from './confirmation-handler';
 import type { ConfirmationRoute } from './plugins';
 import type { PreconditionValue } from './precondition';
 
@@ -20,8 +21,20 @@ export interface FingerprintMismatch {
 }
 
 export type ToolCallOutcome =
-  | (Base & { kind: 'executed'; result: unknown; approvedBy: 'auto' | 'person' | 'policy' })
-  | (Base & { kind: 'denied'; by: DeniedBy; approvers?: readonly string[] })
+  | (Base & {
+      kind: 'executed';
+      result: unknown;
+      approvedBy: 'auto' | 'person' | 'policy';
+      /** Set when a confirmation handler approved it: which one (and rule). */
+      policyDecision?: PolicyDecision;
+    })
+  | (Base & {
+      kind: 'denied';
+      by: DeniedBy;
+      approvers?: readonly string[];
+      /** Set when a confirmation handler denied it: which one (and rule). */
+      policyDecision?: PolicyDecision;
+    })
   | (Base & { kind: 'skipped'; plugin: string })
   | (Base & {
       kind: 'pending_confirmation';

@@ -694,6 +694,22 @@ describe('ToolCallPipeline', () => {
       expect(tools.restart_service.executions).toBe(executions);
     });
 
+    it('carries who decided (handler and rule) onto the outcome, for the audit', async () => {
+      const decidedBy = { by: 'handler:staging-auto', rule: 'staging-restarts' };
+      const approving = setup({ confirmationHandler: () => ({ decision: 'approve', decidedBy }) });
+      await expect(approving.sut.evaluate(restart(), ctx())).resolves.toMatchObject({
+        kind: 'executed',
+        approvedBy: 'policy',
+        policyDecision: decidedBy,
+      });
+      const denying = setup({ confirmationHandler: () => ({ decision: 'deny', reason: 'no', decidedBy }) });
+      await expect(denying.sut.evaluate(restart(), ctx())).resolves.toMatchObject({
+        kind: 'denied',
+        by: 'policy',
+        policyDecision: decidedBy,
+      });
+    });
+
     it('asks a person when the handler throws', async () => {
       const { sut, tools } = setup({
         confirmationHandler: () => {

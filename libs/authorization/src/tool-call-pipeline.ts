@@ -2,14 +2,24 @@
 // execute → after-callbacks. The worker runs each model turn through `evaluateTurn`, so the turn's rules live here.
 import { MAX_TOOL_ARGS_BYTES, type Tier } from '@countersign/contracts';
 import type { AccessControl } from './access-control';
+import {
+  type CallPolicy,
+  type CallPolicyInput,
+  type CallPolicyVerdict,
+  decideClosed,
+  disagree,
+  type ShadowPolicy,
+  summarize,
+} from './call-policy';
 import { mapWithConcurrency } from './concurrency';
 import {
   type ConfirmationHandler,
   type ConfirmationRequest,
   consultHandler,
+  type PolicyDecision,
   DEFAULT_CONFIRMATION_TIMEOUT_MS,
 } from './confirmation-handler';
-import { ConfirmationPolicy } from './confirmation-policy';
+import { ConfirmationPolicy, stricter } from './confirmation-policy';
 import { type DecisionBook, refusalMessage } from './decisions';
 import { fingerprint, printableReadableForm } from './fingerprint';
 import { evaluatePrecondition, preconditionFailedMessage } from './precondition';
@@ -22,6 +32,14 @@ export interface PipelineOptions {
   registry: ToolRegistry;
   /** Omit only where every registered tool is open to every user. */
   accessControl?: AccessControl;
+  /**
+   * Asked in RBAC's place (after the arguments passed the tool's schema, since a policy may read them): may the call
+   * run, at which tier (never lower than the declared one), for which people. `accessControl` is then not asked.
+   * @defaultValue none: RBAC and the tiers decide
+   */
+  callPolicy?: CallPolicy;
+  /** Evaluated beside the active rules on every call; disagreements are reported, nothing is decided by it. */
+  shadowPolicy?: ShadowPolicy;
   /** @defaultValue a policy that adds nothing to the tools' declared tiers */
   policy?: ConfirmationPolicy;
   confirmationHandler?: ConfirmationHandler;
@@ -47,6 +65,8 @@ export interface ReadyCall {
   args: unknown;
   tier: Tier;
   approvedBy: 'auto' | 'person' | 'policy';
+  /** Set when a confirmation handler approved it: which one (and rule). */
+  policyDecision?: PolicyDecision;
 }
 
 export type RefusedOrWaiting = Exclude<ToolCallOutcome, { kind: 'executed' }>;
@@ -164,9 +184,12 @@ export class ToolCallPipeline {
       );
     }
 
-    // RBAC before the arguments: a user without the permission learns nothing about the tool's schema.
-    const access = this.options.accessControl?.check(ctx.userId, call.name);
+    const { callPolicy } = this.options;
+    // RBAC before the arguments: a user without the permission learns nothing about the tool's schema. A call policy
+    // reads the arguments, so it is asked after them.
+    const access = callPolicy ? undefined : this.options.accessControl?.check(ctx.userId, call.name);
     if (access && !access.allowed) {
+      this.compareShadow(call, tool, ctx, { allowed: false, reason: access.reason });
       return { kind: 'denied', by: 'rbac', callId: call.id, toolName: call.name, content: access.reason };
     }
 
@@ -174,11 +197,39 @@ export class ToolCallPipeline {
     if (!parsed.ok) return parsed.outcome;
     const args = parsed.args;
 
-    const declared = this.policy.effectiveTier(call.name, tool.tier);
+    let declared = this.policy.effectiveTier(call.name, tool.tier);
+    const input: CallPolicyInput = {
+      principal: ctx.userId,
+      agent: ctx.agent,
+      toolName: call.name,
+      args,
+      tier: declared,
+    };
+    let policyRoute: ConfirmationRoute | undefined;
+    if (callPolicy) {
+      const verdict = decideClosed(callPolicy, input);
+      this.compareShadow(call, tool, ctx, verdict, input);
+      if (!verdict.allowed) {
+        const content = `Tool "${call.name}" was refused: ${verdict.reason}. It did not run.`;
+        return { kind: 'denied', by: 'rbac', callId: call.id, toolName: call.name, content };
+      }
+      declared = stricter(declared, verdict.tier);
+      if (verdict.groups || verdict.quorum || declared !== 'auto')
+        policyRoute = {
+          by: verdict.policy ? `policy ${verdict.policy.id}` : callPolicy.name,
+          ...(verdict.groups ? { groups: verdict.groups } : {}),
+          ...(verdict.quorum ? { quorum: verdict.quorum } : {}),
+          ...(verdict.policy ? { policy: verdict.policy } : {}),
+        };
+    } else {
+      this.compareShadow(call, tool, ctx, { allowed: true, tier: declared }, input);
+    }
+
     const guard = await this.runBeforeCallbacks(call, args, declared, ctx);
     if (guard.refused) return guard.refused;
-    // A callback that asks people makes an auto call a confirm one; it never makes a call less strict.
-    const { route } = guard;
+    // A callback that asks people makes an auto call a confirm one; it never makes a call less strict. So does a
+    // policy that names people. A callback's route (asked later, about this very call) takes the policy's place.
+    const route = guard.route ?? policyRoute;
     const tier: Tier = route && declared === 'auto' ? 'confirm' : declared;
 
     if (tier === 'auto') return ready(call, tool, args, tier, 'auto');
@@ -267,6 +318,7 @@ export class ToolCallPipeline {
       result,
       content: toContent(result),
       approvedBy: readyCall.approvedBy,
+      ...(readyCall.policyDecision ? { policyDecision: readyCall.policyDecision } : {}),
     };
   }
 
@@ -339,14 +391,20 @@ export class ToolCallPipeline {
       };
     }
 
-    // A callback asked for people: no handler decides in their place.
-    if (!this.options.confirmationHandler || route) return pending();
+    // A callback (or a policy naming groups or a quorum) asked for people: no handler decides in their place. A
+    // policy that only set the tier named nobody: its route just says which policy decided.
+    const peopleAsked =
+      route !== undefined && (!route.policy || route.groups !== undefined || route.quorum !== undefined);
+    if (!this.options.confirmationHandler || peopleAsked) return pending();
     const verdict = await consultHandler(
       this.options.confirmationHandler,
       confirmationRequest(ctx, call, args, print),
       this.options.confirmationTimeoutMs ?? DEFAULT_CONFIRMATION_TIMEOUT_MS,
     );
-    if (verdict.decision === 'approve') return ready(call, tool, args, 'confirm', 'policy');
+    if (verdict.decision === 'approve') {
+      const approved = ready(call, tool, args, 'confirm', 'policy');
+      return verdict.decidedBy ? { ...approved, policyDecision: verdict.decidedBy } : approved;
+    }
     if (verdict.decision === 'deny') {
       return {
         kind: 'denied',
@@ -354,9 +412,48 @@ export class ToolCallPipeline {
         callId: call.id,
         toolName: call.name,
         content: refusalMessage({ decidedBy: 'policy', reason: verdict.reason }),
+        ...(verdict.decidedBy ? { policyDecision: verdict.decidedBy } : {}),
       };
     }
     return pending(verdict.fallback ? { handlerFallback: verdict.fallback } : {});
+  }
+
+  /**
+   * The shadow policy's answer beside the active one (`active`), reported when they differ. Never throws and never
+   * changes the call's outcome. A call refused by RBAC before its arguments were checked is compared with them
+   * parsed here; arguments the schema refuses are not compared (nothing would run either way).
+   */
+  private compareShadow(
+    call: ToolCall,
+    tool: RegisteredTool,
+    ctx: EvaluateContext,
+    active: CallPolicyVerdict,
+    known?: CallPolicyInput,
+  ): void {
+    const shadow = this.options.shadowPolicy;
+    if (!shadow) return;
+    try {
+      let input = known;
+      if (!input) {
+        const parsed = parseArguments(call, tool);
+        if (!parsed.ok) return;
+        const tier = this.policy.effectiveTier(call.name, tool.tier);
+        input = { principal: ctx.userId, agent: ctx.agent, toolName: call.name, args: parsed.args, tier };
+      }
+      let verdict: CallPolicyVerdict;
+      try {
+        verdict = shadow.policy.decide(input);
+      } catch (error) {
+        shadow.onError({ input, reason: errorText(error) });
+        return;
+      }
+      const activeBy = this.options.callPolicy?.name ?? 'json rules';
+      const a = summarize(active, activeBy);
+      const s = summarize(verdict, shadow.policy.name);
+      if (disagree(a, s)) shadow.onDisagreement({ input, active: a, shadow: s });
+    } catch {
+      // A shadow never affects the call, not even by failing to report.
+    }
   }
 
   private async runBeforeCallbacks(

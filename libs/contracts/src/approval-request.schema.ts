@@ -136,6 +136,20 @@ export const ApprovalRequestSchema = z.object({
     })
     .strict()
     .optional(),
+  /**
+   * Set when a Cedar policy sent the call to people: the policy and its condition as written (what approvers and the
+   * audit are shown), and the groups and quorum its annotations named. Routing gives the request to those groups, with
+   * at least that quorum.
+   */
+  policy: z
+    .object({
+      id: IdSchema,
+      condition: z.string().max(1_000),
+      groups: z.array(IdSchema).min(1).max(16).optional(),
+      quorum: z.number().int().min(1).max(16).optional(),
+    })
+    .strict()
+    .optional(),
 });
 export type ApprovalRequest = z.infer<typeof ApprovalRequestSchema>;
 

@@ -131,6 +131,24 @@ export class McpToolProvider {
     return this.connection.callTool(remoteName, args, { ...options, timeoutMs: this.timeoutOf(remoteName) });
   }
 
+  /**
+   * The server's tool `remoteName` as the config alone defines it, without asking the server: its tier by the config's
+   * patterns (the server's hints, which may only raise it, are not known), any arguments, and a handler that refuses to
+   * run. For evaluating policy offline (`countersign policy test`); never registered for an agent that runs.
+   */
+  configuredDefinition(remoteName: string): ToolDefinition {
+    return {
+      name: `${this.prefix}${remoteName}`,
+      description: `${remoteName} of MCP server ${this.server} (not listed: evaluated from the config)`,
+      args: jsonSchemaArgs({ type: 'object' }),
+      inputSchema: { type: 'object' },
+      tier: this.tiers.tierOf(remoteName),
+      handler: () => {
+        throw new Error(`${remoteName} of MCP server ${this.server} is evaluated offline and cannot run`);
+      },
+    };
+  }
+
   /** How long a call of the server's tool `remoteName` may take (`toolTimeoutMs`, else `timeoutMs`). */
   timeoutOf(remoteName: string): number {
     return this.timeouts.match(remoteName)?.value ?? this.config.timeoutMs;

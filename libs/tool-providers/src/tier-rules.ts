@@ -1,15 +1,11 @@
 // A provider tool's tier comes from Countersign's config, never from the provider: patterns over the provider's own
 // tool names (`"*": "confirm"`, `"read_*": "auto"`), the most specific one winning. A tool no pattern names is
 // `confirm`. The provider's hints (MCP annotations) may only raise that tier, because a server's hints are not trusted.
+import { stricter, TIER_RANK } from '@countersign/authorization';
 import type { Tier } from '@countersign/contracts';
 import { NamePatterns } from './name-patterns';
 
-export const TIER_RANK: Record<Tier, number> = { auto: 0, confirm: 1, manual_only: 2 };
-
-/** The stricter of two tiers. */
-export function stricter(a: Tier, b: Tier): Tier {
-  return TIER_RANK[a] >= TIER_RANK[b] ? a : b;
-}
+export { stricter, TIER_RANK };
 
 /** MCP tool annotations that bear on the tier (all optional, all untrusted). */
 export interface ToolHints {

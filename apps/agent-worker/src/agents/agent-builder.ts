@@ -1,6 +1,12 @@
 // Builds one agent from its config: tool registry, RBAC, confirmation policy, pipeline and model. A config that names an
 // unknown tool, server or role, or lowers a tier, refuses to start (ConfigError naming the field).
-import { admissionPlugins, resolveHooks, type HookEvent } from '@countersign/admission';
+import {
+  admissionPlugins,
+  confirmationHandler,
+  type BuiltHandler,
+  type HookEvent,
+  resolveHooks,
+} from '@countersign/admission';
 import {
   AccessControl,
   ConfirmationPolicy,
@@ -10,6 +16,7 @@ import {
 } from '@countersign/authorization';
 import type { Tier } from '@countersign/contracts';
 import { ConfigError } from '@countersign/platform';
+import type { PipelinePolicies } from '@countersign/policy';
 import type { ServerSelection, ToolProviders } from '@countersign/tool-providers';
 import type { AgentConfig } from '../config/agents-config.schema';
 import type { ChatModel } from '../models/chat-model';
@@ -54,10 +61,25 @@ export function checkAdmissionSecrets(agents: Record<string, AgentConfig>, provi
     try {
       resolveHooks(agent.admission?.beforeTool ?? [], secretOf, `${where}.beforeTool`);
       resolveHooks(agent.admission?.afterTool ?? [], secretOf, `${where}.afterTool`);
+      const handler = agent.confirmationHandler;
+      if (handler?.kind === 'hook')
+        resolveHooks([handler], secretOf, `AGENTS_CONFIG: agents.${name}.confirmationHandler`);
     } catch (error) {
       throw new ConfigError((error as Error).message);
     }
   }
+}
+
+export interface BuildOptions {
+  /**
+   * Leave out what calls out over HTTP (admission hooks, a hook confirmation handler): `countersign policy test`
+   * evaluates the static policy only. @defaultValue false
+   */
+  withoutHooks?: boolean;
+  /** Variables for confirmation rules' `when.env`. @defaultValue the providers' (the service's environment) */
+  envOf?: (variable: string) => string | undefined;
+  /** The deployment's Cedar policy set (in RBAC's place) and shadow set, loaded once for every agent (loadPolicies). */
+  policies?: PipelinePolicies;
 }
 
 /**
@@ -72,6 +94,7 @@ export function buildAgent(
   providers: ToolProviders,
   model: AgentModel,
   recordHook: (event: HookEvent) => Promise<void> = async () => {},
+  options: BuildOptions = {},
 ): BuiltAgent {
   const where = `AGENTS_CONFIG: agents.${name}`;
   const registry = new ToolRegistry();
@@ -115,13 +138,25 @@ export function buildAgent(
 
   const runtime: Partial<AgentRuntime> = {};
   let plugins;
+  let handler: BuiltHandler | undefined;
+  const secretOf = (variable: string) => providers.secret(variable);
   try {
-    plugins = admissionPlugins(agent.admission, {
-      where: `${where}.admission`,
-      secretOf: (variable) => providers.secret(variable),
-      describeStep: (callId) => runtime.describeStep?.(callId),
-      observe: recordHook,
-    });
+    plugins = options.withoutHooks
+      ? []
+      : admissionPlugins(agent.admission, {
+          where: `${where}.admission`,
+          secretOf,
+          describeStep: (callId) => runtime.describeStep?.(callId),
+          observe: recordHook,
+        });
+    const handlerConfig = agent.confirmationHandler;
+    if (handlerConfig && !(options.withoutHooks && handlerConfig.kind === 'hook'))
+      handler = confirmationHandler(handlerConfig, {
+        where: `${where}.confirmationHandler`,
+        secretOf,
+        envOf: options.envOf ?? secretOf,
+        observe: recordHook,
+      });
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
@@ -129,7 +164,9 @@ export function buildAgent(
     registry,
     accessControl,
     policy,
+    ...options.policies,
     plugins,
+    ...(handler ? { confirmationHandler: handler.handler, confirmationTimeoutMs: handler.timeoutMs } : {}),
     maxConcurrentTools: agent.maxConcurrentTools,
   });
   const taken = new Set(registry.names());

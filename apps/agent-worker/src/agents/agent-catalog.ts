@@ -1,15 +1,17 @@
 // Every agent of this instance, built once at start-up (agent-builder.ts): those of AGENTS_CONFIG, and one
 // `runbook.<name>` agent per runbook, whose model is the runbook interpreter. Tools of MCP servers join an agent's
 // registry when the server lists them, and follow its list afterwards.
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { RegisteredTool } from '@countersign/authorization';
 import { type RunbookDefinition, runbookAgentName } from '@countersign/contracts';
 import { InfraStore, opsTools } from '@countersign/demo-infra';
-import type { Logger } from '@countersign/platform';
+import { ConfigError, type Logger } from '@countersign/platform';
+import { loadPolicies, type PipelinePolicies } from '@countersign/policy';
 import { type ProviderTool, selectProviderTools, ToolProviders } from '@countersign/tool-providers';
 import type { AgentConfig, AgentsConfig } from '../config/agents-config.schema';
 import { WORKER_CONFIG, type WorkerConfig } from '../config/worker-config';
 import { WORKER_LOGGER } from '../core/worker-logger';
+import { WorkerMetrics } from '../core/worker-metrics';
 import { ChatModels } from '../models/chat-models';
 import { gateTool } from '../runbooks/gate-tool';
 import { own } from '../runbooks/own';
@@ -30,9 +32,11 @@ interface ProviderBinding extends BuiltAgent {
 @Injectable()
 export class AgentCatalog {
   private readonly agents = new Map<string, AgentRuntime>();
+  /** The Cedar policy sets of AGENTS_CONFIG `policy`, loaded once and shared by every agent. */
+  private readonly policies: PipelinePolicies;
 
   constructor(
-    @Inject(WORKER_CONFIG) config: Pick<WorkerConfig, 'agents'>,
+    @Inject(WORKER_CONFIG) config: Pick<WorkerConfig, 'agents'> & Partial<Pick<WorkerConfig, 'principals'>>,
     /** Each runbook is an agent `runbook.<name>` whose model is the runbook interpreter. */
     @Inject(RunbookLibrary) private readonly runbooks: RunbookLibrary,
     /** The simulated infrastructure the built-in ops tools act on. */
@@ -42,7 +46,24 @@ export class AgentCatalog {
     @Inject(WORKER_LOGGER) private readonly logger: Logger,
     /** Audits and measures admission hooks' answers. */
     @Inject(AdmissionRecorder) private readonly hooks: Pick<AdmissionRecorder, 'record'>,
+    @Optional()
+    @Inject(WorkerMetrics)
+    metrics?: Pick<WorkerMetrics, 'policyShadowDisagreements' | 'policyShadowErrors'>,
   ) {
+    try {
+      this.policies = loadPolicies(
+        config.agents.policy,
+        config.principals?.principals ?? [],
+        'AGENTS_CONFIG: policy',
+        {
+          warn: (fields, message) => logger.warn(fields, message),
+          disagreements: metrics?.policyShadowDisagreements ?? { inc: () => {} },
+          errors: metrics?.policyShadowErrors ?? { inc: () => {} },
+        },
+      );
+    } catch (error) {
+      throw new ConfigError((error as Error).message);
+    }
     for (const [name, agent] of Object.entries(config.agents.agents)) {
       const built = buildAgent(
         name,
@@ -51,6 +72,7 @@ export class AgentCatalog {
         providers,
         models.forAgent(agent),
         (e) => this.hooks.record(e),
+        { policies: this.policies },
       );
       this.add(built);
     }
@@ -93,6 +115,7 @@ export class AgentCatalog {
       this.providers,
       { model },
       (e) => this.hooks.record(e),
+      { policies: this.policies },
     );
     built.runtime.describeStep = (callId) => describeStep(definition, lookup, callId);
     this.add(built);

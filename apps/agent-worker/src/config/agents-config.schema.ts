@@ -13,7 +13,8 @@ import {
   UsersConfigSchema,
   usersHaveDefinedRoles,
 } from '@countersign/contracts';
-import { AdmissionConfigSchema } from '@countersign/admission';
+import { AdmissionConfigSchema, ConfirmationHandlerConfigSchema } from '@countersign/admission';
+import { PolicyConfigSchema } from '@countersign/policy';
 import { opsToolSettings } from '@countersign/demo-infra';
 import { ConfigError } from '@countersign/platform';
 import { ServerNameSchema, ToolProvidersConfigSchema } from '@countersign/tool-providers';
@@ -98,6 +99,12 @@ export const AgentConfigSchema = z
       'Admission hooks: HTTP endpoints asked before a call runs (allow, skip, deny, confirm, abort; no usable answer ' +
         'refuses it) and after it ran (keep or replace the result). See the guide "Admission hooks".',
     ),
+    confirmationHandler: ConfirmationHandlerConfigSchema.optional().describe(
+      'Decides confirm-tier calls in a person’s place: `{ kind: "rules", name, rules }` (the first matching rule ' +
+        'approves or denies; none matches: people are asked) or `{ kind: "hook", name, url, secretEnv, tools, ' +
+        'timeoutMs }` (answers approve, deny or ask; a failure asks people). Never consulted for a manual-only call ' +
+        'or one a before-hook sent to people. See the policy reference, "Confirmation handlers".',
+    ),
     roles: RolesConfigSchema.describe('RBAC: what each role may call; an explicit deny wins.'),
     users: UsersConfigSchema.describe('Principal ID → its role names. A user not listed may run nothing.'),
     maxConcurrentTools: z
@@ -137,6 +144,10 @@ export type AgentConfig = z.infer<typeof AgentConfigSchema>;
 
 export const AgentsConfigSchema = ToolProvidersConfigSchema.extend({
   agents: z.record(IdSchema, AgentConfigSchema).describe('The agents, by name (what `POST /runs` names).'),
+  policy: PolicyConfigSchema.optional().describe(
+    "Every agent's rules: the JSON `roles`, `users` and tiers (unset), or a Cedar policy set in RBAC's place, and a " +
+      'shadow set compared beside them (docs/reference/cedar.md).',
+  ),
 }).strict();
 export type AgentsConfig = z.infer<typeof AgentsConfigSchema>;
 

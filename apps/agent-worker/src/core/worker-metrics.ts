@@ -35,6 +35,17 @@ export class WorkerMetrics extends AppMetrics {
     ['hook', 'stage', 'outcome'],
   );
 
+  readonly policyShadowDisagreements = this.counter(
+    'countersign_policy_shadow_disagreements_total',
+    "Tool calls on which the shadow policy set disagreed with the active rules, by each one's outcome (denied or a tier)",
+    ['active', 'shadow'],
+  );
+
+  readonly policyShadowErrors = this.counter(
+    'countersign_policy_shadow_errors_total',
+    'Tool calls the shadow policy set could not evaluate (they were decided by the active rules alone)',
+  );
+
   private countParkedWithoutRequest?: () => Promise<number>;
 
   /** Read from Redis at each scrape (one ZCOUNT): the same figure on every replica. */

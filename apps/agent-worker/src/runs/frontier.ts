@@ -105,7 +105,24 @@ export function toApprovalRequest(
     ...(Object.keys(context).length > 0 ? { context } : {}),
     // Its value came out of canonical JSON (see evaluatePrecondition), so it is JSON.
     ...(body.precondition ? { precondition: body.precondition as RequestPrecondition } : {}),
-    ...(body.route ? { admission: admissionOf(body.route) } : {}),
+    ...(body.route?.policy
+      ? { policy: policyOf(body.route, body.route.policy) }
+      : body.route
+        ? { admission: admissionOf(body.route) }
+        : {}),
+  };
+}
+
+function policyOf(
+  route: NonNullable<ParkedCallBody['route']>,
+  policy: { id: string; condition: string },
+): NonNullable<ApprovalRequest['policy']> {
+  return {
+    id: policy.id,
+    // A condition longer than the contract carries is cut, never refused: the policy's ID names it in full.
+    condition: policy.condition.length > 1_000 ? `${policy.condition.slice(0, 999)}…` : policy.condition,
+    ...(route.groups ? { groups: route.groups } : {}),
+    ...(route.quorum ? { quorum: route.quorum } : {}),
   };
 }
 

@@ -2,7 +2,7 @@
 // results back for the next turn. Resuming settles the frontier first (FrontierSettlement: each approved call runs at
 // most once, on the call ledger) and gives the model exactly one follow-up turn. How a run ends is RunEndings'.
 import { Inject, Injectable } from '@nestjs/common';
-import type { ToolCallOutcome } from '@countersign/authorization';
+import type { PolicyDecision, ToolCallOutcome } from '@countersign/authorization';
 import { AuditLog, type AuditInput } from '@countersign/audit';
 import { type ChatMessage, RunEventName, type RunEvent, type StartRunJob } from '@countersign/contracts';
 import type { Logger } from '@countersign/platform';
@@ -220,16 +220,25 @@ export class RunLoop {
     const outcomes = await agent.pipeline.evaluateTurn(calls, callerOf(run), {
       beforeExecute: async (ready) => {
         await this.store.assertOwner(run.runId, lease);
-        ready.forEach((call) => started.set(call.callId, call.approvedBy));
+        ready.forEach((call) => started.set(call.callId, call.policyDecision?.by ?? call.approvedBy));
         // Auto calls are read-only: their ending is audited, not their start.
         const approved = ready.filter((call) => call.approvedBy !== 'auto');
         await Promise.all(
           approved.map((call) =>
             this.audit.appendAll([
-              executionEntry(run.runId, { id: call.callId, name: call.toolName }, call.approvedBy, 'started'),
+              executionEntry(
+                run.runId,
+                { id: call.callId, name: call.toolName },
+                call.policyDecision?.by ?? call.approvedBy,
+                'started',
+                decisionDetail(call.policyDecision),
+              ),
             ]),
           ),
         );
+        for (const call of approved)
+          if (call.policyDecision)
+            this.tellDecision(run, turn, call.callId, call.toolName, 'approve', call.policyDecision);
       },
       onOutcome: (outcome, i) =>
         this.recordOutcome(run, agent, calls[i], outcome, turn, started.get(calls[i].id), messages),
@@ -255,7 +264,10 @@ export class RunLoop {
     if (outcome.kind !== 'pending_confirmation') this.metrics.toolCalls.inc({ outcome: outcome.kind });
     this.logger.info({ ...where, outcome: outcome.kind }, 'tool call evaluated');
     if (outcome.kind === 'executed') {
-      await this.audit.appendAll([executionEntry(run.runId, call, outcome.approvedBy, 'executed')]);
+      const by = outcome.policyDecision?.by ?? outcome.approvedBy;
+      await this.audit.appendAll([
+        executionEntry(run.runId, call, by, 'executed', decisionDetail(outcome.policyDecision)),
+      ]);
     } else if (outcome.kind === 'error' && ranAs) {
       await this.audit.appendAll([
         executionEntry(run.runId, call, ranAs, 'failed', { error: outcome.message }),
@@ -265,9 +277,11 @@ export class RunLoop {
         type: 'tool.denied',
         runId: run.runId,
         callId: call.id,
-        actor: outcome.by,
-        detail: { toolName: call.name, reason: outcome.content },
+        actor: outcome.policyDecision?.by ?? outcome.by,
+        detail: { toolName: call.name, reason: outcome.content, ...decisionDetail(outcome.policyDecision) },
       });
+      if (outcome.policyDecision)
+        this.tellDecision(run, turn, call.id, call.name, 'deny', outcome.policyDecision, outcome.content);
     } else if (outcome.kind === 'manual_required') {
       // A notice, not a question: the run does not wait for it.
       const body = manualStepBody(
@@ -291,6 +305,34 @@ export class RunLoop {
       });
     }
   }
+
+  /** Followers see a confirmation handler's decision as they see people's: a `decision` event (once per turn). */
+  private tellDecision(
+    run: RunRecord,
+    turn: number,
+    callId: string,
+    toolName: string,
+    decision: 'approve' | 'deny',
+    by: PolicyDecision,
+    reason?: string,
+  ): void {
+    this.events.publishOnce(`${resultMarker(turn, callId)}:decision`, {
+      type: RunEventName.Decision,
+      runId: run.runId,
+      callId,
+      toolName,
+      decision,
+      decidedBy: 'policy',
+      approvers: [],
+      ...(by.rule ? { rule: by.rule } : {}),
+      reason: reason ?? `approved by ${by.by}${by.rule ? ` (rule ${by.rule})` : ''}`,
+    });
+  }
+}
+
+/** What the audit adds about a confirmation handler's decision: its rule. */
+function decisionDetail(decided: PolicyDecision | undefined): Record<string, unknown> {
+  return decided?.rule ? { rule: decided.rule } : {};
 }
 
 /**

@@ -245,10 +245,21 @@ export const APPROVAL_SERVICE_CONFIG = Symbol('ApprovalServiceConfig');
 
 export function loadApprovalServiceConfig(raw: Record<string, string | undefined>): ApprovalServiceConfig {
   const env = loadEnv(ApprovalServiceEnvSchema, raw);
-  const approvals = loadJsonConfig('APPROVALS_CONFIG', env.APPROVALS_CONFIG, ApprovalsConfigSchema);
-  const principals = loadJsonConfig('PRINCIPALS_CONFIG', env.PRINCIPALS_CONFIG, PrincipalsConfigSchema);
+  return { env, ...loadApprovalRules(env.APPROVALS_CONFIG, env.PRINCIPALS_CONFIG) };
+}
+
+/**
+ * The groups and routing rules with the principal directory, checked against each other: what the service routes by
+ * (also read by `countersign policy test`). Each is a path, or inline JSON.
+ */
+export function loadApprovalRules(
+  approvalsConfig: string,
+  principalsConfig: string,
+): Pick<ApprovalServiceConfig, 'approvals' | 'principals'> {
+  const approvals = loadJsonConfig('APPROVALS_CONFIG', approvalsConfig, ApprovalsConfigSchema);
+  const principals = loadJsonConfig('PRINCIPALS_CONFIG', principalsConfig, PrincipalsConfigSchema);
   checkMembers(approvals, principals);
-  return { env, approvals, principals };
+  return { approvals, principals };
 }
 
 /**

@@ -77,6 +77,7 @@ export function durationInWords(ms: number): string {
 /** Rules without a name are known by their place in the config; the default group by that name. */
 export function routeName(rule: string): string {
   if (rule === 'defaultGroup') return 'default group';
+  if (rule.startsWith('policy ')) return rule;
   return /^rules\[\d+\]$/.test(rule) ? rule : `rule “${rule}”`;
 }
 

@@ -2,6 +2,7 @@
 // (roles and users, as an agent's), which tools wait for a decision beyond their tier, and how long a call waits.
 import { z } from 'zod';
 import { AdmissionConfigSchema } from '@countersign/admission';
+import { PolicyConfigSchema } from '@countersign/policy';
 import {
   ConfirmationConfigSchema,
   RolesConfigSchema,
@@ -34,6 +35,11 @@ export const GatewayConfigSchema = z
     admission: AdmissionConfigSchema.optional().describe(
       'Admission hooks over the gateway names, as an agent\'s (see the guide "Admission hooks"); a hook\'s ' +
         '`confirm` asks people through the usual routing (the groups and quorum it names are not passed on).',
+    ),
+    policy: PolicyConfigSchema.optional().describe(
+      'The JSON `roles`, `users` and tiers (unset), or a Cedar policy set in their place, and a shadow set compared ' +
+        'beside them, as in the agents config (docs/reference/cedar.md). With a Cedar set every tool is listed and ' +
+        'each call is asked; the groups and quorum a policy names are not passed on (the approvals API routes).',
     ),
     hold: z
       .object({

@@ -17,6 +17,7 @@ import {
 } from '@countersign/authorization';
 import type { Tier } from '@countersign/contracts';
 import { ConfigError, type Logger } from '@countersign/platform';
+import { loadPolicies, type PipelinePolicies } from '@countersign/policy';
 import {
   type McpToolProvider,
   type ProviderTool,
@@ -43,10 +44,12 @@ export class GatewayCatalog {
   private readonly listeners = new Set<() => void>();
   private conflicts = '';
   private readonly tasksOffered: boolean;
+  /** GATEWAY_CONFIG `policy`: a Cedar set in RBAC's place, and a shadow set compared beside the active rules. */
+  private readonly policies: PipelinePolicies;
 
   constructor(
     private readonly providers: ToolProviders,
-    @Inject(GATEWAY_SETTINGS) { config }: GatewaySettings,
+    @Inject(GATEWAY_SETTINGS) { config, principals }: GatewaySettings,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly audit: AuditLog,
   ) {
@@ -55,6 +58,17 @@ export class GatewayCatalog {
     for (const [user, roles] of Object.entries(config.users)) this.access.assign(user, ...roles);
     this.policy.requireConfirmation(...config.confirmation.require);
     if (config.confirmation.requireForAll) this.policy.requireConfirmationForAll();
+    // The gateway has no metrics endpoint: its shadow disagreements are logged (event policy.shadow_disagreement).
+    const uncounted = { inc: () => {} };
+    try {
+      this.policies = loadPolicies(config.policy, principals.principals, 'GATEWAY_CONFIG: policy', {
+        warn: (fields, message) => logger.warn(fields, message),
+        disagreements: uncounted,
+        errors: uncounted,
+      });
+    } catch (error) {
+      throw new ConfigError((error as Error).message);
+    }
     let plugins;
     try {
       plugins = admissionPlugins(config.admission, {
@@ -69,6 +83,7 @@ export class GatewayCatalog {
       registry: this.registry,
       accessControl: this.access,
       policy: this.policy,
+      ...this.policies,
       plugins,
     });
     for (const name of providers.serverNames()) providers.server(name)!.onChange(() => this.sync());
@@ -103,7 +118,8 @@ export class GatewayCatalog {
   listFor(principal: string): Tool[] {
     const tools: Tool[] = [];
     for (const [name, tool] of this.registered) {
-      if (!this.access.check(principal, name).allowed) continue;
+      // A Cedar set decides per call (it reads the arguments): every tool is listed and each call is asked.
+      if (!this.policies.callPolicy && !this.access.check(principal, name).allowed) continue;
       const { execution: _downstreamTasks, ...listed } = tool.provided.listed;
       const tier = this.tierOf(name);
       tools.push({

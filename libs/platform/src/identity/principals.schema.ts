@@ -85,6 +85,14 @@ export const PrincipalSchema = z
           '`audit-reader` (read the whole audit log and verify it), `metrics-reader` (scrape `/metrics`), ' +
           '`approvals-client` (submit calls to the approvals API), `rule-writer` (create and revoke standing rules).',
       ),
+    policyGroups: z
+      .array(IdSchema)
+      .max(64)
+      .default([])
+      .describe(
+        'The groups Cedar policies see it in (`principal in Group::"payments"`; docs/reference/cedar.md). Not the ' +
+          'approver groups of APPROVALS_CONFIG, and unused by the JSON rules.',
+      ),
     // The run and the audit then record both: the user as the requester, this client as the submitter.
     actAs: z
       .array(z.union([IdSchema, z.literal('*')]))

@@ -12,6 +12,39 @@ const groups = [
 const config = (extra: object) => ApprovalsConfigSchema.parse({ groups, ...extra });
 const fallback = { expiresInMs: 1_800_000 };
 
+describe('routeRequest with a Cedar policy', () => {
+  const rules = [{ name: 'payments', match: { args: { service: 'payments*' } }, groups: ['payments'] }];
+  const policy = { id: 'payments-quorum', condition: 'resource.args.amount > 1000' };
+
+  it('routes to the groups and quorum the policy named, the policy as the route and its condition as why', () => {
+    const route = routeRequest(
+      request({ args: { service: 'web' }, policy: { ...policy, groups: ['ops'], quorum: 2 } }),
+      config({ rules }),
+      fallback,
+    );
+    expect(route).toMatchObject({
+      rule: 'policy payments-quorum',
+      why: 'resource.args.amount > 1000',
+      groups: ['ops'],
+      quorum: 2,
+    });
+  });
+
+  it("keeps the rule's groups when the policy named none, saying which rule chose them", () => {
+    const route = routeRequest(request({ policy }), config({ rules }), fallback);
+    expect(route).toMatchObject({ rule: 'policy payments-quorum', groups: ['payments'], quorum: 1 });
+    expect(route!.why).toBe(
+      'resource.args.amount > 1000; people from payments: args.service "payments-api" matches "payments*"',
+    );
+  });
+
+  it('routes nowhere (fail closed) when the policy names a group the config does not know', () => {
+    expect(
+      routeRequest(request({ policy: { ...policy, groups: ['finance'] } }), config({ rules }), fallback),
+    ).toBeUndefined();
+  });
+});
+
 describe('routeRequest with an admission hook', () => {
   const rules = [
     { name: 'payments', match: { args: { service: 'payments*' } }, groups: ['payments'], quorum: 2 },

@@ -32,7 +32,33 @@ export function routeRequest(
   fallback: RoutingDefaults,
 ): Route | undefined {
   const route = ruleRoute(request, config, fallback);
+  if (request.policy) return withPolicy(route, request.policy, config, fallback);
   return request.admission ? withAdmission(route, request.admission, config, fallback) : route;
+}
+
+/**
+ * A request a Cedar policy sent to people goes to the groups its annotations named (the rule's when it named none),
+ * with the higher of the two quorums; the policy is the route's name and its condition the reason approvers read.
+ */
+function withPolicy(
+  route: Route | undefined,
+  policy: NonNullable<ApprovalRequest['policy']>,
+  config: ApprovalsConfig,
+  fallback: RoutingDefaults,
+): Route | undefined {
+  const { id, condition, groups, quorum } = policy;
+  if (groups?.some((g) => !config.groups.some((group) => group.id === g))) return undefined;
+  const base =
+    route ?? (groups ? toRoute({ groups, match: {} }, config, fallback, 'defaults', '') : undefined);
+  if (!base) return undefined;
+  return {
+    ...base,
+    rule: `policy ${id}`,
+    // Shown as "policy payments-quorum: resource.args.amount > 1000" (the route's name, then why).
+    why: groups ? condition : `${condition}; people from ${base.rule}: ${base.why}`,
+    groups: groups ?? base.groups,
+    quorum: Math.max(base.quorum, quorum ?? 1),
+  };
 }
 
 function withAdmission(
