@@ -110,7 +110,7 @@ export class ToolCallPipeline {
 
   /** The whole pipeline for one call. Never throws. */
   async evaluate(call: ToolCall, ctx: EvaluateContext): Promise<ToolCallOutcome> {
-    const authorization = await this.authorize(call, ctx);
+    const authorization = await this.withPrecondition(await this.authorize(call, ctx), ctx);
     return authorization.kind === 'ready' ? this.execute(authorization, ctx) : authorization;
   }
 
@@ -156,7 +156,7 @@ export class ToolCallPipeline {
       // Calls not started yet are not even authorized: their callbacks and handlers are not consulted.
       if (turn.abortedBy)
         return abortedOutcome(call.id, call.name, turn.abortedBy.plugin, turn.abortedBy.reason);
-      const authorization = await this.authorize(call, ctx);
+      const authorization = await this.withPrecondition(await this.authorize(call, ctx), ctx);
       if (authorization.kind === 'aborted') turn.abortedBy ??= authorization;
       return authorization;
     });
@@ -265,22 +265,20 @@ export class ToolCallPipeline {
           'Approvers have been told that a manual step is due.',
       };
     }
-    const confirmed = await this.confirm(call, tool, args, print, ctx, route);
-    return confirmed.kind === 'pending_confirmation'
-      ? this.withPrecondition(confirmed, tool, ctx)
-      : confirmed;
+    return this.confirm(call, tool, args, print, ctx, route);
   }
 
   /**
-   * A call that waits for a person carries its tool's precondition as evaluated now. Fails closed: a precondition
-   * that cannot be evaluated means the call is neither run nor sent for approval, and the model is told why.
+   * A call that waits for a person carries its tool's precondition as evaluated now (anything else is returned as it
+   * is). Fails closed: a precondition that cannot be evaluated means the call is neither run nor sent for approval,
+   * and the model is told why. Separate from `authorize`, which reads nothing through the tools (policy test, the
+   * gateway): the turn (evaluateTurn, evaluate) applies it, and the worker when it asks about a call again.
    */
-  private async withPrecondition(
-    pending: Extract<Authorization, { kind: 'pending_confirmation' }>,
-    tool: RegisteredTool,
-    ctx: CallerContext,
-  ): Promise<Authorization> {
-    if (!tool.definition.precondition) return pending;
+  async withPrecondition(authorization: Authorization, ctx: CallerContext): Promise<Authorization> {
+    if (authorization.kind !== 'pending_confirmation') return authorization;
+    const pending = authorization;
+    const tool = this.options.registry.get(pending.toolName);
+    if (!tool?.definition.precondition) return pending;
     const result = await evaluatePrecondition(
       tool.definition,
       pending.args,

@@ -170,7 +170,11 @@ export class FrontierSettlement {
       { callId: body.id, ...call.decision!, fingerprint: approvedPrint, shown: undefined },
     ]);
     const toolCall = { id: body.id, name: body.name, args: edited ?? body.args };
-    const authorization = await agent.pipeline.authorize(toolCall, { ...callerOf(run), decisions });
+    // A call asked about again (pending) carries its precondition as it is now.
+    const authorization = await agent.pipeline.withPrecondition(
+      await agent.pipeline.authorize(toolCall, { ...callerOf(run), decisions }),
+      callerOf(run),
+    );
     if (authorization.kind === 'pending_confirmation') {
       // Edited arguments that the tool's own schema reads differently than approvers saw them: ask again about
       // the call as the agent asked it.
@@ -269,8 +273,8 @@ export class FrontierSettlement {
     await agent.refreshTool?.(body.name);
     const tool = agent.registry.get(body.name);
     if (!tool || tool.definitionHash === body.definitionHash) return undefined;
-    const fresh = await agent.pipeline.authorize(
-      { id: body.id, name: body.name, args: body.args },
+    const fresh = await agent.pipeline.withPrecondition(
+      await agent.pipeline.authorize({ id: body.id, name: body.name, args: body.args }, callerOf(run)),
       callerOf(run),
     );
     if (fresh.kind !== 'pending_confirmation') return undefined;
