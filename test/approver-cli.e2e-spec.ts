@@ -75,6 +75,7 @@ it('shows the context at the prompt, and runs the arguments edited there', async
     'model said: “web has spare capacity; scaling down.”',
     'tool:       scale_service (confirm): Sets the number of replicas of a service.',
     'preview:    web: 2 → 0 replicas',
+    'precondition: {"replicas":2}',
     'routed by:  defaultGroup: no rule matched, so the default group decides',
     'approvals:  none yet',
     'expires:    in 30 min',
@@ -243,9 +244,12 @@ describe('finding 7: the CLI shows the revision an approver decides', () => {
       /revision 1, edited by carol at \S+; the agent asked for \{"service":"payments","replicas":3\}/,
     );
     expect(line).toContain(`fingerprint ${fp}`);
+    // The state the approval is for (scale_service's precondition), on the list and on `show`.
+    expect(line).toMatch(/ {2}precondition \{"replicas":\d+\} {2}/);
 
     const shown = await countersign(['approvals', 'show', callId], 'dave').finished();
     expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/^ {2}precondition: \{"replicas":\d+\}$/m);
     expect(shown.stdout).toMatch(
       /revision: {3}1, edited by carol at \S+; the agent asked for \{"service":"payments","replicas":3\}/,
     );

@@ -66,6 +66,8 @@ describeInChromium('the inbox: context, edits, standing rules, manual steps', ()
       'Model said': '“payments is slow under the sale traffic; scaling it up.”',
       Tool: 'scale_service (confirm): Sets the number of replicas of a service.',
       Preview: 'payments: 2 → 6 replicas',
+      // The state the approval is for (scale_service's precondition): the call runs only if it still holds.
+      Precondition: '{"replicas":2}',
       'Routed by': 'rule “payments need two approvers”: args.service "payments" matches "payments*"',
       Approvals: 'none yet (needs 2)',
       Expires: expect.stringMatching(/^in (29|30) min$/),

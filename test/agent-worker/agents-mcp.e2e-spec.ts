@@ -328,3 +328,73 @@ describe('MCP tool names', () => {
     expect(notes.sessions).toBe(0);
   });
 });
+
+describe('MCP tool preconditions', () => {
+  const h = new WorkerHarness('mcp-preconditions');
+  const notes = new TestMcpServer();
+  let url: string;
+
+  beforeAll(async () => {
+    await notes.start();
+    const server = {
+      transport: 'http',
+      url: notes.url,
+      // fail is confirm here, so its calls wait for a person and their precondition is evaluated.
+      tiers: { '*': 'auto', fail: 'confirm' },
+      // write_note's precondition reads lookup (an auto tool). fail's names write_note, which may change something
+      // (confirm): it is never run for a precondition, so fail's calls cannot be evaluated.
+      preconditions: {
+        write_note: { call: { tool: 'lookup', args: { key: '{text}' } } },
+        fail: { call: { tool: 'write_note', args: { text: 'sneaky' } } },
+      },
+    };
+    const config = {
+      mcpServers: { notes: server },
+      agents: {
+        mcp: {
+          tools: [{ server: 'notes' }],
+          roles: { operator: { allow: ['tool:*'] } },
+          users: { alice: ['operator'] },
+        },
+      },
+    };
+    url = (await h.startWorker({ AGENTS_CONFIG: writeConfig(config) })).url;
+  });
+  afterAll(async () => {
+    await h.cleanup();
+    await notes.stop();
+  });
+
+  it("carries the read call's answer as the value, reads it again before the approved call runs, and runs it once", async () => {
+    const runId = await h.startRun(url, {
+      agent: 'mcp',
+      script: [{ toolCalls: [{ name: 'notes__write_note', args: { text: 'freeze' } }] }, { text: 'ok' }],
+    });
+    const [call] = await h.waitForPending(url, runId);
+    expect(call.precondition).toMatchObject({ value: 'found freeze' });
+    expect((await h.approvalRequest(call.callId))?.precondition).toMatchObject({ value: 'found freeze' });
+    expect(notes.count('lookup')).toBe(1);
+    expect(notes.count('write_note')).toBe(0);
+
+    await h.publishDecision(h.decision(runId, call, 'approve'));
+    const view = await h.waitForStatus(url, runId, 'completed');
+    expect(toolMessages(view)[0].content).toBe('noted: freeze');
+    expect(notes.count('lookup')).toBe(2);
+    expect(notes.count('write_note')).toBe(1);
+  });
+
+  it('neither asks about nor runs a call whose precondition names a tool that is not auto', async () => {
+    const [writes, fails] = [notes.count('write_note'), notes.count('fail')];
+    const runId = await h.startRun(url, {
+      agent: 'mcp',
+      script: [{ toolCalls: [{ id: 'pre-fail', name: 'notes__fail', args: {} }] }, { text: 'ok' }],
+    });
+    const view = await h.waitForStatus(url, runId, 'completed');
+    expect(toolMessages(view)[0].content).toMatch(
+      /not run and not sent for approval: its precondition could not be checked \(precondition: write_note is not an auto tool of notes\)/,
+    );
+    expect(await h.approvalRequest('pre-fail')).toBeUndefined();
+    expect(notes.count('write_note')).toBe(writes);
+    expect(notes.count('fail')).toBe(fails);
+  });
+});

@@ -3,7 +3,7 @@
 // arguments runs exactly those, once, after the worker's own checks, and never anything when they fail them; a signed
 // "manual step done" reaches the model's next turn, and a forged one is refused.
 import { JobName, jobIds, type ManualStepDone } from '@countersign/contracts';
-import { withSignature } from '@countersign/authorization';
+import { preconditionDigest, withSignature } from '@countersign/authorization';
 import { DecidedCallResults, ToolCatalog } from '@countersign/shared-records';
 import type { RunningAgentWorker } from '../../apps/agent-worker/src/bootstrap';
 import { TEST_SECRET, WorkerHarness } from '../support/agent-worker-harness';
@@ -203,5 +203,31 @@ describe('agent worker: context, edited arguments and manual steps', () => {
     expect(rejected).toHaveLength(2);
     expect((await h.run(url, runId)).status).toBe('awaiting_confirmation');
     expect(await h.auditTypes(runId)).not.toContain('manual_step.noted');
+  });
+
+  it('runs nothing on a signed decision that names another precondition value than the request showed, and asks again', async () => {
+    const runId = await h.startRun(url, {
+      script: [
+        { toolCalls: [{ id: 'pre-1', name: 'scale_service', args: { service: 'api', replicas: 7 } }] },
+        { text: 'ok' },
+      ],
+    });
+    const [call] = await h.waitForPending(url, runId);
+    const replicas = async () => (await h.infra(url)).services.find((s) => s.name === 'api')!.replicas;
+    const before = await replicas();
+    expect(call.precondition).toMatchObject({ value: { replicas: before } });
+    // Signed with the right secret, for the right request and arguments, but for a world with 99 replicas.
+    await h.publishDecision(
+      h.decision(runId, call, 'approve', { precondition: preconditionDigest({ replicas: 99 }) }),
+    );
+    const again = await waitFor(() => h.approvalRequest('pre-1', 1), 'the re-ask');
+    expect(again).toMatchObject({
+      reason: 'precondition_changed',
+      precondition: { value: { replicas: before } },
+    });
+    expect(again?.precondition).not.toHaveProperty('previous');
+    expect(await replicas()).toBe(before);
+    expect(await h.auditTypes(runId)).not.toContain('tool.started');
+    expect((await h.run(url, runId)).status).toBe('awaiting_confirmation');
   });
 });

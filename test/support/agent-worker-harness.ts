@@ -143,7 +143,7 @@ export class WorkerHarness {
   /** A signed decision, as the approval service would publish it (see signedDecision). */
   decision(
     runId: string,
-    call: Pick<PendingCall, 'callId' | 'requestId' | 'toolName' | 'args'>,
+    call: Pick<PendingCall, 'callId' | 'requestId' | 'toolName' | 'args' | 'precondition'>,
     value: 'approve' | 'deny',
     overrides: Partial<Decision> = {},
     secret = TEST_SECRET,
@@ -211,7 +211,7 @@ export function restartScript(...services: string[]): StartRunBody['script'] {
  */
 export function signedDecision(
   runId: string,
-  call: Pick<PendingCall, 'callId' | 'requestId' | 'toolName' | 'args'>,
+  call: Pick<PendingCall, 'callId' | 'requestId' | 'toolName' | 'args' | 'precondition'>,
   value: 'approve' | 'deny',
   overrides: Partial<Decision> = {},
   secret = TEST_SECRET,
@@ -229,6 +229,8 @@ export function signedDecision(
     shown,
     attempt: 0,
     decidedAt: new Date().toISOString(),
+    // As the approval service signs it: the precondition value the request showed (GET /runs says it).
+    ...(call.precondition ? { precondition: call.precondition.digest } : {}),
     ...overrides,
   };
   return withSignature({ ...decision }, secret);

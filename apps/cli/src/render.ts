@@ -1,5 +1,11 @@
 // How the CLI and the demo print calls, events and approvals: one line per thing, arguments as compact JSON.
-import type { ApprovalView, PendingCall, RunEvent, StandingRule } from '@countersign/contracts';
+import {
+  preconditionInWords,
+  type ApprovalView,
+  type PendingCall,
+  type RunEvent,
+  type StandingRule,
+} from '@countersign/contracts';
 
 export function compact(value: unknown, max = 160): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
@@ -92,7 +98,8 @@ export function approvalLine(view: ApprovalView): string {
   const outcome = view.outcome
     ? ` → ${view.outcome.decision} by ${view.outcome.approvers.join(', ') || view.outcome.decidedBy}${view.outcome.reason ? ` (${view.outcome.reason})` : ''}${view.outcome.response ? `: “${view.outcome.response}”` : ''}`
     : '';
-  return `${r.callId}  ${view.status}${votes}  ${callText(now)}${edited}  fingerprint ${now.fingerprint}  requested by ${r.requester} (agent ${r.agent})  expires ${view.expiresAt}  request ${r.requestId}${outcome}`;
+  const precondition = r.precondition ? `  precondition ${preconditionInWords(r.precondition)}` : '';
+  return `${r.callId}  ${view.status}${votes}  ${callText(now)}${edited}${precondition}  fingerprint ${now.fingerprint}  requested by ${r.requester} (agent ${r.agent})  expires ${view.expiresAt}  request ${r.requestId}${outcome}`;
 }
 
 /**
@@ -153,6 +160,7 @@ export function requestLines(view: ApprovalView, now = Date.now()): string[] {
     `  tool:       ${r.toolName} (${view.tool?.tier ?? r.tier})${description ? `: ${description}` : ''}`,
   );
   if (r.context?.preview) lines.push(`  preview:    ${r.context.preview}`);
+  if (r.precondition) lines.push(`  precondition: ${preconditionInWords(r.precondition)}`);
   if (view.route) lines.push(`  routed by:  ${view.route.rule}: ${view.route.why}`);
   const approvals = view.votes.filter((v) => v.decision === 'approve').map((v) => v.approver);
   lines.push(

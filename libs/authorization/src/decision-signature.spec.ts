@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { signPayload, verifyPayloadSignature, withSignature } from './decision-signature';
+import { preconditionDigest } from './precondition';
 
 const secret = 'test-secret';
 const decision = {
@@ -76,6 +77,25 @@ describe('decision signature', () => {
       ['signature not a string', { ...decision, signature: 42 }],
     ])('%s', (_case, payload) => {
       expect(verifyPayloadSignature(payload, secret)).toBe(false);
+    });
+  });
+
+  describe('covers the precondition value the approvers were shown', () => {
+    const signed = withSignature({ ...decision, precondition: preconditionDigest({ replicas: 6 }) }, secret);
+
+    it('verifies the decision as signed', () => {
+      expect(verifyPayloadSignature(signed, secret)).toBe(true);
+    });
+
+    it.each([
+      ['the value changed', { ...signed, precondition: preconditionDigest({ replicas: 9 }) }],
+      ['the value left out', (({ precondition: _p, ...rest }) => rest)(signed)],
+      [
+        'a value added to a decision signed without one',
+        { ...withSignature(decision, secret), precondition: signed.precondition },
+      ],
+    ])('refuses it with %s', (_case, tampered) => {
+      expect(verifyPayloadSignature(tampered, secret)).toBe(false);
     });
   });
 });

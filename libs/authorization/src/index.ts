@@ -4,6 +4,7 @@ export * from './decision-signature';
 export * from './webhook-signature';
 export * from './tool';
 export * from './call-preview';
+export * from './precondition';
 export * from './tool-registry';
 export * from './access-control';
 export * from './call-policy';

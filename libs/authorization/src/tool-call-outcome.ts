@@ -2,6 +2,7 @@
 import type { Tier } from '@countersign/contracts';
 import type { PolicyDecision } from './confirmation-handler';
 import type { ConfirmationRoute } from './plugins';
+import type { PreconditionValue } from './precondition';
 
 interface Base {
   callId: string;
@@ -48,6 +49,8 @@ export type ToolCallOutcome =
       handlerFallback?: string;
       /** Set when a before-callback sent the call to people: who it named to decide. */
       route?: ConfirmationRoute;
+      /** The tool's precondition as evaluated for this call: approvers see it, the decision signs its digest. */
+      precondition?: PreconditionValue;
     })
   | (Base & { kind: 'manual_required'; args: unknown; fingerprint: string; definitionHash: string })
   | (Base & { kind: 'aborted'; plugin: string; reason: string })

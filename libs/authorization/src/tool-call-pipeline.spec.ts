@@ -5,6 +5,7 @@ import type { ConfirmationHandler } from './confirmation-handler';
 import { ConfirmationPolicy } from './confirmation-policy';
 import { type CallDecision, DecisionBook } from './decisions';
 import { fingerprint, printableReadableForm } from './fingerprint';
+import { preconditionDigest } from './precondition';
 import type { AfterToolContext, BeforeToolContext, ToolPlugin } from './plugins';
 import { defineTool, type ToolCall } from './tool';
 import type { ToolCallOutcome } from './tool-call-outcome';
@@ -983,6 +984,47 @@ describe('ToolCallPipeline', () => {
         await sut.evaluateTurn(calls, ctx(), { beforeExecute: () => void called++ });
         expect(called).toBe(0);
       });
+    });
+  });
+
+  describe('preconditions', () => {
+    function withPrecondition(check: (args: { service: string }) => unknown) {
+      const tool = countingTool('restart_service', 'confirm');
+      tool.definition.precondition = { check: check as (args: unknown) => unknown };
+      const registry = new ToolRegistry([tool.definition]);
+      return { sut: new ToolCallPipeline({ registry }), tool };
+    }
+
+    it('carries the value and its digest on a call that waits for a person, evaluated for its arguments', async () => {
+      const { sut, tool } = withPrecondition((args) => ({ service: args.service, replicas: 6 }));
+      const outcome = await sut.evaluate(restart('c1', 'payments'), ctx());
+      expect(outcome).toMatchObject({
+        kind: 'pending_confirmation',
+        precondition: {
+          value: { service: 'payments', replicas: 6 },
+          digest: preconditionDigest({ service: 'payments', replicas: 6 }),
+        },
+      });
+      expect(tool.executions).toBe(0);
+    });
+
+    it('neither runs nor asks about a call whose precondition cannot be evaluated, and tells the model why', async () => {
+      const { sut, tool } = withPrecondition(() => {
+        throw new Error('cluster unreachable');
+      });
+      const outcome = await sut.evaluate(restart(), ctx());
+      expect(outcome.kind).toBe('error');
+      expect(outcome.content).toMatch(/not run and not sent for approval: .*cluster unreachable/);
+      expect(tool.executions).toBe(0);
+    });
+
+    it('does not evaluate it for a call that runs at once (approved)', async () => {
+      const check = jest.fn(() => ({ replicas: 6 }));
+      const { sut, tool } = withPrecondition(check);
+      const outcome = await sut.evaluate(restart(), ctx([approve(restart())]));
+      expect(outcome.kind).toBe('executed');
+      expect(check).not.toHaveBeenCalled();
+      expect(tool.executions).toBe(1);
     });
   });
 });

@@ -22,6 +22,7 @@ import {
 import { ConfirmationPolicy, stricter } from './confirmation-policy';
 import { type DecisionBook, refusalMessage, responseMessage } from './decisions';
 import { fingerprint, printableReadableForm } from './fingerprint';
+import { evaluatePrecondition, preconditionFailedMessage } from './precondition';
 import type { AfterToolContext, BeforeToolContext, ConfirmationRoute, ToolPlugin } from './plugins';
 import type { CallerContext, ToolCall } from './tool';
 import type { ToolCallOutcome } from './tool-call-outcome';
@@ -109,7 +110,7 @@ export class ToolCallPipeline {
 
   /** The whole pipeline for one call. Never throws. */
   async evaluate(call: ToolCall, ctx: EvaluateContext): Promise<ToolCallOutcome> {
-    const authorization = await this.authorize(call, ctx);
+    const authorization = await this.withPrecondition(await this.authorize(call, ctx), ctx);
     return authorization.kind === 'ready' ? this.execute(authorization, ctx) : authorization;
   }
 
@@ -155,7 +156,7 @@ export class ToolCallPipeline {
       // Calls not started yet are not even authorized: their callbacks and handlers are not consulted.
       if (turn.abortedBy)
         return abortedOutcome(call.id, call.name, turn.abortedBy.plugin, turn.abortedBy.reason);
-      const authorization = await this.authorize(call, ctx);
+      const authorization = await this.withPrecondition(await this.authorize(call, ctx), ctx);
       if (authorization.kind === 'aborted') turn.abortedBy ??= authorization;
       return authorization;
     });
@@ -265,6 +266,31 @@ export class ToolCallPipeline {
       };
     }
     return this.confirm(call, tool, args, print, ctx, route);
+  }
+
+  /**
+   * A call that waits for a person carries its tool's precondition as evaluated now (anything else is returned as it
+   * is). Fails closed: a precondition that cannot be evaluated means the call is neither run nor sent for approval,
+   * and the model is told why. Separate from `authorize`, which reads nothing through the tools (policy test, the
+   * gateway): the turn (evaluateTurn, evaluate) applies it, and the worker when it asks about a call again.
+   */
+  async withPrecondition(authorization: Authorization, ctx: CallerContext): Promise<Authorization> {
+    if (authorization.kind !== 'pending_confirmation') return authorization;
+    const pending = authorization;
+    const tool = this.options.registry.get(pending.toolName);
+    if (!tool?.definition.precondition) return pending;
+    const result = await evaluatePrecondition(
+      tool.definition,
+      pending.args,
+      callContext(ctx, pending.callId),
+    );
+    if (!result) return pending;
+    if (!result.ok)
+      return errorOutcome(
+        { id: pending.callId, name: pending.toolName, args: pending.args },
+        preconditionFailedMessage(pending.toolName, result.error, 'asked'),
+      );
+    return { ...pending, precondition: { value: result.value, digest: result.digest } };
   }
 
   /** Runs an authorized call and its after-callbacks. Never throws. */

@@ -1,6 +1,7 @@
 // A tool as the policy engine knows it: name, description, argument schema, tier and handler.
 import type { z } from 'zod';
 import type { Tier } from '@countersign/contracts';
+import type { Precondition } from './precondition';
 
 /** What a handler or callback may know about the call it is part of. */
 export interface CallerContext {
@@ -40,6 +41,13 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
     args: z.output<S>,
     ctx: CallerContext & { callId: string },
   ) => string | undefined | Promise<string | undefined>;
+  /**
+   * Optional, read-only: the state of the world the call depends on, as a small JSON value (`{"replicas": 6}`).
+   * Evaluated when the call waits for a person (approvers see it, the decision signs its digest) and again right
+   * before the approved call runs: a different value means the call does not run and is asked about again. Fails
+   * closed (see evaluatePrecondition): a check that throws or times out means the call does not run.
+   */
+  precondition?: Precondition<z.output<S>>;
 }
 
 /** A call the model asked for. `args` is untrusted until the tool's schema has parsed it. */

@@ -16,6 +16,7 @@ export const ApprovalRequestReasonSchema = z.enum([
   'interrupted', // a worker died while running the approved call; asked again
   'definition_changed', // the tool changed between parking and resuming; asked again
   'edit_not_applied', // an approver's edited arguments did not survive the worker's own checks; asked again
+  'precondition_changed', // the tool's precondition changed between the approval and the call's execution; asked again
 ]);
 export type ApprovalRequestReason = z.infer<typeof ApprovalRequestReasonSchema>;
 
@@ -46,6 +47,41 @@ export function excerpt(text: string | null | undefined, max: number): string | 
   const line = (text ?? '').replace(/\s+/g, ' ').trim();
   if (line.length === 0) return undefined;
   return line.length <= max ? line : `${line.slice(0, max - 1).trimEnd()}…`;
+}
+
+/** The longest a precondition's value may be as JSON (characters); the worker refuses longer ones (fail closed). */
+export const MAX_PRECONDITION_JSON_CHARS = 1_000;
+
+const PreconditionJsonSchema = z
+  .json()
+  .refine((value) => JSON.stringify(value).length <= MAX_PRECONDITION_JSON_CHARS, {
+    message: `must be at most ${MAX_PRECONDITION_JSON_CHARS} characters as JSON`,
+  });
+
+/**
+ * The tool's precondition as evaluated when the call was asked about: the state of the world the approval is for
+ * (e.g. `{"replicas": 6}`). Approvers see it; the decision signs `digest`, and the worker runs the approved call only
+ * if the precondition still has that value right before it runs.
+ */
+export const RequestPreconditionSchema = z
+  .object({
+    value: PreconditionJsonSchema,
+    /** Lowercase hex `sha256(canonicalJSON(value))` (see preconditionDigest in libs/authorization). */
+    digest: Sha256HexSchema,
+    /** On a re-ask because it changed (`precondition_changed`): the value the earlier approval was for. */
+    previous: PreconditionJsonSchema.optional(),
+  })
+  .strict();
+export type RequestPrecondition = z.infer<typeof RequestPreconditionSchema>;
+
+/**
+ * The precondition as every channel shows it: its value as compact JSON, and on a re-ask what the earlier approval was
+ * for: `{"replicas":9} (changed since the earlier approval, which was for {"replicas":6})`.
+ */
+export function preconditionInWords(precondition: RequestPrecondition): string {
+  const now = JSON.stringify(precondition.value);
+  if (precondition.previous === undefined) return now;
+  return `${now} (changed since the earlier approval, which was for ${JSON.stringify(precondition.previous)})`;
 }
 
 export const ApprovalRequestSchema = z.object({
@@ -80,6 +116,8 @@ export const ApprovalRequestSchema = z.object({
   requestedAt: IsoDateSchema,
   /** What the run is for and what the call will change; absent when nothing is known. */
   context: RequestContextSchema.optional(),
+  /** Set when the tool declares a precondition: its value when the call was asked about. */
+  precondition: RequestPreconditionSchema.optional(),
   /**
    * Set on calls submitted through the approvals API by an agent Countersign does not run. Their `callId` is the
    * approval ID the service made (clients' own call IDs may collide); the client's IDs are kept here. Their

@@ -164,6 +164,8 @@ export const AuditEventType = [
   'tool.denied',
   'tool.responded', // an approver responded with text instead of a verdict: the call did not run, the model got the text
   'tool.interrupted',
+  'tool.precondition_changed', // an approved call's precondition changed before it ran: not run, asked again (old, new)
+  'tool.precondition_failed', // an approved call's precondition could not be checked before it ran: not run
   'tool.claimed', // an approved external call was claimed by its client, which may now run it
   'tool.claim_refused', // a claim or completion report the approvals API refused (why: detail.reason)
   'rule.created',

@@ -56,6 +56,12 @@ export const DecisionSchema = z.object({
   // Added for respond (issue 29), optional so every decision signed before still verifies the same.
   /** Respond only: the approver's text, given to the model as the call's result. Covered by the signature. */
   response: ResponseTextSchema.optional(),
+  // Added for preconditions (issue 29), optional so every decision signed before still verifies the same.
+  /**
+   * The digest of the precondition value the approvers were shown (ApprovalRequest.precondition.digest), when the tool
+   * declares one: signed with the rest, so the approval holds only for that state of the world.
+   */
+  precondition: Sha256HexSchema.optional(),
 });
 export type Decision = z.infer<typeof DecisionSchema>;
 

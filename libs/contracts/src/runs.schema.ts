@@ -1,6 +1,7 @@
 // Runs: the agent worker's HTTP bodies, its `agent-runs` job and its server-sent events.
 import { z } from 'zod';
 import { IdSchema, Sha256HexSchema, TierSchema, ToolArgsSchema, ToolNameSchema } from './common.schema';
+import { RequestPreconditionSchema } from './approval-request.schema';
 import { DecidedBySchema, DecisionValueSchema } from './decision.schema';
 import { NodeStatusSchema, RunbookViewSchema } from './runbook.schema';
 
@@ -65,6 +66,11 @@ export const PendingCallSchema = z.object({
   args: ToolArgsSchema,
   tier: TierSchema,
   fingerprint: Sha256HexSchema,
+  /**
+   * The tool's precondition as the request shows it, when it declares one (GET /runs/:runId says it; the event history
+   * leaves it out): a decision for the request carries its digest.
+   */
+  precondition: RequestPreconditionSchema.optional(),
 });
 export type PendingCall = z.infer<typeof PendingCallSchema>;
 

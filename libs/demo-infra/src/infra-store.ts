@@ -92,6 +92,12 @@ export class InfraStore {
     return { name, status: status as ServiceStatus, replicas: Number(replicas), restarts: Number(restarts) };
   }
 
+  /** The service's replica count, or null when there is no such service (read-only: one HGET). */
+  async replicasOf(name: string): Promise<number | null> {
+    const replicas = await this.redis.hget(this.keys.services, `${name}:replicas`);
+    return replicas === null ? null : Number(replicas);
+  }
+
   /**
    * Counts the restart first (it has happened once issued), then shows `restarting` until `restartMs` passed.
    * Each step is one script call; a restart that takes no time is one call in all.

@@ -3,6 +3,7 @@
 // here are what the worker applies to the built-in ones: reads `auto`, changes `confirm`, destruction `manual_only`.
 // Tools that change something preview the change for approvers, reading the simulated infrastructure only (served
 // over MCP, the tools have config/agents.json's `previews` instead, which read get_service_status the same way).
+// scale_service declares a precondition (the replica count): what the approval is for.
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '@countersign/authorization';
 import type { InfraStore } from './infra-store';
@@ -83,6 +84,10 @@ export function opsTools(infra: InfraStore, options: OpsToolOptions): ToolDefini
       preview: async (args) => {
         const s = await infra.service(args.service);
         return `${s.name}: ${s.replicas} → ${plural(args.replicas, 'replica')}`;
+      },
+      // The approval is for the replica count the approver saw: scaled by someone else meanwhile, it is asked again.
+      precondition: {
+        check: async (args) => ({ replicas: await infra.replicasOf(args.service) }),
       },
     }),
     defineTool({

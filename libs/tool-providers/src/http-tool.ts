@@ -38,7 +38,40 @@ export function httpTool(name: string, config: HttpToolConfig, deps: ProviderDep
     advertised: { method: config.method, url: template, description: config.description },
     tier: config.tier,
     ...(config.preview ? { preview: templatePreview(config.preview) } : {}),
+    ...(config.precondition ? { precondition: httpPrecondition(config, deps) } : {}),
     handler: (callArgs) => request(config, template, placeholders, callArgs as Record<string, unknown>, deps),
+  };
+}
+
+/**
+ * The tool's precondition: a GET of its own URL template (only its placeholders are sent), with the tool's headers,
+ * whose answer must be JSON; anything else throws, and the call does not run (see evaluatePrecondition).
+ */
+function httpPrecondition(
+  config: HttpToolConfig,
+  deps: ProviderDeps,
+): NonNullable<ToolDefinition['precondition']> {
+  const { url, timeoutMs } = config.precondition!;
+  const template = deps.secrets.plain(url);
+  const placeholders = [...template.matchAll(PLACEHOLDER)].map((m) => m[1]);
+  try {
+    checkTemplate(template, placeholders, config.args);
+  } catch (error) {
+    throw new InvalidToolConfigError(`precondition.${(error as Error).message}`);
+  }
+  const read: HttpToolConfig = { ...config, method: 'GET', timeoutMs };
+  return {
+    timeoutMs,
+    check: async (callArgs) => {
+      const text = await request(read, template, placeholders, callArgs as Record<string, unknown>, deps, {
+        query: false,
+      });
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        throw new Error(`precondition: ${template} did not answer JSON`);
+      }
+    },
   };
 }
 
@@ -69,6 +102,7 @@ async function request(
   placeholders: string[],
   args: Record<string, unknown>,
   deps: ProviderDeps,
+  { query = true }: { query?: boolean } = {},
 ): Promise<string> {
   const { secrets } = deps;
   const url = new URL(
@@ -76,7 +110,7 @@ async function request(
   );
   const rest = Object.entries(args).filter(([key]) => !placeholders.includes(key));
   const withBody = BODY_METHODS.has(config.method);
-  if (!withBody) for (const [key, value] of rest) appendQuery(url, key, value);
+  if (!withBody && query) for (const [key, value] of rest) appendQuery(url, key, value);
   let headers: Record<string, string>;
   try {
     headers = { accept: 'application/json, text/plain;q=0.9, */*;q=0.5', ...secrets.values(config.headers) };

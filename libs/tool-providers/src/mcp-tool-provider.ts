@@ -2,7 +2,7 @@
 // `<prefix><tool>`, tiered by Countersign's patterns (hints only raise), its arguments checked against the advertised
 // JSON schema, its definition hash covering what was advertised, its handler a bounded call whose result is text.
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolDefinition } from '@countersign/authorization';
+import type { CallerContext, ToolDefinition } from '@countersign/authorization';
 import { ToolNameSchema } from '@countersign/contracts';
 import { jsonSchemaArgs } from './json-schema-args';
 import {
@@ -13,8 +13,14 @@ import {
   type ProviderLogger,
 } from './mcp-connection';
 import { NamePatterns } from './name-patterns';
-import { type McpPreview, resultScope, templateArgs, templatePreview } from './preview-template';
-import type { McpServerConfig } from './provider-config.schema';
+import {
+  type McpPreview,
+  type McpReadCall,
+  resultScope,
+  templateArgs,
+  templatePreview,
+} from './preview-template';
+import type { McpPrecondition, McpServerConfig } from './provider-config.schema';
 import { capText, type McpToolResult, mcpResultText } from './result-text';
 import type { SecretSource } from './secrets';
 import { TierRules } from './tier-rules';
@@ -57,6 +63,7 @@ export class McpToolProvider {
   private readonly tiers: TierRules;
   private readonly timeouts: NamePatterns<number>;
   private readonly previews: NamePatterns<McpPreview>;
+  private readonly preconditions: NamePatterns<McpPrecondition>;
   private current: readonly ProviderTool[] = [];
   private readonly listeners = new Set<(tools: readonly ProviderTool[]) => void>();
 
@@ -72,6 +79,11 @@ export class McpToolProvider {
     // Two equally specific preview patterns: the longer template (it says more).
     this.previews = new NamePatterns<McpPreview>(
       config.previews,
+      (a, b) => JSON.stringify(a).length - JSON.stringify(b).length,
+    );
+    // Two equally specific precondition patterns: the longer declaration.
+    this.preconditions = new NamePatterns<McpPrecondition>(
+      config.preconditions,
       (a, b) => JSON.stringify(a).length - JSON.stringify(b).length,
     );
     this.connection = new McpConnection(server, config, deps.secrets, deps.logger);
@@ -171,6 +183,7 @@ export class McpToolProvider {
     if (tool.description !== undefined) advertised.description = tool.description;
     const timeoutMs = this.timeoutOf(tool.name);
     const preview = this.previews.match(tool.name)?.value;
+    const precondition = this.preconditions.match(tool.name)?.value;
     const definition: ToolDefinition = {
       name,
       description: tool.description ?? tool.title ?? '',
@@ -179,6 +192,7 @@ export class McpToolProvider {
       advertised,
       tier: this.tiers.tierOf(tool.name, tool.annotations ?? {}),
       ...(preview ? { preview: this.previewOf(preview) } : {}),
+      ...(precondition ? { precondition: this.preconditionOf(precondition) } : {}),
       handler: (callArgs, ctx) =>
         this.call(tool.name, callArgs as Record<string, unknown>, timeoutMs, {
           [CALL_META.runId]: ctx.runId,
@@ -198,22 +212,39 @@ export class McpToolProvider {
     if (typeof preview === 'string') return templatePreview(preview);
     const text = templatePreview(preview.text);
     return async (args, ctx) => {
-      const read = this.current.find((t) => t.remoteName === preview.call.tool);
-      if (read?.definition.tier !== 'auto')
-        throw new Error(`preview: ${preview.call.tool} is not an auto tool of ${this.server}`);
-      const answer = await this.call(
-        preview.call.tool,
-        templateArgs(preview.call.args, args),
-        this.timeoutOf(preview.call.tool),
-        {
-          [CALL_META.runId]: ctx.runId,
-          [CALL_META.callId]: ctx.callId,
-          [CALL_META.agent]: ctx.agent,
-          [CALL_META.userId]: ctx.userId,
-        },
-      );
+      const answer = await this.readCall('preview', preview.call, args, ctx);
       return text({ ...(args as Record<string, unknown>), result: resultScope(answer) });
     };
+  }
+
+  /** A configured precondition: the same read call as a preview's, its answer (JSON, else text) the value. */
+  private preconditionOf(precondition: McpPrecondition): NonNullable<ToolDefinition['precondition']> {
+    return {
+      timeoutMs: precondition.timeoutMs,
+      check: async (args, ctx) =>
+        resultScope(await this.readCall('precondition', precondition.call, args, ctx)),
+    };
+  }
+
+  /**
+   * A read-only call for a preview or a precondition: one of this server's `auto` tools as listed now (a tool that
+   * may change something never runs for them), its arguments templates over the call's. Throws otherwise.
+   */
+  private readCall(
+    purpose: 'preview' | 'precondition',
+    call: McpReadCall,
+    args: unknown,
+    ctx: CallerContext & { callId: string },
+  ): Promise<string> {
+    const read = this.current.find((t) => t.remoteName === call.tool);
+    if (read?.definition.tier !== 'auto')
+      return Promise.reject(new Error(`${purpose}: ${call.tool} is not an auto tool of ${this.server}`));
+    return this.call(call.tool, templateArgs(call.args, args), this.timeoutOf(call.tool), {
+      [CALL_META.runId]: ctx.runId,
+      [CALL_META.callId]: ctx.callId,
+      [CALL_META.agent]: ctx.agent,
+      [CALL_META.userId]: ctx.userId,
+    });
   }
 
   /** The result as the model reads it; throws (with a message for the model) when the call failed. */

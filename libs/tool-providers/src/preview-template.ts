@@ -16,20 +16,24 @@ export const PreviewTemplateSchema = z
     message: 'must name at least one argument as a {placeholder}, e.g. "restart {service}"',
   });
 
+/** A read-only call of one of an MCP server's `auto` tools, its arguments templates over the governed call's. */
+export const McpReadCallSchema = z
+  .object({
+    tool: z.string().min(1).max(128).describe("One of the server's own tools, whose tier is `auto`."),
+    args: z
+      .record(z.string(), z.string().max(500))
+      .default({})
+      .describe('Its arguments: templates over the call\'s (`"{service}"` passes the value as it is).'),
+  })
+  .strict();
+export type McpReadCall = z.infer<typeof McpReadCallSchema>;
+
 /** An MCP server's preview: a template, or a read-only call of one of the server's `auto` tools and a template. */
 export const McpPreviewSchema = z.union([
   PreviewTemplateSchema,
   z
     .object({
-      call: z
-        .object({
-          tool: z.string().min(1).max(128).describe("One of the server's own tools, whose tier is `auto`."),
-          args: z
-            .record(z.string(), z.string().max(500))
-            .default({})
-            .describe('Its arguments: templates over the call\'s (`"{service}"` passes the value as it is).'),
-        })
-        .strict(),
+      call: McpReadCallSchema,
       text: PreviewTemplateSchema.describe(
         "The preview: a template over the call's arguments and the read call's answer as `{result…}` (its JSON).",
       ),

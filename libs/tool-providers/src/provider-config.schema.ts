@@ -2,7 +2,7 @@
 // references ({"$secret": "NAME"}), tiers are Countersign's own patterns, limits have defaults.
 import { z } from 'zod';
 import { TierSchema, ToolNameSchema } from '@countersign/contracts';
-import { McpPreviewSchema, PreviewTemplateSchema } from './preview-template';
+import { McpPreviewSchema, McpReadCallSchema, PreviewTemplateSchema } from './preview-template';
 import { ConfigValueSchema, PlainValueSchema } from './secrets';
 
 const ms = (max: number) => z.number().int().min(1).max(max);
@@ -27,6 +27,35 @@ const resultBytes = () =>
     .min(256)
     .max(MAX_RESULT_BYTES)
     .default(32 * 1024);
+
+/** How long a precondition may take (2 s unless set): no answer by then means the call does not run. */
+const preconditionTimeout = () =>
+  ms(60_000)
+    .default(2_000)
+    .describe('The longest its check may take; no answer by then means the call does not run (fail closed).');
+
+/** A precondition of an MCP server's tool: a read-only call of one of the server's `auto` tools, its answer the value. */
+export const McpPreconditionSchema = z
+  .object({
+    call: McpReadCallSchema.describe(
+      "The read call: `tool` (one of the server's own tools, tier `auto`) and `args` (templates over the call's).",
+    ),
+    timeoutMs: preconditionTimeout(),
+  })
+  .strict();
+
+export type McpPrecondition = z.infer<typeof McpPreconditionSchema>;
+
+/** A precondition of an HTTP tool: a GET request whose JSON answer is the value. */
+export const HttpPreconditionSchema = z
+  .object({
+    url: PlainValueSchema.describe(
+      'The GET request, with `{name}` placeholders filled from the arguments (only those: the other arguments are ' +
+        "not sent); the tool's headers go with it. Its answer (JSON) is the value.",
+    ),
+    timeoutMs: preconditionTimeout(),
+  })
+  .strict();
 
 const McpServerCommon = {
   description: z.string().max(500).optional().describe('A note for people reading the config.'),
@@ -61,6 +90,14 @@ const McpServerCommon = {
       "Tool-name glob (the server's own names) → the preview approvers see: a template over the call's arguments, " +
         '`"restart {service}"` (`{a.b}` for a nested one, `?` when left out), or `{ "call": { "tool", "args" }, ' +
         '"text" }`: a read-only call of one of the server\'s `auto` tools first, its answer read as `{result…}`.',
+    ),
+  preconditions: z
+    .record(ToolPatternSchema, McpPreconditionSchema)
+    .default({})
+    .describe(
+      'Tool-name glob (the server\'s own names) → the tool\'s precondition: `{ "call": { "tool", "args" } }`, a ' +
+        "read-only call of one of the server's `auto` tools whose answer (its JSON, else its text) approvers see and " +
+        'the decision signs; checked again right before the approved call runs, which runs only if it is unchanged.',
     ),
   connectTimeoutMs: ms(600_000)
     .default(10_000)
@@ -144,6 +181,10 @@ export const HttpToolConfigSchema = z
     preview: PreviewTemplateSchema.optional().describe(
       'The preview approvers see, a template over the call\'s arguments: `"refund {amount} {currency} to ' +
         '{customer}"` (`{a.b}` for a nested one, `?` when left out).',
+    ),
+    precondition: HttpPreconditionSchema.optional().describe(
+      'A read-only GET whose JSON answer (e.g. `{"replicas": 6}`) approvers see and the decision signs; checked ' +
+        'again right before the approved call runs, which runs only if the answer is unchanged.',
     ),
     timeoutMs: ms(600_000).default(10_000).describe('The longest a call may take.'),
     maxResultBytes: resultBytes().describe('The response body is cut to this many bytes.'),

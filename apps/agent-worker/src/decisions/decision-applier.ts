@@ -164,5 +164,6 @@ function toStored(d: SignedDecision): StoredDecision {
     ...(d.args ? { args: d.args } : {}),
     ...(d.rule ? { rule: d.rule } : {}),
     ...(d.response ? { response: d.response } : {}),
+    ...(d.precondition ? { precondition: d.precondition } : {}),
   };
 }

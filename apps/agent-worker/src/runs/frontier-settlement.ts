@@ -5,10 +5,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CallState } from '@countersign/call-ledger';
 import {
   DecisionBook,
+  evaluatePrecondition,
   fingerprint,
   mapWithConcurrency,
+  preconditionFailedMessage,
   refusalMessage,
   responseMessage,
+  samePrecondition,
   type ReadyCall,
 } from '@countersign/authorization';
 import { AuditLog, type AuditInput } from '@countersign/audit';
@@ -206,7 +209,11 @@ export class FrontierSettlement {
       { callId: body.id, ...call.decision!, fingerprint: approvedPrint, shown: undefined },
     ]);
     const toolCall = { id: body.id, name: body.name, args: edited ?? body.args };
-    const authorization = await agent.pipeline.authorize(toolCall, { ...callerOf(run), decisions });
+    // A call asked about again (pending) carries its precondition as it is now.
+    const authorization = await agent.pipeline.withPrecondition(
+      await agent.pipeline.authorize(toolCall, { ...callerOf(run), decisions }),
+      callerOf(run),
+    );
     if (authorization.kind === 'pending_confirmation') {
       // Edited arguments that the tool's own schema reads differently than approvers saw them: ask again about
       // the call as the agent asked it.
@@ -216,6 +223,7 @@ export class FrontierSettlement {
             args: authorization.args as Record<string, unknown>,
             fingerprint: authorization.fingerprint,
             definitionHash: authorization.definitionHash,
+            precondition: authorization.precondition,
           });
       return this.reask(run, lease, call, next);
     }
@@ -226,7 +234,69 @@ export class FrontierSettlement {
         : authorization.content;
       return this.refuse(run, lease, call, { outcome: authorization.kind, content });
     }
+    const held = await this.checkPrecondition(run, lease, call, authorization);
+    if (held) return held;
     return this.execute(run, agent, lease, call, authorization, carried);
+  }
+
+  /**
+   * Right before an approved call runs: its tool's precondition again, over the parked arguments (those the value
+   * approvers saw was evaluated for, also when an approver edited them). Undefined
+   * when it still has the value the approvers were shown (and the signed decision names), so the call runs. A
+   * different value: the call does not run and is asked about again with the new value. A precondition that cannot be
+   * evaluated (or no longer exists): the call does not run, and the model is told why (fail closed).
+   */
+  private async checkPrecondition(
+    run: RunRecord,
+    lease: Lease,
+    call: FrontierCall,
+    ready: ReadyCall,
+  ): Promise<FrontierCall | undefined> {
+    const { body, decision } = call;
+    const shown = body.precondition;
+    if (!shown && !ready.tool.definition.precondition) return undefined;
+    const where = { runId: run.runId, callId: body.id, actor: 'agent-worker' };
+    const fresh = await evaluatePrecondition(ready.tool.definition, body.args, {
+      ...callerOf(run),
+      callId: body.id,
+    });
+    if (!fresh || !fresh.ok) {
+      const error = fresh ? fresh.error : 'the tool no longer declares one';
+      await this.audit.appendAll([
+        { type: 'tool.precondition_failed', ...where, detail: { toolName: body.name, error } },
+      ]);
+      return this.refuse(run, lease, call, {
+        outcome: 'precondition_failed',
+        content: preconditionFailedMessage(body.name, error, 'approved'),
+      });
+    }
+    // The approvers' value, as the signed decision names it: a call parked without one (the tool gained its
+    // precondition since) or a decision for another value is asked about again, never run.
+    const signedFor = shown !== undefined && decision?.precondition === shown.digest;
+    const held = shown !== undefined && samePrecondition(shown, fresh);
+    if (held && signedFor) return undefined;
+    await this.audit.appendAll([
+      {
+        type: 'tool.precondition_changed',
+        ...where,
+        detail: {
+          toolName: body.name,
+          old: shown?.value ?? null,
+          new: fresh.value,
+          requestId: body.requestId,
+          // A decision that names another value than the request showed approves nothing here.
+          ...(signedFor ? {} : { decisionPrecondition: decision?.precondition ?? null }),
+        },
+      },
+    ]);
+    const next = reasked(body, 'precondition_changed', {
+      precondition: {
+        value: fresh.value,
+        digest: fresh.digest,
+        ...(shown && !held ? { previous: shown.value } : {}),
+      },
+    });
+    return this.reask(run, lease, call, next);
   }
 
   /**
@@ -242,8 +312,8 @@ export class FrontierSettlement {
     await agent.refreshTool?.(body.name);
     const tool = agent.registry.get(body.name);
     if (!tool || tool.definitionHash === body.definitionHash) return undefined;
-    const fresh = await agent.pipeline.authorize(
-      { id: body.id, name: body.name, args: body.args },
+    const fresh = await agent.pipeline.withPrecondition(
+      await agent.pipeline.authorize({ id: body.id, name: body.name, args: body.args }, callerOf(run)),
       callerOf(run),
     );
     if (fresh.kind !== 'pending_confirmation') return undefined;
@@ -252,6 +322,8 @@ export class FrontierSettlement {
       fingerprint: fresh.fingerprint,
       definitionHash: fresh.definitionHash,
       tier: fresh.tier,
+      // The precondition as it is now, for the tool as it is now.
+      precondition: fresh.precondition,
     });
   }
 

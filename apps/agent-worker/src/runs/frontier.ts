@@ -10,6 +10,7 @@ import {
   type ChatMessage,
   type PendingCall,
   type RequestContext,
+  type RequestPrecondition,
 } from '@countersign/contracts';
 import type { ModelToolCall } from '../models/chat-model';
 import type { FrontierCall, ParkedCallBody, RunRecord } from './run-state';
@@ -39,6 +40,7 @@ export function toFrontierCall(call: ModelToolCall, index: number, outcome: Tool
         // Its own request, even when the model reused an earlier turn's call ID (or another run's).
         requestId: newRequestId(),
         ...(outcome.route ? { route: outcome.route } : {}),
+        ...(outcome.precondition ? { precondition: outcome.precondition } : {}),
       },
     };
   }
@@ -59,7 +61,10 @@ export function toolMessages(frontier: FrontierCall[]): ChatMessage[] {
   }));
 }
 
-/** `withRequestId`: GET /runs says which request a call waits for; events leave it out (the history stays small). */
+/**
+ * `withRequestId`: GET /runs says which request a call waits for, and its precondition; events leave them out (the
+ * history stays small).
+ */
 export function toPendingCall(body: ParkedCallBody, { withRequestId = false } = {}): PendingCall {
   return {
     callId: body.id,
@@ -68,6 +73,7 @@ export function toPendingCall(body: ParkedCallBody, { withRequestId = false } = 
     args: body.args,
     tier: body.tier,
     fingerprint: body.fingerprint,
+    ...(withRequestId && body.precondition ? { precondition: body.precondition as RequestPrecondition } : {}),
   };
 }
 
@@ -97,6 +103,8 @@ export function toApprovalRequest(
     attempt: body.attempt,
     requestedAt: new Date().toISOString(),
     ...(Object.keys(context).length > 0 ? { context } : {}),
+    // Its value came out of canonical JSON (see evaluatePrecondition), so it is JSON.
+    ...(body.precondition ? { precondition: body.precondition as RequestPrecondition } : {}),
     ...(body.route?.policy
       ? { policy: policyOf(body.route, body.route.policy) }
       : body.route

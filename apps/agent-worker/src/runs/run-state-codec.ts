@@ -43,6 +43,7 @@ interface StoredBody {
   attempt?: number;
   reason?: ParkedCallBody['reason'];
   route?: ParkedCallBody['route'];
+  pre?: ParkedCallBody['precondition'];
 }
 
 export function encodeBody(body: ParkedCallBody): string {
@@ -57,6 +58,7 @@ export function encodeBody(body: ParkedCallBody): string {
     ...(body.attempt !== 0 ? { attempt: body.attempt } : {}),
     ...(body.reason !== 'confirmation_required' ? { reason: body.reason } : {}),
     ...(body.route ? { route: body.route } : {}),
+    ...(body.precondition ? { pre: body.precondition } : {}),
   };
   return JSON.stringify(stored);
 }
@@ -75,6 +77,7 @@ export function decodeBody(id: string, json: string): ParkedCallBody {
     ...(stored.rq !== undefined ? { requestId: stored.rq } : {}),
     position: stored.i ?? 0,
     ...(stored.route ? { route: stored.route } : {}),
+    ...(stored.pre ? { precondition: stored.pre } : {}),
   };
 }
 

@@ -9,7 +9,7 @@ import type {
   ScriptTurn,
   Tier,
 } from '@countersign/contracts';
-import type { ConfirmationRoute } from '@countersign/authorization';
+import type { ConfirmationRoute, PreconditionValue } from '@countersign/authorization';
 import type { CallState } from '@countersign/call-ledger';
 
 /** A call of the frontier as parked. Rewritten only when the call is asked about again. */
@@ -34,6 +34,8 @@ export interface ParkedCallBody {
   position: number;
   /** Set when an admission hook sent the call to people: the hook, and the groups and quorum it named. */
   route?: ConfirmationRoute;
+  /** The tool's precondition as evaluated when the call was asked about (see RequestPrecondition). */
+  precondition?: PreconditionValue & { previous?: unknown };
 }
 
 export interface StoredDecision {
@@ -49,6 +51,8 @@ export interface StoredDecision {
   rule?: string;
   /** Decision "respond": the approver's text (signed), given to the model as the call's result; nothing runs. */
   response?: string;
+  /** The digest of the precondition value the approvers were shown (signed with the decision). */
+  precondition?: string;
 }
 
 /** What the model is told about a settled call. */

@@ -53,6 +53,8 @@ export class DecisionPublisher {
         ...(outcome.rule ? { rule: outcome.rule } : {}),
         // The respond's text is signed with the rest, so the worker refuses a text changed on the way.
         ...(outcome.decision === 'respond' && outcome.response ? { response: outcome.response } : {}),
+        // The state of the world the approvers were shown, when the tool declares a precondition.
+        ...(request.precondition ? { precondition: request.precondition.digest } : {}),
       },
       'decision',
     );

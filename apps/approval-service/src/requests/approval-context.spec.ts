@@ -48,6 +48,26 @@ const approval = (over: Partial<StoredApproval> = {}): StoredApproval => ({
 });
 
 describe('contextLines', () => {
+  it('shows the precondition the approval is for, and on a re-ask what the earlier approval was for', () => {
+    const precondition = { value: { replicas: 9 }, digest: 'd'.repeat(64) };
+    const first = contextLines(approval({ request: request({ precondition }) }), NOW);
+    expect(first).toContainEqual({ label: 'Precondition', text: '{"replicas":9}' });
+    const again = contextLines(
+      approval({
+        request: request({
+          reason: 'precondition_changed',
+          precondition: { ...precondition, previous: { replicas: 6 } },
+        }),
+      }),
+      NOW,
+    );
+    expect(again).toContainEqual({
+      label: 'Precondition',
+      text: '{"replicas":9} (changed since the earlier approval, which was for {"replicas":6})',
+    });
+    expect(contextLines(approval(), NOW).map((l) => l.label)).not.toContain('Precondition');
+  });
+
   it('says what the run is for, what the model said, the tool, its preview, the route, the votes and the time left', () => {
     const a = approval({
       request: request({

@@ -1,6 +1,7 @@
 // What an approver is told about a request besides the call itself, in the order every channel shows it (inbox, Slack,
 // email, the email confirmation page): the runbook step it comes from, what the run is for, what the model said, what the tool does, its preview, why
 // the request came to them, who has voted and how long is left. One list, so the channels cannot drift apart.
+import { preconditionInWords } from '@countersign/contracts';
 import type { StoredApproval } from './approval-types';
 
 export interface ContextLine {
@@ -28,6 +29,8 @@ export function contextLines(a: Shown, now = Date.now()): ContextLine[] {
   const tier = a.tool?.tier ?? r.tier;
   lines.push({ label: 'Tool', text: `${r.toolName} (${tier})${description ? `: ${description}` : ''}` });
   if (r.context?.preview) lines.push({ label: 'Preview', text: r.context.preview, kind: 'preview' });
+  // The state of the world the approval is for: the call runs only if it still holds right before it runs.
+  if (r.precondition) lines.push({ label: 'Precondition', text: preconditionInWords(r.precondition) });
   if (a.route) lines.push({ label: 'Routed by', text: `${routeName(a.route.rule)}: ${a.route.why}` });
   if (a.status === 'pending') {
     lines.push({ label: 'Approvals', text: quorumProgress(a) });

@@ -39,6 +39,8 @@ function again(a: StoredApproval): string {
       return ' · <b>asked again</b>: a worker stopped while running the approved call';
     case 'definition_changed':
       return ' · <b>asked again</b>: the tool changed since it was requested';
+    case 'precondition_changed':
+      return ' · <b>asked again</b>: the world changed since the earlier approval (see Precondition)';
     case 'edit_not_applied':
       return ' · <b>asked again</b>: the edited arguments did not pass the worker’s own checks';
     default:

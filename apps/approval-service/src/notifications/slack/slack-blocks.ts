@@ -136,7 +136,9 @@ export function requestMessage(a: Shown, inboxUrl?: string): SlackMessage {
       ? ' (asked again: a worker stopped while running the approved call)'
       : r.reason === 'definition_changed'
         ? ' (asked again: the tool changed since it was requested)'
-        : '';
+        : r.reason === 'precondition_changed'
+          ? ' (asked again: the world changed since the earlier approval, see Precondition)'
+          : '';
   const quorum = a.quorum > 1 ? ` Needs ${a.quorum} approvers.` : '';
   const blocks: Record<string, unknown>[] = [
     { type: 'header', text: { type: 'plain_text', text: `Approval needed: ${r.toolName}`.slice(0, 150) } },
