@@ -19,6 +19,18 @@ export const GatewayConfigSchema = z
     mcpServers: z
       .record(ServerNameSchema, McpServerConfigSchema)
       .refine((servers) => Object.keys(servers).length > 0, 'must name at least one server')
+      .superRefine((servers, ctx) => {
+        // Fail closed: a precondition the gateway would not check again before an approved call would bind nothing.
+        for (const [name, server] of Object.entries(servers))
+          if (server.preconditions && Object.keys(server.preconditions).length > 0)
+            ctx.addIssue({
+              code: 'custom',
+              path: [name, 'preconditions'],
+              message:
+                'preconditions are not supported by the gateway (an approved call through it would run without the ' +
+                'check): declare them in the agents config, whose worker checks them, or remove them',
+            });
+      })
       .describe(
         "The servers whose tools the gateway serves (at least one), as the agents config's `mcpServers`; each tool " +
           'as `<server>__<tool>` unless its `prefix` says otherwise.',

@@ -32,6 +32,19 @@ describe('GATEWAY_CONFIG', () => {
       'users.alice.0: role "constructor" is not defined in roles',
     ],
     [{ ...valid, mcpServers: {} }, 'mcpServers: must name at least one server'],
+    // Nothing the gateway would ignore: a precondition it does not check again would bind no approval.
+    [
+      {
+        ...valid,
+        mcpServers: {
+          ops: {
+            ...server,
+            preconditions: { scale_service: { call: { tool: 'get_service_status', args: {} } } },
+          },
+        },
+      },
+      'mcpServers.ops.preconditions: preconditions are not supported by the gateway',
+    ],
     [{ ...valid, mcpServers: { my_server: server } }, 'mcpServers.my_server'],
     [
       { ...valid, roles: { operator: { allow: ['restart'] } } },
