@@ -66,7 +66,11 @@ export async function startMcpGateway(
     const { env } = wiring.settings;
     // With METRICS_PORT, /metrics on a port of its own (in either transport), and not on the HTTP port.
     if (env.METRICS_PORT !== undefined)
-      metrics = await startMetricsServer(app.get(GatewayMetrics).registry, env.METRICS_HOST, env.METRICS_PORT);
+      metrics = await startMetricsServer(
+        app.get(GatewayMetrics).registry,
+        env.METRICS_HOST,
+        env.METRICS_PORT,
+      );
     transport = await serve(app, wiring.settings, options, close);
   } catch (error) {
     await metrics?.close();

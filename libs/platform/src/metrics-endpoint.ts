@@ -74,7 +74,11 @@ export function metricsRoute(
       (result) => {
         if (!result?.ok) {
           res.writeHead(401, { 'Content-Type': 'application/json', 'WWW-Authenticate': 'Bearer' });
-          res.end(JSON.stringify({ error: result ? `credential refused: ${result.reason}` : 'a credential is required' }));
+          res.end(
+            JSON.stringify({
+              error: result ? `credential refused: ${result.reason}` : 'a credential is required',
+            }),
+          );
         } else if (!hasRole(result.principal, METRICS_ROLE)) {
           res.writeHead(403, { 'Content-Type': 'application/json' });
           res.end(JSON.stringify({ error: `the "${METRICS_ROLE}" role is required` }));

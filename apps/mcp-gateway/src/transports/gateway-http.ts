@@ -3,7 +3,13 @@
 // bare SDK proxy of the bench uses, so the gateway's HTTP path costs what the SDK's does (docs/internals/architecture.md).
 import type { IncomingMessage } from 'node:http';
 import { Inject, Injectable } from '@nestjs/common';
-import { Authenticator, type Logger, metricsRoute, type RedisClient, redisAnswers } from '@countersign/platform';
+import {
+  Authenticator,
+  type Logger,
+  metricsRoute,
+  type RedisClient,
+  redisAnswers,
+} from '@countersign/platform';
 import { McpHttpEndpoint, type McpHttpServer, serveMcpHttp } from '@countersign/tool-providers';
 import { GATEWAY_SETTINGS, type GatewaySettings } from '../config/gateway-settings';
 import { GatewayMetrics } from '../core/gateway-metrics';
