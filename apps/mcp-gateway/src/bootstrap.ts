@@ -7,9 +7,17 @@ import type { Readable, Writable } from 'node:stream';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import pino from 'pino';
-import { Authenticator, createLogger, type Logger, PinoNestLogger } from '@countersign/platform';
+import {
+  Authenticator,
+  createLogger,
+  type Logger,
+  type MetricsServer,
+  PinoNestLogger,
+  startMetricsServer,
+} from '@countersign/platform';
 import { SecretSource, ToolProviders } from '@countersign/tool-providers';
 import { type GatewaySettings, loadGatewaySettings } from './config/gateway-settings';
+import { GatewayMetrics } from './core/gateway-metrics';
 import { checkUsers, gatewayPrincipal } from './core/gateway-principal';
 import { type GatewayWiring, McpGatewayModule } from './mcp-gateway.module';
 import { GatewayHttp } from './transports/gateway-http';
@@ -18,6 +26,8 @@ import { GatewayStdio } from './transports/gateway-stdio';
 export interface RunningMcpGateway {
   /** The MCP endpoint (HTTP mode), e.g. http://127.0.0.1:3003/mcp. */
   url?: string;
+  /** Where /metrics is served without credentials, when METRICS_PORT is set. */
+  metricsUrl?: string;
   /** Resolves when the gateway stopped (stdio: when the client closed stdin). */
   closed: Promise<void>;
   close(): Promise<void>;
@@ -44,20 +54,30 @@ export async function startMcpGateway(
   let stopped!: () => void;
   const closed = new Promise<void>((resolve) => (stopped = resolve));
   let transport: { url?: string; close(): Promise<void> } | undefined;
+  let metrics: MetricsServer | undefined;
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
-      await transport?.close();
+      await Promise.all([transport?.close(), metrics?.close()]);
       await app.close();
       stopped();
     })());
   try {
+    const { env } = wiring.settings;
+    // With METRICS_PORT, /metrics on a port of its own (in either transport), and not on the HTTP port.
+    if (env.METRICS_PORT !== undefined)
+      metrics = await startMetricsServer(
+        app.get(GatewayMetrics).registry,
+        env.METRICS_HOST,
+        env.METRICS_PORT,
+      );
     transport = await serve(app, wiring.settings, options, close);
   } catch (error) {
+    await metrics?.close();
     await app.close();
     throw error;
   }
-  return { url: transport.url, closed, close };
+  return { url: transport.url, metricsUrl: metrics?.url, closed, close };
 }
 
 /** Everything checked before anything connects: who the gateway is, and its servers' config. */

@@ -21,6 +21,7 @@ import { ToolRelay } from './calls/tool-relay';
 import { gatewayRateLimits } from './config/gateway-rate-limits';
 import { GATEWAY_SETTINGS, type GatewaySettings } from './config/gateway-settings';
 import { GatewayLifecycle } from './core/gateway-lifecycle';
+import { GatewayMetrics } from './core/gateway-metrics';
 import { GATEWAY_PRINCIPAL, LOGGER, REDIS } from './core/gateway-tokens';
 import { GatewayServer } from './mcp/gateway-server';
 import { PrincipalLimits } from './mcp/principal-limits';
@@ -89,6 +90,7 @@ export class McpGatewayModule {
           useValue: new CountersignClient({ baseUrl: env.APPROVAL_SERVICE_URL, token: env.GATEWAY_TOKEN }),
         },
         GatewayLifecycle,
+        GatewayMetrics,
         GatewayCatalog,
         ToolRelay,
         ConfirmedCalls,

@@ -29,3 +29,33 @@ export abstract class AppMetrics {
     return new Histogram({ name, help, buckets, labelNames, registers: [this.registry] });
   }
 }
+
+/**
+ * The metrics of a service that runs tool calls through the policy pipeline (the agent worker, the MCP gateway): one
+ * definition of each, so a dashboard reads them alike from either.
+ */
+export abstract class ToolCallMetrics extends AppMetrics {
+  readonly toolCalls = this.counter(
+    'countersign_tool_calls_total',
+    'Tool calls by outcome (executed, denied, responded, pending_confirmation, manual_required, skipped, aborted, error, interrupted, reasked)',
+    ['outcome'],
+  );
+
+  readonly admissionHookSeconds = this.histogram(
+    'countersign_admission_hook_seconds',
+    'Admission hook requests, by hook, stage (before_tool, after_tool, confirmation) and outcome (the answer, or failed)',
+    [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    ['hook', 'stage', 'outcome'],
+  );
+
+  readonly policyShadowDisagreements = this.counter(
+    'countersign_policy_shadow_disagreements_total',
+    "Tool calls on which the shadow policy set disagreed with the active rules, by each one's outcome (denied or a tier)",
+    ['active', 'shadow'],
+  );
+
+  readonly policyShadowErrors = this.counter(
+    'countersign_policy_shadow_errors_total',
+    'Tool calls the shadow policy set could not evaluate (they were decided by the active rules alone)',
+  );
+}

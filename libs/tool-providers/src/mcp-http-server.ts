@@ -1,6 +1,7 @@
-// An HTTP server for an MCP endpoint: `/mcp` to the endpoint, a public `GET /health`, 404 for the rest. The ops MCP
+// An HTTP server for an MCP endpoint: `/mcp` to the endpoint, a public `GET /health`, `/metrics` when the server is
+// given its route (the gateway's, behind a credential: libs/platform metricsRoute), 404 for the rest. The ops MCP
 // server and the MCP gateway both listen with it.
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { McpHttpEndpoint } from './mcp-tool-server';
 
@@ -11,6 +12,8 @@ export interface McpHttpServerOptions {
   port: number;
   /** Whether what the server needs answers (its Redis); public, so it must name nothing. */
   healthy: () => Promise<boolean>;
+  /** Answers `/metrics` (it checks its caller itself); unset: 404 there. */
+  metrics?: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
 export interface McpHttpServer {
@@ -25,6 +28,7 @@ export async function serveMcpHttp(options: McpHttpServerOptions): Promise<McpHt
   const http = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (path === '/mcp') return void endpoint.handle(req, res);
+    if (path === '/metrics' && options.metrics) return options.metrics(req, res);
     if (path === '/health' && req.method === 'GET') {
       void options.healthy().then((ok) => {
         res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' });

@@ -1,22 +1,18 @@
 // Prometheus metrics of one worker instance (AppMetrics: its own Registry, two instances may share a process; process
-// metrics in it, as a busy event loop is what slows every Redis round trip of a worker under load).
+// metrics in it, as a busy event loop is what slows every Redis round trip of a worker under load). Those of its tool
+// calls (outcomes, admission hooks, shadow policy) are ToolCallMetrics, defined once with the MCP gateway's.
 import { Injectable } from '@nestjs/common';
 import { Gauge } from 'prom-client';
-import { AppMetrics } from '@countersign/platform';
+import { ToolCallMetrics } from '@countersign/platform';
 
 @Injectable()
-export class WorkerMetrics extends AppMetrics {
+export class WorkerMetrics extends ToolCallMetrics {
   readonly runsStarted = this.counter('countersign_runs_started_total', 'Runs started');
   readonly runsParked = this.counter('countersign_runs_parked_total', 'Times a run parked for decisions');
   readonly runsResumed = this.counter('countersign_runs_resumed_total', 'Times a parked run resumed');
   readonly runsFinished = this.counter('countersign_runs_finished_total', 'Runs that ended, by status', [
     'status',
   ]);
-  readonly toolCalls = this.counter(
-    'countersign_tool_calls_total',
-    'Tool calls by outcome (executed, denied, responded, pending_confirmation, manual_required, skipped, error, interrupted, reasked)',
-    ['outcome'],
-  );
   readonly decisions = this.counter(
     'countersign_decisions_total',
     'Decisions taken off the queue, by what became of them',
@@ -26,24 +22,6 @@ export class WorkerMetrics extends AppMetrics {
     'countersign_decision_to_resume_seconds',
     'From the decision message being enqueued to its run resuming',
     [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-  );
-
-  readonly admissionHookSeconds = this.histogram(
-    'countersign_admission_hook_seconds',
-    'Admission hook requests, by hook, stage (before_tool, after_tool) and outcome (the answer, or failed)',
-    [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    ['hook', 'stage', 'outcome'],
-  );
-
-  readonly policyShadowDisagreements = this.counter(
-    'countersign_policy_shadow_disagreements_total',
-    "Tool calls on which the shadow policy set disagreed with the active rules, by each one's outcome (denied or a tier)",
-    ['active', 'shadow'],
-  );
-
-  readonly policyShadowErrors = this.counter(
-    'countersign_policy_shadow_errors_total',
-    'Tool calls the shadow policy set could not evaluate (they were decided by the active rules alone)',
   );
 
   private countParkedWithoutRequest?: () => Promise<number>;

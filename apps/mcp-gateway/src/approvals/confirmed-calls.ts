@@ -22,6 +22,7 @@ import {
 } from '../calls/call-results';
 import { ToolRelay } from '../calls/tool-relay';
 import { GATEWAY_SETTINGS, type GatewaySettings } from '../config/gateway-settings';
+import { GatewayMetrics } from '../core/gateway-metrics';
 import { GATEWAY_PRINCIPAL, LOGGER } from '../core/gateway-tokens';
 import { GatewayCatalog, type GatewayTool } from '../tools/gateway-catalog';
 import { type CallRecord, CallRecordStore } from './call-record-store';
@@ -78,6 +79,7 @@ export class ConfirmedCalls {
     @Inject(GATEWAY_PRINCIPAL) private readonly self: Principal,
     @Inject(GATEWAY_SETTINGS) { config }: GatewaySettings,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: GatewayMetrics,
   ) {
     this.resultTtlMs = config.resultTtlMs;
   }
@@ -274,6 +276,8 @@ export class ConfirmedCalls {
         onprogress: wait.onprogress,
       });
       where.info({ isError: result.isError === true }, 'approved call ran');
+      // Counted once more, as in the worker: pending_confirmation when asked, executed when it ran.
+      this.metrics.toolCalls.inc({ outcome: 'executed' });
       // The admission after-hooks before the result is stored: identical calls get it as they left it.
       return await this.catalog.afterTool(
         { callId: record.callId, toolName: tool.name, args, tier: 'confirm' },

@@ -14,6 +14,7 @@ import type { Logger, Principal } from '@countersign/platform';
 import { AuditLog } from '@countersign/audit';
 import { ProviderCallError } from '@countersign/tool-providers';
 import { ConfirmedCalls } from '../approvals/confirmed-calls';
+import { GatewayMetrics } from '../core/gateway-metrics';
 import { GATEWAY_PRINCIPAL, LOGGER } from '../core/gateway-tokens';
 import { GatewayCatalog } from '../tools/gateway-catalog';
 import { errorResult, manualResult } from './call-results';
@@ -55,6 +56,7 @@ export class GatewayCalls {
     /** What the gateway is to the pipeline, the approval service's rules (`match.agent`) and the audit. */
     @Inject(GATEWAY_PRINCIPAL) private readonly self: Principal,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: GatewayMetrics,
   ) {}
 
   /** Answers one call as its tool's server would, or in its place (see call-results.ts). */
@@ -71,6 +73,8 @@ export class GatewayCalls {
       this.callerContext(runId, caller.id),
     );
     const { progressToken: _theClients, ...meta } = params._meta ?? {};
+    // What the pipeline made of the call (a confirm-tier call is counted once, as pending_confirmation).
+    this.metrics.toolCalls.inc({ outcome: counted(outcome.kind) });
     switch (outcome.kind) {
       case 'ready': {
         const tool = this.catalog.tool(outcome.toolName);
@@ -83,16 +87,18 @@ export class GatewayCalls {
         const result = await this.catalog.afterTool(outcome, this.callerContext(runId, caller.id), relayed);
         // Not awaited: the call already ran and its answer is on its way; the entry is written with the next batch
         // (a failure is logged). Waiting for it would add a Redis round trip to every relayed call.
+        // A confirm-tier call its confirmation handler approved is the handler's (`handler:<name>`), as in the worker.
         void this.record({
           type: 'tool.executed',
           runId,
           callId,
-          actor: outcome.approvedBy,
+          actor: outcome.policyDecision?.by ?? outcome.approvedBy,
           detail: {
             toolName: params.name,
             requester: caller.id,
             via: 'mcp-gateway',
             isError: result.isError === true,
+            ...(outcome.policyDecision?.rule ? { rule: outcome.policyDecision.rule } : {}),
           },
         });
         return result;
@@ -136,12 +142,13 @@ export class GatewayCalls {
           type: 'tool.denied',
           runId,
           callId,
-          actor: outcome.by,
+          actor: outcome.policyDecision?.by ?? outcome.by,
           detail: {
             toolName: params.name,
             requester: caller.id,
             via: 'mcp-gateway',
             reason: outcome.content,
+            ...(outcome.policyDecision?.rule ? { rule: outcome.policyDecision.rule } : {}),
           },
         });
         return errorResult(outcome.content);
@@ -202,6 +209,11 @@ export class GatewayCalls {
       );
     }
   }
+}
+
+/** The `outcome` label of countersign_tool_calls_total for a pipeline outcome (the worker's names). */
+function counted(kind: string): string {
+  return kind === 'ready' ? 'executed' : kind;
 }
 
 /**

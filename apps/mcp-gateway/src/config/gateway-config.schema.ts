@@ -1,7 +1,8 @@
 // GATEWAY_CONFIG: the downstream MCP servers (the agents config's own `mcpServers` schema), who may call which tool
-// (roles and users, as an agent's), which tools wait for a decision beyond their tier, and how long a call waits.
+// (roles and users, as an agent's), which tools wait for a decision beyond their tier, who decides one in a person's
+// place (an agent's confirmationHandler), and how long a call waits.
 import { z } from 'zod';
-import { AdmissionConfigSchema } from '@countersign/admission';
+import { AdmissionConfigSchema, ConfirmationHandlerConfigSchema } from '@countersign/admission';
 import { PolicyConfigSchema } from '@countersign/policy';
 import {
   ConfirmationConfigSchema,
@@ -47,6 +48,12 @@ export const GatewayConfigSchema = z
     admission: AdmissionConfigSchema.optional().describe(
       'Admission hooks over the gateway names, as an agent\'s (see the guide "Admission hooks"); a hook\'s ' +
         '`confirm` asks people through the usual routing (the groups and quorum it names are not passed on).',
+    ),
+    confirmationHandler: ConfirmationHandlerConfigSchema.optional().describe(
+      'Decides confirm-tier calls in a person’s place, as an agent’s (gateway names in `tools`): `{ kind: "rules", ' +
+        'name, rules }` or `{ kind: "hook", name, url, secretEnv, tools, timeoutMs }`; a call it approves is relayed ' +
+        'with no approval request, audited as `handler:<name>`. Never consulted for a manual-only call or one a ' +
+        'before-hook sent to people. See the policy reference, "Confirmation handlers".',
     ),
     policy: PolicyConfigSchema.optional().describe(
       'The JSON `roles`, `users` and tiers (unset), or a Cedar policy set in their place, and a shadow set compared ' +

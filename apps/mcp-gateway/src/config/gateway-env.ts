@@ -12,6 +12,8 @@ export const GatewayEnvSchema = BaseEnvSchema.pick({
   PRINCIPALS_CONFIG: true,
   AUDIT_SIGNING_SECRET: true,
   AUDIT_SHARDS: true,
+  METRICS_PORT: true,
+  METRICS_HOST: true,
 })
   .extend({
     PORT: z.coerce
@@ -20,7 +22,7 @@ export const GatewayEnvSchema = BaseEnvSchema.pick({
       .min(0)
       .max(65_535)
       .default(3003)
-      .describe('The HTTP port (`/mcp`, and `GET /health`).'),
+      .describe('The HTTP port (`/mcp`, `GET /health`, and `GET /metrics` unless `METRICS_PORT` is set).'),
     HOST: z.string().min(1).default('0.0.0.0').describe('The address the HTTP server listens on.'),
     GATEWAY_CONFIG: z
       .string()

@@ -1,9 +1,14 @@
 // The tools the gateway serves: every configured server's tools (from libs/tool-providers: names, tiers by pattern,
-// hints that only raise, ajv-checked arguments), in one registry behind one policy pipeline (RBAC, confirmation
-// policy), followed as the servers' lists change. A name two servers offer is offered by neither.
+// hints that only raise, ajv-checked arguments), in one registry behind one policy pipeline (RBAC or Cedar, admission
+// hooks, confirmation policy and handler), followed as the servers' lists change. A name two servers offer is offered by neither.
 import { Inject, Injectable } from '@nestjs/common';
 import { type CallToolResult, CallToolResultSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { admissionPlugins, type HookEvent } from '@countersign/admission';
+import {
+  admissionPlugins,
+  type BuiltHandler,
+  confirmationHandler,
+  type HookEvent,
+} from '@countersign/admission';
 import { AuditLog } from '@countersign/audit';
 import {
   AccessControl,
@@ -25,6 +30,7 @@ import {
   ToolProviders,
 } from '@countersign/tool-providers';
 import { GATEWAY_SETTINGS, type GatewaySettings } from '../config/gateway-settings';
+import { GatewayMetrics } from '../core/gateway-metrics';
 import { LOGGER } from '../core/gateway-tokens';
 
 /** One served tool: the pipeline's view of it, and where a call goes. */
@@ -52,30 +58,39 @@ export class GatewayCatalog {
     @Inject(GATEWAY_SETTINGS) { config, principals }: GatewaySettings,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly audit: AuditLog,
+    private readonly metrics: GatewayMetrics,
   ) {
     this.tasksOffered = config.tasks.enabled;
     for (const [role, permissions] of Object.entries(config.roles)) this.access.defineRole(role, permissions);
     for (const [user, roles] of Object.entries(config.users)) this.access.assign(user, ...roles);
     this.policy.requireConfirmation(...config.confirmation.require);
     if (config.confirmation.requireForAll) this.policy.requireConfirmationForAll();
-    // The gateway has no metrics endpoint: its shadow disagreements are logged (event policy.shadow_disagreement).
-    const uncounted = { inc: () => {} };
     try {
       this.policies = loadPolicies(config.policy, principals.principals, 'GATEWAY_CONFIG: policy', {
         warn: (fields, message) => logger.warn(fields, message),
-        disagreements: uncounted,
-        errors: uncounted,
+        disagreements: metrics.policyShadowDisagreements,
+        errors: metrics.policyShadowErrors,
       });
     } catch (error) {
       throw new ConfigError((error as Error).message);
     }
     let plugins;
+    let handler: BuiltHandler | undefined;
+    const secretOf = (variable: string) => providers.secret(variable);
     try {
       plugins = admissionPlugins(config.admission, {
         where: 'GATEWAY_CONFIG: admission',
-        secretOf: (variable) => providers.secret(variable),
+        secretOf,
         observe: (event) => this.recordHook(event),
       });
+      // As an agent's (the worker's agent-builder): rules' `when.env` read from the gateway's environment.
+      if (config.confirmationHandler)
+        handler = confirmationHandler(config.confirmationHandler, {
+          where: 'GATEWAY_CONFIG: confirmationHandler',
+          secretOf,
+          envOf: secretOf,
+          observe: (event) => this.recordHook(event),
+        });
     } catch (error) {
       throw new ConfigError((error as Error).message);
     }
@@ -85,6 +100,7 @@ export class GatewayCatalog {
       policy: this.policy,
       ...this.policies,
       plugins,
+      ...(handler ? { confirmationHandler: handler.handler, confirmationTimeoutMs: handler.timeoutMs } : {}),
     });
     for (const name of providers.serverNames()) providers.server(name)!.onChange(() => this.sync());
     this.sync();
@@ -146,8 +162,12 @@ export class GatewayCatalog {
     return parsed.success ? parsed.data : { content: [{ type: 'text', text: toContent(after) }] };
   }
 
-  /** An admission hook's answer or failure, audited (with its latency); a failed append is logged. */
+  /** An admission hook's answer or failure, audited and measured (its latency); a failed append is logged. */
   private async recordHook(event: HookEvent): Promise<void> {
+    this.metrics.admissionHookSeconds.observe(
+      { hook: event.hook, stage: event.stage, outcome: event.outcome },
+      event.ms / 1000,
+    );
     const { answer, ...rest } = event;
     const { result: _replaced, ...audited } = (answer ?? {}) as Record<string, unknown>;
     try {
