@@ -1,6 +1,7 @@
 // The approval service's configuration: environment variables plus the approvals file, validated once at start-up.
 // Nothing else in the service reads process.env.
 import { z } from 'zod';
+import { type ResolvedHook, resolveHooks } from '@countersign/admission';
 import {
   BaseEnvSchema,
   ConfigError,
@@ -238,6 +239,8 @@ export interface ApprovalServiceConfig {
   env: ApprovalServiceEnv;
   approvals: ApprovalsConfig;
   principals: PrincipalsConfig;
+  /** APPROVALS_CONFIG's `admission.beforeTool` hooks with their secrets read from the environment. */
+  admissionHooks: ResolvedHook[];
 }
 
 /** Injection token of the validated configuration. */
@@ -245,7 +248,24 @@ export const APPROVAL_SERVICE_CONFIG = Symbol('ApprovalServiceConfig');
 
 export function loadApprovalServiceConfig(raw: Record<string, string | undefined>): ApprovalServiceConfig {
   const env = loadEnv(ApprovalServiceEnvSchema, raw);
-  return { env, ...loadApprovalRules(env.APPROVALS_CONFIG, env.PRINCIPALS_CONFIG) };
+  const rules = loadApprovalRules(env.APPROVALS_CONFIG, env.PRINCIPALS_CONFIG);
+  return { env, ...rules, admissionHooks: submissionHooks(rules.approvals, raw) };
+}
+
+/** The approvals API's admission hooks, each with its secret; a secret not set stops start-up naming it. */
+function submissionHooks(
+  approvals: ApprovalsConfig,
+  raw: Record<string, string | undefined>,
+): ResolvedHook[] {
+  try {
+    return resolveHooks(
+      approvals.admission?.beforeTool ?? [],
+      (variable) => raw[variable],
+      'APPROVALS_CONFIG: admission.beforeTool',
+    );
+  } catch (error) {
+    throw new ConfigError(`invalid configuration:\n  ${(error as Error).message}`);
+  }
 }
 
 /**
