@@ -123,7 +123,7 @@ export const ApprovalsConfigSchema = z
       .describe("What a rule that does not say gets (and the `defaultGroup`'s requests)."),
     admission: SubmissionAdmissionConfigSchema.optional().describe(
       'Admission hooks asked about calls submitted to the approvals API (`POST /external-approvals`), signed like ' +
-        "the worker's; see the guide \"Admission hooks\".",
+        'the worker\'s; see the guide "Admission hooks".',
     ),
   })
   .strict()

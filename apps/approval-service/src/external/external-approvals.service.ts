@@ -123,8 +123,7 @@ export class ExternalApprovalsService {
           detail: { hook: verdict.hook, answer: verdict.answer, source: 'external' },
         });
       // Stored, routed, notified and audited like a request of the worker (or refused there for want of a route).
-      else
-        await this.intake.receive(verdict.admission ? { ...taken, admission: verdict.admission } : taken);
+      else await this.intake.receive(verdict.admission ? { ...taken, admission: verdict.admission } : taken);
       stored = await this.store.get(approvalId);
       if (!stored) throw new Error(`approval ${approvalId} was not stored`);
     }

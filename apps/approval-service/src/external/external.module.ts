@@ -15,12 +15,7 @@ import { ExternalWebhooks } from './external-webhooks';
 @Module({
   imports: [CoreModule, AuthModule, RequestsModule, IntakeModule],
   controllers: [ExternalApprovalsController],
-  providers: [
-    provideStore(ExternalCallStore),
-    ExternalWebhooks,
-    ExternalAdmission,
-    ExternalApprovalsService,
-  ],
+  providers: [provideStore(ExternalCallStore), ExternalWebhooks, ExternalAdmission, ExternalApprovalsService],
   exports: [ExternalWebhooks],
 })
 export class ExternalModule {}
