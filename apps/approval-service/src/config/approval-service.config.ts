@@ -14,6 +14,7 @@ import {
   type PrincipalsConfig,
 } from '@countersign/platform';
 import { MIN_AUDIT_RETENTION_MS } from '@countersign/audit';
+import { MissingSecretError, SecretSource } from '@countersign/tool-providers';
 import { ApprovalsConfigSchema, type ApprovalsConfig } from './approvals-config.schema';
 
 /** Shards of the approval state (APPROVAL_SHARDS): one unless configured, at most 16 (see core/approval-keys.ts). */
@@ -257,10 +258,20 @@ function submissionHooks(
   approvals: ApprovalsConfig,
   raw: Record<string, string | undefined>,
 ): ResolvedHook[] {
+  // Read as the worker and the gateway read theirs: the variable, or the file `<name>_FILE` names.
+  const secrets = new SecretSource(raw);
+  const secretOf = (variable: string) => {
+    try {
+      return secrets.secret({ $secret: variable });
+    } catch (error) {
+      if (error instanceof MissingSecretError) return undefined;
+      throw error;
+    }
+  };
   try {
     return resolveHooks(
       approvals.admission?.beforeTool ?? [],
-      (variable) => raw[variable],
+      secretOf,
       'APPROVALS_CONFIG: admission.beforeTool',
     );
   } catch (error) {
