@@ -207,6 +207,23 @@ describe('admission hooks of the approvals API', () => {
     expect([...(decided.json.approvers ?? [])].sort()).toEqual(['carol', 'dave']);
   });
 
+  it.each<[string, Reply, string]>([
+    [
+      'skip',
+      { json: { action: 'skip', content: 'refunds are closed today' } },
+      'admission hook gate skipped the call: refunds are closed today',
+    ],
+    [
+      'abort',
+      { json: { action: 'abort', reason: 'run looks compromised' } },
+      'admission hook gate aborted the run: run looks compromised',
+    ],
+  ])('%s: decided deny at once, the reason carrying what the hook said', async (_what, reply, reason) => {
+    const { view } = await submit(reply);
+    expect(view).toMatchObject({ status: 'deny', decidedBy: 'policy', reason });
+    expect(await harness.pendingFor('bob')).not.toContain(view.approvalId);
+  });
+
   it.each<[string, Reply, RegExp]>([
     ['answers HTTP 500', { status: 500, raw: 'boom' }, /^admission hook gate answered HTTP 500$/],
     ['times out', 'hang', /^admission hook gate timed out after 500 ms$/],
