@@ -9,7 +9,7 @@
 import type { AuditEntry } from '@countersign/contracts';
 import { startApprovalService, type RunningApprovalService } from '../../apps/approval-service/src/bootstrap';
 import { approvalServiceEnv } from './approval-harness';
-import { approvalsConfig, approvers, group } from './fixtures';
+import { approvalsConfig, approvers, group, type TestApprovalsConfig } from './fixtures';
 import { testToken } from './principals';
 import { deletePrefixedKeys, uniquePrefixes, waitFor, type TestPrefixes } from './redis';
 
@@ -64,11 +64,18 @@ export class ExternalHarness {
     this.prefixes = uniquePrefixes(label);
   }
 
-  /** Starts an approval service of its own (own prefixes); `env` adds or overrides variables. */
-  static async start(label: string, env: Record<string, string> = {}): Promise<ExternalHarness> {
+  /**
+   * Starts an approval service of its own (own prefixes); `env` adds or overrides variables, `approvals` replaces the
+   * groups and rules (EXTERNAL_APPROVALS).
+   */
+  static async start(
+    label: string,
+    env: Record<string, string> = {},
+    approvals: TestApprovalsConfig = EXTERNAL_APPROVALS,
+  ): Promise<ExternalHarness> {
     const harness = new ExternalHarness(label);
     harness.service = await startApprovalService(
-      approvalServiceEnv(harness.prefixes, EXTERNAL_APPROVALS, {
+      approvalServiceEnv(harness.prefixes, approvals, {
         TIMER_SWEEP_MS: '50',
         TIMER_LEASE_MS: '2000',
         NOTIFY_BACKOFF: '50ms',

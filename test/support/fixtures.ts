@@ -50,6 +50,8 @@ export interface TestApprovalsConfig {
   /** Decides a request no rule matches; undefined: such a request has no route (denied at once). */
   defaultGroup?: string;
   defaults?: { channels?: string[]; expiresIn?: string };
+  /** Admission hooks of the approvals API (`admission.beforeTool`). */
+  admission?: { beforeTool: object[] };
 }
 
 /** bob and carol decide everything, as the group ops (the default group); `over` says what a spec changes. */

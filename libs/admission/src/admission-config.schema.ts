@@ -54,16 +54,39 @@ export const AdmissionConfigSchema = z
   })
   .strict()
   .superRefine((config, ctx) => {
-    for (const stage of ['beforeTool', 'afterTool'] as const) {
-      const seen = new Set<string>();
-      config[stage].forEach((hook, i) => {
-        if (seen.has(hook.name))
-          ctx.addIssue({ code: 'custom', path: [stage, i, 'name'], message: `"${hook.name}" is used twice` });
-        seen.add(hook.name);
-      });
-    }
+    uniqueHookNames(config.beforeTool, 'beforeTool', ctx);
+    uniqueHookNames(config.afterTool, 'afterTool', ctx);
   });
 export type AdmissionConfig = z.infer<typeof AdmissionConfigSchema>;
+
+/**
+ * The `admission` section of APPROVALS_CONFIG: before-hooks asked about every call submitted to the approvals API
+ * (the client runs the tool itself, so there is no after-tool stage there).
+ */
+export const SubmissionAdmissionConfigSchema = z
+  .object({
+    beforeTool: z
+      .array(AdmissionHookSchema)
+      .max(16)
+      .default([])
+      .describe(
+        'Asked in order about each call submitted to the approvals API, before people are: allow (asked as usual), ' +
+          'confirm (asked of the groups and quorum named), deny, skip or abort (decided `deny` at once). No usable ' +
+          'answer decides it `deny`.',
+      ),
+  })
+  .strict()
+  .superRefine((config, ctx) => uniqueHookNames(config.beforeTool, 'beforeTool', ctx));
+export type SubmissionAdmissionConfig = z.infer<typeof SubmissionAdmissionConfigSchema>;
+
+function uniqueHookNames(hooks: readonly AdmissionHook[], stage: string, ctx: z.RefinementCtx): void {
+  const seen = new Set<string>();
+  hooks.forEach((hook, i) => {
+    if (seen.has(hook.name))
+      ctx.addIssue({ code: 'custom', path: [stage, i, 'name'], message: `"${hook.name}" is used twice` });
+    seen.add(hook.name);
+  });
+}
 
 /** What a before-hook may answer. */
 export const BeforeToolAnswerSchema = z.discriminatedUnion('action', [

@@ -11,9 +11,10 @@ import { matchesAny } from '@countersign/tool-providers';
 import {
   type AdmissionConfig,
   AfterToolAnswerSchema,
+  type BeforeToolAnswer,
   BeforeToolAnswerSchema,
 } from './admission-config.schema';
-import { callHook, type ResolvedHook, resolveHooks } from './hook-client';
+import { callHook, type HookReply, type ResolvedHook, resolveHooks } from './hook-client';
 
 export type HookStage = 'before_tool' | 'after_tool' | 'confirmation';
 
@@ -80,14 +81,61 @@ function beforePlugin(hook: ResolvedHook, options: AdmissionOptions): ToolPlugin
     name: hook.name,
     async beforeTool(ctx: BeforeToolContext): Promise<BeforeToolVerdict | void> {
       if (!matchesAny(ctx.toolName, hook.tools)) return;
-      const reply = await callHook(hook, payload(hook, 'before_tool', ctx, options), BeforeToolAnswerSchema);
-      const event = eventOf(hook, 'before_tool', ctx, reply);
-      await options.observe(event);
+      const reply = await askBeforeHook(hook, ctx, options);
       // Fail closed: the pipeline refuses a call whose callback throws, and tells the model why.
       if (!reply.ok) throw new Error(`admission hook ${reply.reason}`);
       return reply.answer;
     },
   };
+}
+
+/**
+ * Asks one before-hook about a call (the caller checked that the hook's globs match it) and reports the answer or
+ * failure to `observe` before returning it: the worker's and gateway's plugins and the approvals API ask through this.
+ */
+export async function askBeforeHook(
+  hook: ResolvedHook,
+  ctx: BeforeToolContext,
+  options: Pick<AdmissionOptions, 'describeStep' | 'observe'>,
+): Promise<HookReply<BeforeToolAnswer>> {
+  const reply = await callHook(hook, payload(hook, 'before_tool', ctx, options), BeforeToolAnswerSchema);
+  await options.observe(eventOf(hook, 'before_tool', ctx, reply));
+  return reply;
+}
+
+/** Characters of a skip's content kept in the audit entry (the model gets all of it). */
+const AUDITED_CONTENT = 1_000;
+
+/** The audit entry of a hook's answer (`admission.answered`) or failure (`admission.failed`), in the hook's name. */
+export function admissionAuditEntry(event: HookEvent): {
+  type: 'admission.answered' | 'admission.failed';
+  runId: string;
+  callId: string;
+  actor: string;
+  detail: Record<string, unknown>;
+} {
+  return {
+    type: event.outcome === 'failed' ? 'admission.failed' : 'admission.answered',
+    runId: event.runId,
+    callId: event.callId,
+    actor: `hook:${event.hook}`,
+    detail: {
+      hook: event.hook,
+      stage: event.stage,
+      toolName: event.toolName,
+      outcome: event.outcome,
+      ms: event.ms,
+      ...(event.reason ? { reason: event.reason } : {}),
+      ...(event.answer ? { answer: audited(event.answer) } : {}),
+    },
+  };
+}
+
+/** The answer as audited: a replaced result is left out (it may be what was redacted), a skip's content shortened. */
+function audited(answer: unknown): unknown {
+  const { result: _result, content, ...rest } = answer as { result?: unknown; content?: unknown };
+  if (typeof content === 'string') return { ...rest, content: content.slice(0, AUDITED_CONTENT) };
+  return rest;
 }
 
 function afterPlugin(hook: ResolvedHook, options: AdmissionOptions): ToolPlugin {
@@ -108,7 +156,7 @@ function payload(
   hook: ResolvedHook,
   stage: HookStage,
   ctx: BeforeToolContext,
-  options: AdmissionOptions,
+  options: Pick<AdmissionOptions, 'describeStep'>,
 ): HookCall {
   const step = options.describeStep?.(ctx.callId);
   let print = '';

@@ -1,6 +1,7 @@
 // The approval service's configuration: environment variables plus the approvals file, validated once at start-up.
 // Nothing else in the service reads process.env.
 import { z } from 'zod';
+import { type ResolvedHook, resolveHooks } from '@countersign/admission';
 import {
   BaseEnvSchema,
   ConfigError,
@@ -13,6 +14,7 @@ import {
   type PrincipalsConfig,
 } from '@countersign/platform';
 import { MIN_AUDIT_RETENTION_MS } from '@countersign/audit';
+import { MissingSecretError, SecretSource } from '@countersign/tool-providers';
 import { ApprovalsConfigSchema, type ApprovalsConfig } from './approvals-config.schema';
 
 /** Shards of the approval state (APPROVAL_SHARDS): one unless configured, at most 16 (see core/approval-keys.ts). */
@@ -238,6 +240,8 @@ export interface ApprovalServiceConfig {
   env: ApprovalServiceEnv;
   approvals: ApprovalsConfig;
   principals: PrincipalsConfig;
+  /** APPROVALS_CONFIG's `admission.beforeTool` hooks with their secrets read from the environment. */
+  admissionHooks: ResolvedHook[];
 }
 
 /** Injection token of the validated configuration. */
@@ -245,7 +249,34 @@ export const APPROVAL_SERVICE_CONFIG = Symbol('ApprovalServiceConfig');
 
 export function loadApprovalServiceConfig(raw: Record<string, string | undefined>): ApprovalServiceConfig {
   const env = loadEnv(ApprovalServiceEnvSchema, raw);
-  return { env, ...loadApprovalRules(env.APPROVALS_CONFIG, env.PRINCIPALS_CONFIG) };
+  const rules = loadApprovalRules(env.APPROVALS_CONFIG, env.PRINCIPALS_CONFIG);
+  return { env, ...rules, admissionHooks: submissionHooks(rules.approvals, raw) };
+}
+
+/** The approvals API's admission hooks, each with its secret; a secret not set stops start-up naming it. */
+function submissionHooks(
+  approvals: ApprovalsConfig,
+  raw: Record<string, string | undefined>,
+): ResolvedHook[] {
+  // Read as the worker and the gateway read theirs: the variable, or the file `<name>_FILE` names.
+  const secrets = new SecretSource(raw);
+  const secretOf = (variable: string) => {
+    try {
+      return secrets.secret({ $secret: variable });
+    } catch (error) {
+      if (error instanceof MissingSecretError) return undefined;
+      throw error;
+    }
+  };
+  try {
+    return resolveHooks(
+      approvals.admission?.beforeTool ?? [],
+      secretOf,
+      'APPROVALS_CONFIG: admission.beforeTool',
+    );
+  } catch (error) {
+    throw new ConfigError(`invalid configuration:\n  ${(error as Error).message}`);
+  }
 }
 
 /**

@@ -4,6 +4,7 @@
 // routing nowhere.
 import { z } from 'zod';
 import { IdSchema, TierSchema } from '@countersign/contracts';
+import { SubmissionAdmissionConfigSchema } from '@countersign/admission';
 import { DurationSchema, type Principal } from '@countersign/platform';
 
 export const ChannelSchema = z.enum(['slack', 'email', 'web']);
@@ -120,6 +121,10 @@ export const ApprovalsConfigSchema = z
       .strict()
       .default({})
       .describe("What a rule that does not say gets (and the `defaultGroup`'s requests)."),
+    admission: SubmissionAdmissionConfigSchema.optional().describe(
+      'Admission hooks asked about calls submitted to the approvals API (`POST /external-approvals`), signed like ' +
+        'the worker\'s; see the guide "Admission hooks".',
+    ),
   })
   .strict()
   .superRefine((config, ctx) => {

@@ -56,4 +56,11 @@ export class Metrics extends AppMetrics {
     'From request to decision',
     [1, 5, 15, 60, 300, 900, 1_800, 3_600],
   );
+
+  readonly admissionHookSeconds = this.histogram(
+    'countersign_admission_hook_seconds',
+    'Admission hook requests about calls submitted to the approvals API, by hook, stage and outcome (the answer, or failed)',
+    [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    ['hook', 'stage', 'outcome'],
+  );
 }

@@ -23,6 +23,7 @@ import { LOGGER } from '../core/tokens';
 import { RequestIntake } from '../requests/intake/request-intake';
 import { LiveUpdates } from '../requests/live-updates';
 import { RequestRouter } from '../requests/routing/request-router';
+import { ExternalAdmission } from './external-admission';
 import { ExternalCallRefusedError, ExternalErrorCode, FieldRefusedError } from './external-errors';
 import { ExternalCallStore, type StoredExternalApproval } from './external-call-store';
 import { externalView } from './external-view';
@@ -36,6 +37,7 @@ export class ExternalApprovalsService {
   constructor(
     @Inject(APPROVAL_SERVICE_CONFIG) private readonly config: ApprovalServiceConfig,
     private readonly intake: RequestIntake,
+    private readonly admission: ExternalAdmission,
     private readonly router: RequestRouter,
     private readonly store: ExternalCallStore,
     private readonly directory: ApproverDirectory,
@@ -93,7 +95,10 @@ export class ExternalApprovalsService {
     // The index entry must outlive the request it names: its expiry, then the retention of a settled request.
     const { env } = this.config;
     const route = this.router.route(request);
-    const lifeMs = (route?.expiresInMs ?? 0) + env.APPROVAL_RETENTION + env.TIMER_LEASE_MS + INDEX_MARGIN_MS;
+    // With no rule's route, an admission hook naming groups still gets the request the defaults' expiry.
+    const expiresInMs =
+      route?.expiresInMs ?? this.config.approvals.defaults.expiresIn ?? this.router.defaultExpiryMs;
+    const lifeMs = expiresInMs + env.APPROVAL_RETENTION + env.TIMER_LEASE_MS + INDEX_MARGIN_MS;
     const ref = {
       principal: caller.id,
       requester,
@@ -107,8 +112,18 @@ export class ExternalApprovalsService {
     // create-request stores an attempt once, so the second store changes nothing).
     let stored = await this.store.get(approvalId);
     if (!stored) {
+      const taken = { ...request, requestId: approvalId, callId: approvalId };
+      // The admission hooks first: they may decide the call at once, or name who is asked.
+      const verdict = await this.admission.admit(taken);
+      if (verdict.action === 'deny')
+        // Decided here in the hook's name, published like any decision (the client's webhook); nobody is asked.
+        await this.intake.refuse(taken, {
+          actor: `hook:${verdict.hook}`,
+          reason: verdict.reason,
+          detail: { hook: verdict.hook, answer: verdict.answer, source: 'external' },
+        });
       // Stored, routed, notified and audited like a request of the worker (or refused there for want of a route).
-      await this.intake.receive({ ...request, requestId: approvalId, callId: approvalId });
+      else await this.intake.receive(verdict.admission ? { ...taken, admission: verdict.admission } : taken);
       stored = await this.store.get(approvalId);
       if (!stored) throw new Error(`approval ${approvalId} was not stored`);
     }

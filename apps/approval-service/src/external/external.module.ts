@@ -6,6 +6,7 @@ import { CoreModule } from '../core/core.module';
 import { provideStore } from '../core/store-provider';
 import { IntakeModule } from '../requests/intake/intake.module';
 import { RequestsModule } from '../requests/requests.module';
+import { ExternalAdmission } from './external-admission';
 import { ExternalApprovalsController } from './external-approvals.controller';
 import { ExternalApprovalsService } from './external-approvals.service';
 import { ExternalCallStore } from './external-call-store';
@@ -14,7 +15,7 @@ import { ExternalWebhooks } from './external-webhooks';
 @Module({
   imports: [CoreModule, AuthModule, RequestsModule, IntakeModule],
   controllers: [ExternalApprovalsController],
-  providers: [provideStore(ExternalCallStore), ExternalWebhooks, ExternalApprovalsService],
+  providers: [provideStore(ExternalCallStore), ExternalWebhooks, ExternalAdmission, ExternalApprovalsService],
   exports: [ExternalWebhooks],
 })
 export class ExternalModule {}

@@ -9,8 +9,9 @@ import type { Logger } from '@countersign/platform';
 import { AuditTrail } from '../../core/audit-trail';
 import { Metrics } from '../../core/metrics';
 import { LOGGER } from '../../core/tokens';
-import { NO_ROUTE_REASON, noRouteOutcome } from '../../decisions/outcomes';
+import { noRouteOutcome } from '../../decisions/outcomes';
 import { Settlement } from '../../decisions/settlement';
+import type { Outcome } from '../approval-types';
 import { NotificationScheduler } from '../../notifications/notification-scheduler';
 import { RuleDecider } from '../../standing-rules/rule-decider';
 import { requestTakenIn } from '../request-audit';
@@ -123,8 +124,52 @@ export class RequestIntake {
     );
   }
 
-  private async refuseUnroutable(request: ApprovalRequest, now: number): Promise<void> {
-    const outcome = noRouteOutcome(now);
+  /**
+   * Takes a request in already denied by a policy that is not a person (an admission hook of the approvals API): stored
+   * decided, the decision audited in `decider`'s name and published like any other (the client's webhook), nobody
+   * asked. Safe to call again with the same request.
+   */
+  async refuse(
+    request: ApprovalRequest,
+    decider: { actor: string; reason: string; detail: Record<string, unknown> },
+  ): Promise<void> {
+    const now = Date.now();
+    const outcome: Outcome = {
+      decision: 'deny',
+      decidedBy: 'policy',
+      approvers: [],
+      reason: decider.reason,
+      decidedAt: new Date(now).toISOString(),
+    };
+    await this.storeRefused(request, now, outcome, 'admission_hook', async () => {
+      await this.audit.append({
+        type: 'decision.recorded',
+        callId: request.callId,
+        runId: request.runId,
+        actor: decider.actor,
+        detail: {
+          decision: 'deny',
+          decidedBy: 'policy',
+          reason: decider.reason,
+          requestId: request.requestId,
+          ...decider.detail,
+        },
+      });
+    });
+  }
+
+  private refuseUnroutable(request: ApprovalRequest, now: number): Promise<void> {
+    return this.storeRefused(request, now, noRouteOutcome(now), 'no_route');
+  }
+
+  /** Stores a request decided `deny` as it comes in, audits it and publishes its decision (once, on redelivery too). */
+  private async storeRefused(
+    request: ApprovalRequest,
+    now: number,
+    outcome: Outcome,
+    counted: string,
+    auditDecision?: () => Promise<void>,
+  ): Promise<void> {
     const created = await this.requests.create({
       request,
       status: 'decided',
@@ -133,10 +178,10 @@ export class RequestIntake {
       channels: [],
       now,
       expiresAt: now,
-      refusal: { decidedBy: 'no_route', reason: NO_ROUTE_REASON, at: outcome.decidedAt },
+      refusal: { decidedBy: outcome.decidedBy, reason: outcome.reason ?? '', at: outcome.decidedAt },
     });
     if (created.created) {
-      this.metrics.requestsReceived.inc({ outcome: 'no_route' });
+      this.metrics.requestsReceived.inc({ outcome: counted });
       await this.audit.append({
         type: 'request.created',
         callId: request.callId,
@@ -144,6 +189,7 @@ export class RequestIntake {
         actor: request.requester,
         detail: { toolName: request.toolName, route: null, requestId: request.requestId },
       });
+      await auditDecision?.();
       return this.settlement.settle(request, outcome, []);
     }
     // Redelivered: publish again only if the first delivery died before publishing.
