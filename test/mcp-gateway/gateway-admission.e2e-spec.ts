@@ -99,6 +99,16 @@ describe('MCP gateway admission hooks', () => {
     expect(hook.calls.filter((c) => c.callId === lastCallId()).map((c) => c.stage)).toEqual(['before_tool']);
   });
 
+  it('confirm naming approvers: refused, since the gateway cannot send a call to named groups (fail closed)', async () => {
+    hook.before = () => ({ json: { action: 'confirm', groups: ['finance'], quorum: 2 } });
+    const result = await status('payments');
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(
+      /not run: gate asks for group finance with quorum 2, and the MCP gateway cannot send a call to named approvers/,
+    );
+    expect(hook.calls.filter((c) => c.callId === lastCallId()).map((c) => c.stage)).toEqual(['before_tool']);
+  });
+
   it.each([
     ['answers 500', { status: 500, raw: 'boom' } as const, /answered HTTP 500/],
     ['times out', 'hang' as const, /timed out after 1000 ms/],

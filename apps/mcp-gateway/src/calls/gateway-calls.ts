@@ -106,6 +106,26 @@ export class GatewayCalls {
       case 'pending_confirmation': {
         const tool = this.catalog.tool(outcome.toolName);
         if (!tool) return errorResult(`Tool "${params.name}" is no longer offered; nothing ran.`);
+        const named = namedApprovers(outcome.route);
+        if (named) {
+          // Fail closed: the approvals API routes the gateway's calls by APPROVALS_CONFIG and takes no route from a
+          // client, so asking there would let people other than the ones named (or fewer of them) decide.
+          const content =
+            `Tool "${params.name}" was not run: ${outcome.route!.by} asks for ${named}, and the MCP gateway cannot ` +
+            "send a call to named approvers (its calls are routed by the approval service's own rules).";
+          this.logger.warn(
+            { ...where, by: outcome.route!.by },
+            'call refused: a route the gateway cannot keep',
+          );
+          await this.record({
+            type: 'tool.denied',
+            runId,
+            callId,
+            actor: 'no_route',
+            detail: { toolName: params.name, requester: caller.id, via: 'mcp-gateway', reason: content },
+          });
+          return errorResult(content);
+        }
         return this.confirmed.handle(
           {
             caller,
@@ -234,4 +254,11 @@ class RelayedRpcError extends Error {
 /** The client's McpError put "MCP error <code>: " before the message the server sent. */
 function stripPrefix(message: string): string {
   return message.replace(/^MCP error -?\d+: /, '');
+}
+
+/** The approvers a hook's or a policy's confirm names (groups, a quorum), in words; undefined when it names none. */
+function namedApprovers(route: { groups?: string[]; quorum?: number } | undefined): string | undefined {
+  if (!route || (!route.groups?.length && route.quorum === undefined)) return undefined;
+  const groups = route.groups?.length ? `group ${route.groups.join(', ')}` : 'approvers';
+  return route.quorum === undefined ? groups : `${groups} with quorum ${route.quorum}`;
 }

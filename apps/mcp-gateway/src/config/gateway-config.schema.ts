@@ -47,7 +47,7 @@ export const GatewayConfigSchema = z
     ),
     admission: AdmissionConfigSchema.optional().describe(
       'Admission hooks over the gateway names, as an agent\'s (see the guide "Admission hooks"); a hook\'s ' +
-        '`confirm` asks people through the usual routing (the groups and quorum it names are not passed on).',
+        '`confirm` asks people through the usual routing; one naming groups or a quorum refuses the call (the gateway cannot route to named approvers).',
     ),
     confirmationHandler: ConfirmationHandlerConfigSchema.optional().describe(
       'Decides confirm-tier calls in a person’s place, as an agent’s (gateway names in `tools`): `{ kind: "rules", ' +
@@ -58,7 +58,7 @@ export const GatewayConfigSchema = z
     policy: PolicyConfigSchema.optional().describe(
       'The JSON `roles`, `users` and tiers (unset), or a Cedar policy set in their place, and a shadow set compared ' +
         'beside them, as in the agents config (docs/reference/cedar.md). With a Cedar set every tool is listed and ' +
-        'each call is asked; the groups and quorum a policy names are not passed on (the approvals API routes).',
+        'each call is asked; a call a policy sends to named groups or a quorum is refused (the approvals API routes by its own rules).',
     ),
     hold: z
       .object({
