@@ -36,21 +36,18 @@ export const AdmissionHookSchema = z
   .strict();
 export type AdmissionHook = z.infer<typeof AdmissionHookSchema>;
 
+/** One stage's hooks, asked in order: at most 16, none by default. */
+const hookList = () => z.array(AdmissionHookSchema).max(16).default([]);
+
 export const AdmissionConfigSchema = z
   .object({
-    beforeTool: z
-      .array(AdmissionHookSchema)
-      .max(16)
-      .default([])
-      .describe(
-        'Asked in order before a call runs (after RBAC, before confirmation): allow, skip, deny, confirm or abort. ' +
-          'No usable answer refuses the call.',
-      ),
-    afterTool: z
-      .array(AdmissionHookSchema)
-      .max(16)
-      .default([])
-      .describe('Asked in order after a call ran: keep or replace its result. No usable answer keeps it.'),
+    beforeTool: hookList().describe(
+      'Asked in order before a call runs (after RBAC, before confirmation): allow, skip, deny, confirm or abort. ' +
+        'No usable answer refuses the call.',
+    ),
+    afterTool: hookList().describe(
+      'Asked in order after a call ran: keep or replace its result. No usable answer keeps it.',
+    ),
   })
   .strict()
   .superRefine((config, ctx) => {
@@ -65,15 +62,11 @@ export type AdmissionConfig = z.infer<typeof AdmissionConfigSchema>;
  */
 export const SubmissionAdmissionConfigSchema = z
   .object({
-    beforeTool: z
-      .array(AdmissionHookSchema)
-      .max(16)
-      .default([])
-      .describe(
-        'Asked in order about each call submitted to the approvals API, before people are: allow (asked as usual), ' +
-          'confirm (asked of the groups and quorum named), deny, skip or abort (decided `deny` at once). No usable ' +
-          'answer decides it `deny`.',
-      ),
+    beforeTool: hookList().describe(
+      'Asked in order about each call submitted to the approvals API, before people are: allow (asked as usual), ' +
+        'confirm (asked of the groups and quorum named), deny, skip or abort (decided `deny` at once). No usable ' +
+        'answer decides it `deny`.',
+    ),
   })
   .strict()
   .superRefine((config, ctx) => uniqueHookNames(config.beforeTool, 'beforeTool', ctx));

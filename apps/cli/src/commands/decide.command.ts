@@ -42,11 +42,10 @@ export function respondCommand(): Command {
       responseText,
     )
     .addOption(
-      new Option(
-        '--fingerprint <hex>',
+      fingerprintOption(
         'respond only to this revision of the arguments: refused, exit 7, when someone edited them since. ' +
           'Default: the revision read just before responding',
-      ).argParser(fingerprintHex),
+      ),
     )
     .addOption(approvalUrlOption())
     .addOption(tokenOption())
@@ -56,12 +55,7 @@ export function respondCommand(): Command {
       `\nExample:\n  $ countersign respond call-1234 "Not like this: restart only the canary first"\n${EXIT_CODES_HELP}`,
     )
     .action(async (callId: string, text: string, options: DecideOptions) => {
-      const client = new ApprovalClient(trimUrl(options.approvalUrl), tokenOf(options));
-      const shown = await client.get(callId);
-      if (!shown)
-        throw new CliError(`unknown call ID ${callId} (or it is not routed to you)`, ExitCode.NotFound);
-      const read = currentRevision(shown);
-      const pinned = options.fingerprint ?? read.fingerprint;
+      const { client, read, pinned } = await readToDecide(callId, options);
       const result = await client.decide(callId, 'respond', undefined, {
         fingerprint: pinned,
         response: text,
@@ -95,11 +89,10 @@ function decideCommand(decision: 'approve' | 'deny'): Command {
           }),
     )
     .addOption(
-      new Option(
-        '--fingerprint <hex>',
+      fingerprintOption(
         'decide only this revision of the arguments (the fingerprint `approvals list`/`approvals show` print): ' +
           'refused, exit 7, when someone edited them since. Default: the revision read just before deciding',
-      ).argParser(fingerprintHex),
+      ),
     )
     .addOption(approvalUrlOption())
     .addOption(tokenOption())
@@ -109,12 +102,7 @@ function decideCommand(decision: 'approve' | 'deny'): Command {
       `\nExample:\n  $ countersign ${decision} call-1234${decision === 'deny' ? ' --reason "not during business hours"' : ''}${decision === 'approve' ? `\n  $ countersign approve call-1234 --args '{"service":"payments","replicas":4}'` : ''}\n${EXIT_CODES_HELP}`,
     )
     .action(async (callId: string, options: DecideOptions) => {
-      const client = new ApprovalClient(trimUrl(options.approvalUrl), tokenOf(options));
-      const shown = await client.get(callId);
-      if (!shown)
-        throw new CliError(`unknown call ID ${callId} (or it is not routed to you)`, ExitCode.NotFound);
-      const read = currentRevision(shown);
-      const pinned = options.fingerprint ?? read.fingerprint;
+      const { client, read, pinned } = await readToDecide(callId, options);
       const result = await client.decide(callId, decision, options.reason, {
         args: options.args,
         fingerprint: pinned,
@@ -126,6 +114,23 @@ function decideCommand(decision: 'approve' | 'deny'): Command {
         : [`  fingerprint: ${options.args ? fingerprint(read.toolName, options.args) : pinned}`];
       process.stdout.write([headline, ...lines, ''].join('\n'));
     });
+}
+
+/** `--fingerprint`: the revision of the arguments a vote is pinned to (`help` says for which verb). */
+function fingerprintOption(help: string): Option {
+  return new Option('--fingerprint <hex>', help).argParser(fingerprintHex);
+}
+
+/** The call as the approver may see it now, and the revision the vote is pinned to (`--fingerprint`, else that one). */
+async function readToDecide(
+  callId: string,
+  options: DecideOptions,
+): Promise<{ client: ApprovalClient; read: Revision; pinned: string }> {
+  const client = new ApprovalClient(trimUrl(options.approvalUrl), tokenOf(options));
+  const shown = await client.get(callId);
+  if (!shown) throw new CliError(`unknown call ID ${callId} (or it is not routed to you)`, ExitCode.NotFound);
+  const read = currentRevision(shown);
+  return { client, read, pinned: options.fingerprint ?? read.fingerprint };
 }
 
 /**

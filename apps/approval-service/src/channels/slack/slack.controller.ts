@@ -133,17 +133,8 @@ export class SlackController {
       return this.openRespondModal(interaction, action.value!, target.requestId);
     }
 
-    const approver = this.directory.bySlackUser(interaction.user.id);
+    const approver = await this.approverOrRefusal(interaction.user.id, target.requestId);
     if (!approver) {
-      const clicked = (await this.readModel.get(target.requestId))?.request;
-      await this.votes.reject({
-        reason: 'unknown_slack_user',
-        channel: 'slack',
-        actor: `slack:${interaction.user.id}`,
-        callId: clicked?.callId,
-        runId: clicked?.runId,
-        detail: { requestId: target.requestId },
-      });
       await this.tell(interaction, 'You are not a Countersign approver, so your click was not counted.');
       return { ok: false, error: 'unknown Slack user' };
     }
@@ -166,6 +157,29 @@ export class SlackController {
       await this.tell(interaction, `Not counted: ${error.message}.`);
       return { ok: false, error: error.message };
     }
+  }
+
+  /**
+   * The approver a Slack user is, or undefined after recording the refused vote of a Slack user who is none (a click
+   * or a respond modal's submission alike).
+   */
+  private async approverOrRefusal(
+    slackUserId: string,
+    requestId: string,
+    detail: Record<string, unknown> = {},
+  ): Promise<ReturnType<ApproverDirectory['bySlackUser']>> {
+    const approver = this.directory.bySlackUser(slackUserId);
+    if (approver) return approver;
+    const request = (await this.readModel.get(requestId))?.request;
+    await this.votes.reject({
+      reason: 'unknown_slack_user',
+      channel: 'slack',
+      actor: `slack:${slackUserId}`,
+      callId: request?.callId,
+      runId: request?.runId,
+      detail: { requestId, ...detail },
+    });
+    return undefined;
   }
 
   /** The Respond button: a modal asking for the text (nothing is decided until it is submitted). */
@@ -206,17 +220,10 @@ export class SlackController {
       user: submission.user,
       channel: metadata.channel ? { id: metadata.channel } : undefined,
     };
-    const approver = this.directory.bySlackUser(submission.user.id);
+    const approver = await this.approverOrRefusal(submission.user.id, target.requestId, {
+      decision: 'respond',
+    });
     if (!approver) {
-      const request = (await this.readModel.get(target.requestId))?.request;
-      await this.votes.reject({
-        reason: 'unknown_slack_user',
-        channel: 'slack',
-        actor: `slack:${submission.user.id}`,
-        callId: request?.callId,
-        runId: request?.runId,
-        detail: { requestId: target.requestId, decision: 'respond' },
-      });
       return refuse('You are not a Countersign approver, so your response was not counted.');
     }
     try {
