@@ -13,7 +13,8 @@ import { netBytes } from './cost';
 import { commandCalls, commandsPerRun, sleep } from './measure';
 import { ROOT } from './processes';
 
-interface Seen {
+/** A command as MONITOR showed it: who sent it (`lua` for one a script ran), its name in lowercase, its arguments. */
+export interface Seen {
   client: string;
   command: string;
   args: string[];
@@ -142,7 +143,8 @@ function respBytes(command: string, args: string[]): number {
   return 1 + String(args.length + 1).length + 2 + bulk(command) + args.reduce((sum, a) => sum + bulk(a), 0);
 }
 
-function tabulate(seen: Seen[], runs: number): OriginRow[] {
+/** Every command of `seen` put down to its origin, per run (exported for its test). */
+export function tabulate(seen: Seen[], runs: number): OriginRow[] {
   const names = scriptNames();
   const rows = new Map<string, OriginRow>();
   let parent: OriginRow | undefined;
