@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { FLOOR_JOB_OPTIONS, type FloorJob, FloorJobName, floorJobIds, FloorQueue } from '../floor-worker';
+import { FLOOR_QUEUE_OPTIONS, type FloorJob, FloorJobName, floorJobIds, FloorQueue } from '../floor-worker';
 import { ROUND_TRIP_SCRIPT } from '../phases/round-trip';
 import { openEventStream, sendJson } from './http';
 import { median, sleep, wallNow } from './measure';
@@ -90,11 +90,11 @@ export async function oneHttpRun(worker: Child, approvalUrl: string): Promise<Ru
 /** The bare floor: the start job added, the stand-in adds the decision job, the floor worker "resumes". */
 export async function oneBareFloorRun(floorWorker: Child, url: string, prefix: string): Promise<RunWindow> {
   const connection = new Redis(url, { maxRetriesPerRequest: null });
-  const runs = new Queue(FloorQueue.Runs, { connection, prefix, defaultJobOptions: FLOOR_JOB_OPTIONS });
+  const runs = new Queue(FloorQueue.Runs, { connection, prefix, ...FLOOR_QUEUE_OPTIONS });
   const decisions = new Queue(FloorQueue.Decisions, {
     connection,
     prefix,
-    defaultJobOptions: FLOOR_JOB_OPTIONS,
+    ...FLOOR_QUEUE_OPTIONS,
   });
   let decisionUs = 0;
   const approver = new Worker<FloorJob>(
