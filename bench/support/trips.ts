@@ -41,6 +41,8 @@ export interface TripCount {
   ms: number;
   /** One line per command, `*` where a new trip of that client starts. */
   lines: string[];
+  /** Trips by connection name (CLIENT SETNAME; the address when it has none), most first. */
+  byClient: [string, number][];
 }
 
 export interface MonitoredRun {
@@ -125,13 +127,19 @@ export async function oneBareFloorRun(floorWorker: Child, url: string, prefix: s
  * script runs follow it (Redis runs one command at a time), so a script ends at its last Lua command: in a pipeline of
  * scripts, each starts as the one before it ends, however long that one ran.
  */
-export function countTrips(seen: Seen[], fromUs: number, toUs: number): TripCount {
+export function countTrips(
+  seen: Seen[],
+  fromUs: number,
+  toUs: number,
+  names: ReadonlyMap<string, string> = new Map(),
+): TripCount {
   const within = seen.filter((s) => s.atUs >= fromUs && s.atUs <= toUs);
   const endedAt = new Map<string, number>();
   let count = 0;
   const lines: string[] = [];
   const t0 = within[0]?.atUs ?? 0;
   let running: string | undefined;
+  const byClient = new Map<string, number>();
   for (const s of within) {
     if (s.client === 'lua') {
       if (running !== undefined) endedAt.set(running, s.atUs);
@@ -143,15 +151,37 @@ export function countTrips(seen: Seen[], fromUs: number, toUs: number): TripCoun
     const newTrip = last === undefined || s.atUs - last > PIPELINE_GAP_US;
     endedAt.set(s.client, s.atUs);
     running = s.client;
-    if (newTrip) count++;
+    const name = names.get(s.client) ?? s.client;
+    if (newTrip) {
+      count++;
+      byClient.set(name, (byClient.get(name) ?? 0) + 1);
+    }
     lines.push(
-      `${newTrip ? '*' : ' '} +${((s.atUs - t0) / 1000).toFixed(2).padStart(7)} ms ${s.client.padEnd(16)} ${s.command} ${s.args.slice(0, 3).join(' ')}`.slice(
+      `${newTrip ? '*' : ' '} +${((s.atUs - t0) / 1000).toFixed(2).padStart(7)} ms ${name.padEnd(26)} ${s.command} ${s.args.slice(0, 3).join(' ')}`.slice(
         0,
-        160,
+        170,
       ),
     );
   }
-  return { trips: count, commands: lines.length, ms: (toUs - fromUs) / 1000, lines };
+  return {
+    trips: count,
+    commands: lines.length,
+    ms: (toUs - fromUs) / 1000,
+    lines,
+    byClient: [...byClient].sort((a, b) => b[1] - a[1]),
+  };
+}
+
+/** Connection names by address (`addr` → `name` of CLIENT LIST), for the listing: which process sent what. */
+async function connectionNames(client: Redis): Promise<Map<string, string>> {
+  const list = (await client.client('LIST')) as string;
+  const names = new Map<string, string>();
+  for (const line of list.split('\n')) {
+    const addr = /(?:^| )addr=(\S+)/.exec(line)?.[1];
+    const name = /(?:^| )name=(\S+)/.exec(line)?.[1];
+    if (addr && name) names.set(addr, name);
+  }
+  return names;
 }
 
 /**
@@ -202,10 +232,11 @@ export async function monitorOneRun(url: string, run: () => Promise<RunWindow>):
   const w = await run();
   await sleep(200);
   monitor.disconnect();
+  const names = await connectionNames(client);
   client.disconnect();
   return {
-    wholeRun: countTrips(seen, w.startUs, w.endUs),
-    decisionToTool: countTrips(seen, w.decisionUs, w.execUs),
+    wholeRun: countTrips(seen, w.startUs, w.endUs, names),
+    decisionToTool: countTrips(seen, w.decisionUs, w.execUs, names),
   };
 }
 

@@ -3,6 +3,7 @@
 // store only if the revision and route it was checked on are still current, audited (refusals too), and settled
 // when it decides the request. An edit that routes the request anew asks its new groups.
 import { Inject, Injectable } from '@nestjs/common';
+import type { AuditInput } from '@countersign/audit';
 import type { ApprovalRequest } from '@countersign/contracts';
 import type { Logger } from '@countersign/platform';
 import { AuditTrail } from '../core/audit-trail';
@@ -134,18 +135,23 @@ export class VotesService {
     }
     const rerouted = checked.edit?.rerouted ? checked.edit.route : undefined;
     if (rerouted) await this.reroute(approval, checked, result);
-    if (result.status !== 'rerouted') this.auditVote(approval, checked, result);
     if (result.status === 'decided') {
-      this.settlement.countTrust(result.request, result.outcome);
-      await this.settlement.settle(result.request, result.outcome, result.channels);
-    } else if (!rerouted) {
-      this.followUps.add(
-        idsOf(approval),
-        this.live.announce({ requestId: request.requestId, status: 'pending' }),
-      );
-      // The other approvers see the progress, and are asked again about edited arguments.
-      if (result.status === 'vote_recorded')
-        this.followUps.add(idsOf(approval), this.showProgress(checked, result));
+      // The vote that decided is audited (decision.recorded) and counted into trust by the settlement, beside its
+      // decision.published, once the decision is on the queue: neither holds the decision up (issue 27).
+      await this.settlement.settle(result.request, result.outcome, result.channels, {
+        recorded: voteEntry(approval, checked, result),
+      });
+    } else {
+      if (result.status !== 'rerouted') this.audit.record(voteEntry(approval, checked, result));
+      if (!rerouted) {
+        this.followUps.add(
+          idsOf(approval),
+          this.live.announce({ requestId: request.requestId, status: 'pending' }),
+        );
+        // The other approvers see the progress, and are asked again about edited arguments.
+        if (result.status === 'vote_recorded')
+          this.followUps.add(idsOf(approval), this.showProgress(checked, result));
+      }
     }
     return { ...result, ...(rerouted ? { rerouted } : {}) };
   }
@@ -175,36 +181,6 @@ export class VotesService {
     });
   }
 
-  private auditVote(
-    approval: StoredApproval,
-    checked: CheckedVote,
-    result: Exclude<VoteResult, { status: 'rerouted' }>,
-  ): void {
-    const { edit } = checked;
-    this.audit.record({
-      type: 'decision.recorded',
-      callId: result.callId,
-      runId: result.status === 'decided' ? result.request.runId : undefined,
-      actor: checked.approver,
-      detail: {
-        decision: checked.decision,
-        channel: checked.channel,
-        reason: checked.reason ?? null,
-        ...(checked.response ? { response: checked.response } : {}),
-        settled: result.status === 'decided',
-        requestId: checked.requestId,
-        // An edit keeps both: what the agent asked for and what the approver changed it to, and the route it got.
-        ...(edit
-          ? {
-              editedArgs: edit.args,
-              requestedArgs: approval.request.args,
-              fingerprint: edit.fingerprint,
-              route: routeShown(edit.route),
-            }
-          : {}),
-      },
-    });
-  }
 
   /**
    * An edit routed the request anew (its revision's groups or quorum differ): audited with both routes; the new
@@ -368,4 +344,36 @@ export class VotesService {
 /** A route as the audit keeps it. */
 function routeShown(route: RevisionRoute) {
   return { rule: route.rule, why: route.why, groups: route.groups, quorum: route.quorum };
+}
+
+/** The audit entry of a counted vote (decision.recorded), with the edit it carried. */
+function voteEntry(
+  approval: StoredApproval,
+  checked: CheckedVote,
+  result: Exclude<VoteResult, { status: 'rerouted' }>,
+): AuditInput {
+  const { edit } = checked;
+  return {
+    type: 'decision.recorded',
+    callId: result.callId,
+    runId: result.status === 'decided' ? result.request.runId : undefined,
+    actor: checked.approver,
+    detail: {
+      decision: checked.decision,
+      channel: checked.channel,
+      reason: checked.reason ?? null,
+      ...(checked.response ? { response: checked.response } : {}),
+      settled: result.status === 'decided',
+      requestId: checked.requestId,
+      // An edit keeps both: what the agent asked for and what the approver changed it to, and the route it got.
+      ...(edit
+        ? {
+            editedArgs: edit.args,
+            requestedArgs: approval.request.args,
+            fingerprint: edit.fingerprint,
+            route: routeShown(edit.route),
+          }
+        : {}),
+    },
+  };
 }
