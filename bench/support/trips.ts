@@ -211,12 +211,35 @@ async function startMonitor(client: Redis, attempts = 3): Promise<Redis> {
   }
 }
 
-/** Runs `run` once under MONITOR on the server at `url` and counts its trips. */
-export async function monitorOneRun(url: string, run: () => Promise<RunWindow>): Promise<MonitoredRun> {
+/**
+ * Runs `run` once under MONITOR on the server at `url` and counts its trips. A sample whose MONITOR stream broke off
+ * (an error or a close on its connection, or nothing seen after the tool was entered, though the run goes on to record
+ * the result and finish) is taken again, up to `attempts` times: it would count the trips it missed as none.
+ */
+export async function monitorOneRun(
+  url: string,
+  run: () => Promise<RunWindow>,
+  attempts = 3,
+): Promise<MonitoredRun> {
+  for (let attempt = 1; ; attempt++) {
+    const sample = await monitorOnce(url, run);
+    if (sample.complete) return sample.counted;
+    if (attempt >= attempts)
+      throw new Error(`MONITOR broke off in ${attempts} samples in a row (${sample.why}): no trips counted`);
+  }
+}
+
+async function monitorOnce(
+  url: string,
+  run: () => Promise<RunWindow>,
+): Promise<{ counted: MonitoredRun; complete: boolean; why?: string }> {
   // monitor() opens a connection of its own beside the client's: both are closed below.
   const client = new Redis(url);
   const monitor = await startMonitor(client);
   const seen: Seen[] = [];
+  let broke: string | undefined;
+  monitor.on('error', (error: Error) => (broke ??= `error: ${error.message}`));
+  monitor.on('close', () => (broke ??= 'connection closed'));
   monitor.on('monitor', (time: string, args: string[], source: string) => {
     const [command, ...rest] = args;
     // EVALSHA's SHA says nothing; its keys say which script's data it touches.
@@ -231,12 +254,19 @@ export async function monitorOneRun(url: string, run: () => Promise<RunWindow>):
   await sleep(200);
   const w = await run();
   await sleep(200);
+  const sawTail = seen.some((s) => s.atUs > w.execUs);
+  const why = broke ?? (sawTail ? undefined : 'nothing seen after the tool was entered');
+  monitor.removeAllListeners('close');
   monitor.disconnect();
   const names = await connectionNames(client);
   client.disconnect();
   return {
-    wholeRun: countTrips(seen, w.startUs, w.endUs, names),
-    decisionToTool: countTrips(seen, w.decisionUs, w.execUs, names),
+    counted: {
+      wholeRun: countTrips(seen, w.startUs, w.endUs, names),
+      decisionToTool: countTrips(seen, w.decisionUs, w.execUs, names),
+    },
+    complete: why === undefined,
+    why,
   };
 }
 
