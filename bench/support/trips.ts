@@ -19,7 +19,8 @@ export const PIPELINE_GAP_US = 30;
 /** Polls that run whether or not a run is in flight: left out of the counts. */
 const BACKGROUND = new Set(['bzpopmin', 'ping', 'info', 'client', 'monitor']);
 
-interface Seen {
+/** One command as MONITOR reported it (`client` is `lua` for a command a script ran). */
+export interface Seen {
   atUs: number;
   client: string;
   command: string;
@@ -181,11 +182,17 @@ async function startMonitor(client: Redis, attempts = 3): Promise<Redis> {
   }
 }
 
-/** Runs `run` once under MONITOR on the server at `url` and counts its trips. */
-export async function monitorOneRun(url: string, run: () => Promise<RunWindow>): Promise<MonitoredRun> {
-  // monitor() opens a connection of its own beside the client's: both are closed below.
+/**
+ * Every command the server at `url` runs from now until `stop()` (MONITOR on a connection of its own), as countTrips
+ * reads them.
+ */
+export async function monitorCommands(url: string): Promise<{ seen: Seen[]; stop(): void }> {
+  // monitor() opens a connection of its own beside the client's: both are closed by stop().
   const client = new Redis(url);
-  const monitor = await startMonitor(client);
+  const monitor = await startMonitor(client).catch((error: unknown) => {
+    client.disconnect();
+    throw error;
+  });
   const seen: Seen[] = [];
   monitor.on('monitor', (time: string, args: string[], source: string) => {
     const [command, ...rest] = args;
@@ -198,14 +205,25 @@ export async function monitorOneRun(url: string, run: () => Promise<RunWindow>):
       args: shown,
     });
   });
+  return {
+    seen,
+    stop() {
+      monitor.disconnect();
+      client.disconnect();
+    },
+  };
+}
+
+/** Runs `run` once under MONITOR on the server at `url` and counts its trips. */
+export async function monitorOneRun(url: string, run: () => Promise<RunWindow>): Promise<MonitoredRun> {
+  const monitored = await monitorCommands(url);
   await sleep(200);
   const w = await run();
   await sleep(200);
-  monitor.disconnect();
-  client.disconnect();
+  monitored.stop();
   return {
-    wholeRun: countTrips(seen, w.startUs, w.endUs),
-    decisionToTool: countTrips(seen, w.decisionUs, w.execUs),
+    wholeRun: countTrips(monitored.seen, w.startUs, w.endUs),
+    decisionToTool: countTrips(monitored.seen, w.decisionUs, w.execUs),
   };
 }
 
