@@ -13,7 +13,7 @@ import {
 import { encodeScriptArgs, LuaScript, type RedisClient } from '@countersign/platform';
 import { trustField, type ApprovalKeys, type ApprovalShard } from '../core/approval-keys';
 import type { ApprovalPage, ListOptions, NewApproval, StoredApproval } from './approval-types';
-import { parseStored, RequestField } from './request-codec';
+import { parseStored, RequestField, storedAsCreated } from './request-codec';
 
 const SCRIPTS = {
   create: LuaScript.load(__dirname, 'create-request-7.lua'),
@@ -34,10 +34,12 @@ export class RequestStore {
   ) {}
 
   /**
-   * Stores a request; `created: false` means this request was already stored (a redelivery). A stored pending
-   * request or notice is announced on the live-update channel by the same script.
+   * Stores a request; `created: false` means this request was already stored (a redelivery), else `stored` is the
+   * request as stored (pending or a notice). A stored pending request or notice is announced on the live-update channel by the same script.
    */
-  async create(input: NewApproval): Promise<{ created: boolean; trustCount: number; status: string }> {
+  async create(
+    input: NewApproval,
+  ): Promise<{ created: boolean; trustCount: number; status: string; stored?: StoredApproval }> {
     const { request: r, refusal } = input;
     const shard = this.keys.shardOf(r.requestId);
     const escalation = input.status === 'pending' ? input.escalation : undefined;
@@ -81,7 +83,11 @@ export class RequestStore {
         }),
       ],
     )) as [number, number | string];
-    if (reply[0] === 1) return { created: true, trustCount, status: input.status };
+    if (reply[0] === 1) {
+      const { status } = input;
+      const stored = status === 'decided' ? undefined : storedAsCreated({ ...input, status }, trustCount);
+      return { created: true, trustCount, status: input.status, stored };
+    }
     return { created: false, trustCount: 0, status: String(reply[1]) };
   }
 

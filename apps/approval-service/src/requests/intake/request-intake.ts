@@ -15,6 +15,7 @@ import type { Outcome } from '../approval-types';
 import { NotificationScheduler } from '../../notifications/notification-scheduler';
 import { RuleDecider } from '../../standing-rules/rule-decider';
 import { requestTakenIn } from '../request-audit';
+import { RecentRequests } from '../recent-requests';
 import { RequestStore } from '../request-store';
 import { RequestRouter } from '../routing/request-router';
 import { RunAccess } from '../run-access';
@@ -31,6 +32,7 @@ export class RequestRejectedError extends Error {
 export class RequestIntake {
   constructor(
     private readonly requests: RequestStore,
+    private readonly recent: RecentRequests,
     private readonly router: RequestRouter,
     private readonly rules: RuleDecider,
     private readonly settlement: Settlement,
@@ -86,6 +88,8 @@ export class RequestIntake {
           : undefined,
     });
     if (!created.created && created.status !== 'pending' && created.status !== 'notice') return;
+    // Its first vote is checked on this copy, unread (RecentRequests).
+    if (created.stored) this.recent.remember(created.stored);
 
     const target = {
       requestId,
