@@ -39,14 +39,13 @@ export class RequestStore {
    */
   async create(
     input: NewApproval,
+    /** The requester's trust count as read by trustCount, when the caller read it beside other work. */
+    trust?: Promise<number>,
   ): Promise<{ created: boolean; trustCount: number; status: string; stored?: StoredApproval }> {
     const { request: r, refusal } = input;
     const shard = this.keys.shardOf(r.requestId);
     const escalation = input.status === 'pending' ? input.escalation : undefined;
-    // The trust counters are every requester's, not this request's, so they are read here, not by the script.
-    const trustCount = Number(
-      (await this.redis.hget(this.keys.trust, trustField(r.requester, r.toolName))) ?? 0,
-    );
+    const trustCount = await (trust ?? this.trustCount(r.requester, r.toolName));
     const reply = (await SCRIPTS.create.run(
       this.redis,
       [
@@ -89,6 +88,15 @@ export class RequestStore {
       return { created: true, trustCount, status: input.status, stored };
     }
     return { created: false, trustCount: 0, status: String(reply[1]) };
+  }
+
+  /**
+   * How many times in a row `requester`'s calls of `toolName` were approved as asked, stored with a new request. The
+   * trust counters are every requester's, not one request's (they live under the home tag), so they are read here,
+   * not by the script that stores the request.
+   */
+  async trustCount(requester: string, toolName: string): Promise<number> {
+    return Number((await this.redis.hget(this.keys.trust, trustField(requester, toolName))) ?? 0);
   }
 
   /**

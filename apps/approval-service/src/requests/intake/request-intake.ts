@@ -69,24 +69,29 @@ export class RequestIntake {
 
     const expiresInMs = route?.expiresInMs ?? this.router.defaultExpiryMs;
     const escalation = route?.escalation;
-    // Before the request is stored: an approver who can see it can also read the run it comes from.
-    await this.runAccess.allowToRead(request, route?.groups ?? [], now + expiresInMs);
+    // Before the request is stored: an approver who can see it can also read the run it comes from. The trust count
+    // stored with it is read at the same time (one round trip for both, issue 27).
+    const trust = this.requests.trustCount(request.requester, request.toolName);
+    await Promise.all([this.runAccess.allowToRead(request, route?.groups ?? [], now + expiresInMs), trust]);
     // The expiry and escalation timers are stored by the same script that stores the request, so a stored
     // request always has them: a redelivery finds nothing missing to schedule, and leaves them where they are.
-    const created = await this.requests.create({
-      request,
-      status: isNotice ? 'notice' : 'pending',
-      groups: route?.groups ?? [],
-      quorum: route?.quorum ?? 1,
-      channels: route?.channels ?? [],
-      route: route && { rule: route.rule, why: route.why },
-      now,
-      expiresAt: now + expiresInMs,
-      escalation:
-        !isNotice && escalation && escalation.afterMs < expiresInMs
-          ? { at: now + escalation.afterMs, groups: escalation.groups }
-          : undefined,
-    });
+    const created = await this.requests.create(
+      {
+        request,
+        status: isNotice ? 'notice' : 'pending',
+        groups: route?.groups ?? [],
+        quorum: route?.quorum ?? 1,
+        channels: route?.channels ?? [],
+        route: route && { rule: route.rule, why: route.why },
+        now,
+        expiresAt: now + expiresInMs,
+        escalation:
+          !isNotice && escalation && escalation.afterMs < expiresInMs
+            ? { at: now + escalation.afterMs, groups: escalation.groups }
+            : undefined,
+      },
+      trust,
+    );
     if (!created.created && created.status !== 'pending' && created.status !== 'notice') return;
     // Its first vote is checked on this copy, unread (RecentRequests).
     if (created.stored) this.recent.remember(created.stored);
