@@ -204,35 +204,41 @@ describe('decisions, Slack interactions and sign-ins on the approval service', (
   });
 
   it('counts a decision by address and by principal in one Redis round trip', async () => {
-    // MONITOR on the shared Redis, read for this deployment's counters only (their keys carry its KEY_PREFIX).
-    const monitored = await monitorCommands(TEST_REDIS_URL);
-    const startUs = Date.now() * 1000;
-    let answer: Answer;
-    try {
-      answer = await send(`${service.url}/approvals/call-trips/decisions`, {
-        method: 'POST',
-        headers: {
-          Authorization: `Bearer ${testToken('dave')}`,
-          'content-type': 'application/json',
-          ...from('192.0.2.8'),
-        },
-        body: JSON.stringify({ decision: 'approve' }),
-      });
-      await new Promise((done) => setTimeout(done, 100));
-    } finally {
-      monitored.stop();
-    }
-    expect(answer.status).toBe(404);
-    const counters = monitored.seen.filter((s) =>
-      s.args.some((arg) => arg.startsWith(`{${prefixes.keyPrefix}:rate-limit:`)),
-    );
-    const counted = countTrips(counters, startUs - 1_000_000, Date.now() * 1000);
-    const scripts = counters.filter((s) => s.client !== 'lua');
-    expect(scripts.map((s) => s.args[0])).toEqual([
-      `{${prefixes.keyPrefix}:rate-limit:decision:192.0.2.8:address}:hits`,
-      `{${prefixes.keyPrefix}:rate-limit:decision:dave:principal}:hits`,
-    ]);
-    expect(counted.trips).toBe(1);
+    /** One decision under MONITOR (on the shared Redis, read for this deployment's counters only): its counts' trips. */
+    const countedTrips = async () => {
+      const monitored = await monitorCommands(TEST_REDIS_URL);
+      const startUs = Date.now() * 1000;
+      let answer: Answer;
+      try {
+        answer = await send(`${service.url}/approvals/call-trips/decisions`, {
+          method: 'POST',
+          headers: {
+            Authorization: `Bearer ${testToken('dave')}`,
+            'content-type': 'application/json',
+            ...from('192.0.2.8'),
+          },
+          body: JSON.stringify({ decision: 'approve' }),
+        });
+        await new Promise((done) => setTimeout(done, 100));
+      } finally {
+        monitored.stop();
+      }
+      expect(answer.status).toBe(404);
+      const counters = monitored.seen.filter((s) =>
+        s.args.some((arg) => arg.startsWith(`{${prefixes.keyPrefix}:rate-limit:`)),
+      );
+      expect(counters.filter((s) => s.client !== 'lua').map((s) => s.args[0])).toEqual([
+        `{${prefixes.keyPrefix}:rate-limit:decision:192.0.2.8:address}:hits`,
+        `{${prefixes.keyPrefix}:rate-limit:decision:dave:principal}:hits`,
+      ]);
+      return countTrips(counters, startUs - 1_000_000, Date.now() * 1000).trips;
+    };
+    // The trip count reads MONITOR's clock (bench/support/trips.ts): a busy machine can pause Redis between two
+    // commands of one pipeline, so the best of three decisions is taken. Counts sent one after the other's answer
+    // never look like one trip (the answer has to reach the service and the next count come back).
+    const trips: number[] = [];
+    while (trips.length < 3 && !trips.includes(1)) trips.push(await countedTrips());
+    expect(Math.min(...trips)).toBe(1);
   });
 
   it('answers a refused credential over its address limit with 429, not 401', async () => {

@@ -65,14 +65,16 @@ export class RequestIntake {
     const isNotice = request.reason === 'manual_step';
 
     if (!route && !isNotice) return this.refuseUnroutable(request, now);
+    // The trust count stored with the request is read now, in the same round trip as the standing rules (issue 27);
+    // a request a rule decides leaves it unused.
+    const trust = this.requests.trustCount(request.requester, request.toolName);
+    trust.catch(() => undefined); // awaited by create below, when a rule does not decide the request
     if (route && !isNotice && (await this.rules.decide(request, route, now))) return;
 
     const expiresInMs = route?.expiresInMs ?? this.router.defaultExpiryMs;
     const escalation = route?.escalation;
-    // Before the request is stored: an approver who can see it can also read the run it comes from. The trust count
-    // stored with it is read at the same time (one round trip for both, issue 27).
-    const trust = this.requests.trustCount(request.requester, request.toolName);
-    await Promise.all([this.runAccess.allowToRead(request, route?.groups ?? [], now + expiresInMs), trust]);
+    // Before the request is stored: an approver who can see it can also read the run it comes from.
+    await this.runAccess.allowToRead(request, route?.groups ?? [], now + expiresInMs);
     // The expiry and escalation timers are stored by the same script that stores the request, so a stored
     // request always has them: a redelivery finds nothing missing to schedule, and leaves them where they are.
     const created = await this.requests.create(
