@@ -19,7 +19,8 @@ export const PIPELINE_GAP_US = 30;
 /** Polls that run whether or not a run is in flight: left out of the counts. */
 const BACKGROUND = new Set(['bzpopmin', 'ping', 'info', 'client', 'monitor']);
 
-interface Seen {
+/** One command as MONITOR reported it (`client` is `lua` for a command a script ran). */
+export interface Seen {
   atUs: number;
   client: string;
   command: string;
@@ -212,30 +213,22 @@ async function startMonitor(client: Redis, attempts = 3): Promise<Redis> {
 }
 
 /**
- * Runs `run` once under MONITOR on the server at `url` and counts its trips. A sample whose MONITOR stream broke off
- * (an error or a close on its connection, or nothing seen after the tool was entered, though the run goes on to record
- * the result and finish) is taken again, up to `attempts` times: it would count the trips it missed as none.
+ * Every command the server at `url` runs from now until `stop()` (MONITOR on a connection of its own), as countTrips
+ * reads them. `broke`: why the stream broke off (an error or a close of its connection), if it did; `names()`: the
+ * server's connection names by address, for countTrips.
  */
-export async function monitorOneRun(
-  url: string,
-  run: () => Promise<RunWindow>,
-  attempts = 3,
-): Promise<MonitoredRun> {
-  for (let attempt = 1; ; attempt++) {
-    const sample = await monitorOnce(url, run);
-    if (sample.complete) return sample.counted;
-    if (attempt >= attempts)
-      throw new Error(`MONITOR broke off in ${attempts} samples in a row (${sample.why}): no trips counted`);
-  }
-}
-
-async function monitorOnce(
-  url: string,
-  run: () => Promise<RunWindow>,
-): Promise<{ counted: MonitoredRun; complete: boolean; why?: string }> {
-  // monitor() opens a connection of its own beside the client's: both are closed below.
+export async function monitorCommands(url: string): Promise<{
+  seen: Seen[];
+  readonly broke: string | undefined;
+  names(): Promise<Map<string, string>>;
+  stop(): void;
+}> {
+  // monitor() opens a connection of its own beside the client's: both are closed by stop().
   const client = new Redis(url);
-  const monitor = await startMonitor(client);
+  const monitor = await startMonitor(client).catch((error: unknown) => {
+    client.disconnect();
+    throw error;
+  });
   const seen: Seen[] = [];
   let broke: string | undefined;
   monitor.on('error', (error: Error) => (broke ??= `error: ${error.message}`));
@@ -251,23 +244,47 @@ async function monitorOnce(
       args: shown,
     });
   });
-  await sleep(200);
-  const w = await run();
-  await sleep(200);
-  const sawTail = seen.some((s) => s.atUs > w.execUs);
-  const why = broke ?? (sawTail ? undefined : 'nothing seen after the tool was entered');
-  monitor.removeAllListeners('close');
-  monitor.disconnect();
-  const names = await connectionNames(client);
-  client.disconnect();
   return {
-    counted: {
-      wholeRun: countTrips(seen, w.startUs, w.endUs, names),
-      decisionToTool: countTrips(seen, w.decisionUs, w.execUs, names),
+    seen,
+    get broke() {
+      return broke;
     },
-    complete: why === undefined,
-    why,
+    names: () => connectionNames(client),
+    stop() {
+      monitor.removeAllListeners('close');
+      monitor.disconnect();
+      client.disconnect();
+    },
   };
+}
+
+/**
+ * Runs `run` once under MONITOR on the server at `url` and counts its trips. A sample whose MONITOR stream broke off
+ * (an error or a close on its connection, or nothing seen after the tool was entered, though the run goes on to record
+ * the result and finish) is taken again, up to `attempts` times: it would count the trips it missed as none.
+ */
+export async function monitorOneRun(
+  url: string,
+  run: () => Promise<RunWindow>,
+  attempts = 3,
+): Promise<MonitoredRun> {
+  for (let attempt = 1; ; attempt++) {
+    const monitored = await monitorCommands(url);
+    await sleep(200);
+    const w = await run();
+    await sleep(200);
+    const sawTail = monitored.seen.some((s) => s.atUs > w.execUs);
+    const why = monitored.broke ?? (sawTail ? undefined : 'nothing seen after the tool was entered');
+    const names = await monitored.names();
+    monitored.stop();
+    if (why === undefined)
+      return {
+        wholeRun: countTrips(monitored.seen, w.startUs, w.endUs, names),
+        decisionToTool: countTrips(monitored.seen, w.decisionUs, w.execUs, names),
+      };
+    if (attempt >= attempts)
+      throw new Error(`MONITOR broke off in ${attempts} samples in a row (${why}): no trips counted`);
+  }
 }
 
 export interface TripsSummary {
