@@ -35,13 +35,14 @@ export class Settlement {
    * Publishes the decision; returns once it is on the queue (the caller may then say "decided"). Telling
    * the channels and cleaning up follow without holding the caller up. `vote`: the person's vote that decided it —
    * its entry (decision.recorded) goes in the same audit append as decision.published and its trust count beside
-   * them, in one Redis trip after the decision job's add (issue 27), or right away when the add fails.
+   * them, in one Redis trip after the decision job's add (issue 27), or right away when the add fails; `groups`: the
+   * groups the request is routed to, when the vote knows them, for the live update.
    */
   async settle(
     request: ApprovalRequest,
     outcome: Outcome,
     channels: string[],
-    vote?: { recorded: AuditInput },
+    vote?: { recorded: AuditInput; groups?: string[] },
   ): Promise<void> {
     const { requestId, callId, runId, attempt } = request;
     let signed: SignedDecision;
@@ -75,7 +76,9 @@ export class Settlement {
     });
     const ids = { callId, runId, requestId };
     const status = outcome.decidedBy === 'expired' ? 'expired' : 'decided';
-    this.followUps.add(ids, this.live.announce({ requestId, status }));
+    // The vote knows the groups the request is routed to (its route version was checked): announced with them.
+    const route = vote?.groups ? { callId, routedTo: vote.groups.join(',') } : {};
+    this.followUps.add(ids, this.live.announce({ requestId, status, ...route }));
     this.followUps.add(ids, this.afterPublish(request, outcome, channels));
     this.logger.info(
       {

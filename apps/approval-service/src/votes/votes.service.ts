@@ -180,6 +180,9 @@ export class VotesService {
       // decision.published, once the decision is on the queue: neither holds the decision up (issue 27).
       await this.settlement.settle(result.request, result.outcome, result.channels, {
         recorded: voteEntry(approval, checked, result),
+        // The groups the vote was checked on are the request's (the vote script checked its route version), unless
+        // its edit routed it anew: then each replica reads them.
+        ...(rerouted ? {} : { groups: approval.groups }),
       });
     } else {
       if (result.status !== 'rerouted') this.audit.record(voteEntry(approval, checked, result));
