@@ -73,11 +73,14 @@ export class RequestIntake {
 
     const expiresInMs = route?.expiresInMs ?? this.router.defaultExpiryMs;
     const escalation = route?.escalation;
-    // Before the request is stored: an approver who can see it can also read the run it comes from.
-    await this.runAccess.allowToRead(request, route?.groups ?? [], now + expiresInMs);
+    // Run access is sent before the request, in the same trip (issue 27): an approver who can see the request can
+    // also read the run it comes from. Should it fail while the request is stored, the message fails all the same
+    // and its redelivery grants it again (both steps are idempotent); meanwhile the approver cannot read the run.
+    const access = this.runAccess.allowToRead(request, route?.groups ?? [], now + expiresInMs);
+    access.catch(() => undefined); // awaited below, once the request's store has been sent too
     // The expiry and escalation timers are stored by the same script that stores the request, so a stored
     // request always has them: a redelivery finds nothing missing to schedule, and leaves them where they are.
-    const created = await this.requests.create(
+    const storing = this.requests.create(
       {
         request,
         status: isNotice ? 'notice' : 'pending',
@@ -94,6 +97,7 @@ export class RequestIntake {
       },
       trust,
     );
+    const [created] = await Promise.all([storing, access]);
     if (!created.created && created.status !== 'pending' && created.status !== 'notice') return;
     // Its first vote is checked on this copy, unread (RecentRequests).
     if (created.stored) this.recent.remember(created.stored);
