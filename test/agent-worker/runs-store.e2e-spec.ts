@@ -230,6 +230,24 @@ describe('run store scripts', () => {
       expect((await sut.load('e2'))!.frontier[0]).toMatchObject({ state: 'done', result });
     });
 
+    it("adds the call's result event to the run's history in the step that records the result, never for a refused one", async () => {
+      const told = (runId: string): RunEvent => ({
+        type: 'tool_result',
+        runId,
+        callId: 'c1',
+        toolName: 'restart_service',
+        ...result,
+      });
+      await executingThenTakenOver('e5');
+      const before = (await sut.loadWithHistory('e5'))!.lastSeq;
+      await calls.completeCall('e5', first, 'c1', 'exec-1', result, [told('e5')]);
+      await expect(
+        calls.completeCall('e5', first, 'c1', 'exec-1', result, [told('e5')]),
+      ).rejects.toBeInstanceOf(ExecutionLostError);
+      const stored = (await sut.loadWithHistory('e5'))!;
+      expect(stored.history.filter((e) => e.seq > before)).toEqual([{ seq: before + 1, event: told('e5') }]);
+    });
+
     it('interrupts and re-asks a call whose executor stopped beating, and then refuses its late result', async () => {
       await executingThenTakenOver('e3');
       await redis.hset(`{${prefixes.keyPrefix}:run:e3}`, 'c:c1:h', '0'); // last beat long ago: dead
