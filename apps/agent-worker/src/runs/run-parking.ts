@@ -59,21 +59,22 @@ export class RunParking {
     const byDecision = lease.jobId !== jobIds.startRun(run.runId);
     this.hooks.afterPark?.({ runId: run.runId, byDecision });
     // Parked first (decisions can only be recorded on a parked call), then the audit entry and the requests together.
-    const [, confirmations] = await Promise.all([
+    await Promise.all([
       this.audit.append({
         type: 'run.parked',
         runId: run.runId,
         actor: 'agent-worker',
         detail: { pending: waiting.map((c) => c.body.id) },
       }),
-      this.askAbout(run, waiting, byDecision, messages),
+      this.askAbout(run, waiting, byDecision, messages, (confirmations) =>
+        // The calls' confirmations and the run's status in one events script call (issue 27: one call fewer per park).
+        this.events.publish(...confirmations, {
+          type: RunEventName.Status,
+          runId: run.runId,
+          status: 'awaiting_confirmation',
+        }),
+      ),
     ]);
-    // The calls' confirmations and the run's status in one events script call (issue 27: one call fewer per park).
-    this.events.publish(...confirmations, {
-      type: RunEventName.Status,
-      runId: run.runId,
-      status: 'awaiting_confirmation',
-    });
   }
 
   /**
@@ -92,7 +93,7 @@ export class RunParking {
 
   /**
    * One request per waiting call (its request ID is the job ID: publishing again adds nothing), then the calls are
-   * marked published, then the run's followers hear of them. Used by the request sweep too. `messages`: the
+   * marked published and the run's followers hear of them (one Redis trip). Used by the request sweep too. `messages`: the
    * conversation the requests' context is taken from (the run's as stored, unless it was just parked with more).
    */
   async publishRequests(
@@ -101,16 +102,20 @@ export class RunParking {
     byDecision = false,
     messages: ChatMessage[] = run.messages,
   ): Promise<void> {
-    this.events.publish(...(await this.askAbout(run, waiting, byDecision, messages)));
+    await this.askAbout(run, waiting, byDecision, messages, (events) => this.events.publish(...events));
   }
 
-  /** publishRequests without telling the run's followers: resolves to the events that tell them. */
+  /**
+   * publishRequests, with the run's followers told by `tell` (given the events that tell them) once the requests are
+   * out, in the same tick as the calls are marked published: the events script call travels in the same Redis trip.
+   */
   private async askAbout(
     run: RunRecord,
     waiting: FrontierCall[],
     byDecision: boolean,
     messages: ChatMessage[],
-  ): Promise<RunEvent[]> {
+    tell: (events: RunEvent[]) => void,
+  ): Promise<void> {
     const asked = waiting.filter((call) => hasRequest(call.body));
     // Only a run parked by an older version has a waiting call without a request ID; no decision can apply to it.
     if (asked.length < waiting.length)
@@ -126,12 +131,15 @@ export class RunParking {
       asked.map((call) => call.body as AskedCall),
       messages,
     );
-    await this.index.markPublished(unpublished(run, asked));
-    return waiting.map((call): RunEvent => ({
-      type: RunEventName.ToolConfirmation,
-      runId: run.runId,
-      call: toPendingCall(call.body),
-    }));
+    const marked = this.index.markPublished(unpublished(run, asked));
+    tell(
+      waiting.map((call): RunEvent => ({
+        type: RunEventName.ToolConfirmation,
+        runId: run.runId,
+        call: toPendingCall(call.body),
+      })),
+    );
+    await marked;
   }
 
   /**
