@@ -74,6 +74,23 @@ describe('run store scripts', () => {
     expect(race.map((r) => r.kind).sort()).toEqual(['duplicate', 'resume']);
   });
 
+  it('hands the resumer the run as the decision left it (the same record a load reads afterwards)', async () => {
+    await parkedRun('r0', [pending('c1', 0), pending('c2', 1)]);
+    await sut.applyDecision('r0', req('c1', 0), approve, { jobId: 'd1', token: 'x', started: 1 });
+    const running: RunEvent[] = [{ type: 'status', runId: 'r0', status: 'running' }];
+    const resumer = { jobId: 'd2', token: 'x', started: 1 };
+    const resumed = await sut.applyDecision('r0', req('c2', 0), approve, resumer, running);
+    expect(resumed.kind).toBe('resume');
+    const run = (resumed as { run: unknown }).run;
+    expect(run).toEqual(await sut.load('r0'));
+    expect(run).toMatchObject({
+      status: 'running',
+      frontier: [{ state: 'approved' }, { state: 'approved' }],
+    });
+    // Its owner is this processing: the next step that checks ownership passes.
+    await calls.startCall('r0', resumer, 'c1', 'x1');
+  });
+
   it('lets a redelivered job take its run over and locks the previous processing out', async () => {
     await parkedRun('r2', [pending('c1', 0)]);
     const first = { jobId: 'd1', token: 'first', started: 1 };
