@@ -32,7 +32,7 @@ type RecordCallResultArgs = {
   executionToken: string;
   resultJson: string;
   owner: string;
-} & HistoryArgs;
+} & Omit<HistoryArgs, 'events'>;
 type SettleExecutingCallArgs = { owner: string; callId: string; staleAfterMs: number; bodyJson: string };
 
 /** What the run's owner found on a call left `executing` by an earlier processing. */
@@ -92,17 +92,19 @@ export class RunCalls {
     result: CallResult,
     events: RunEvent[] = [],
   ): Promise<{ stillOwner: boolean }> {
+    // The encoded events go as arguments of their own: inside the JSON argument they would be escaped a second time.
+    const { events: encoded, ...history } = historyArgs(this.eventsChannel, runId, events);
     const args = encodeScriptArgs<RecordCallResultArgs>({
       callId,
       executionToken,
       resultJson: JSON.stringify(result),
       owner: ownerOf(lease),
-      ...historyArgs(this.eventsChannel, runId, events),
+      ...history,
     });
     const [code, detail] = (await SCRIPTS.recordCallResult.run(
       this.redis,
       [runKey(this.keyPrefix, runId)],
-      [args],
+      [args, ...encoded],
     )) as [number, string];
     if (code === 1 || code === 2) return { stillOwner: code === 1 };
     throwOnErrorCode(code, { runId, callId, actual: detail });

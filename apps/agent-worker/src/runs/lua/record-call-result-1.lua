@@ -16,8 +16,8 @@
     eventsChannel    pub/sub channel of run events
     runIdJson        the run ID as a JSON string
     keepEvents       how many events the history keeps
-    events           events (encoded) added to the run's history and published when the result is recorded (codes 1
-                     and 2); [] = none
+  ARGV[2..] events (encoded) added to the run's history and published when the result is recorded (codes 1 and 2);
+            none = none. Arguments of their own, not in ARGV[1]: JSON in a JSON string would be escaped twice.
 
   Returns {code, detail}
     {1, ''}      recorded (`events` added); the caller still owns the run
@@ -31,8 +31,8 @@
 local args = cjson.decode(ARGV[1])
 local recorded, state = ledgerComplete(KEYS[1], 'c:' .. args.callId .. ':', args.executionToken, args.resultJson)
 if not recorded then return {-7, state} end
-if #args.events > 0 then
-  appendEvents(KEYS[1], args.eventsChannel, args.runIdJson, tonumber(args.keepEvents), args.events, 1)
+if #ARGV > 1 then
+  appendEvents(KEYS[1], args.eventsChannel, args.runIdJson, tonumber(args.keepEvents), ARGV, 2)
 end
 if redis.call('HGET', KEYS[1], 'owner') == args.owner then return {1, ''} end
 return {2, ''}
