@@ -6,7 +6,8 @@ import { createServer, type ServerResponse } from 'node:http';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import {
-  FLOOR_JOB_OPTIONS,
+  FLOOR_QUEUE_OPTIONS,
+  REMOVE_ON_COMPLETE,
   type FloorJob,
   FloorJobName,
   floorJobIds,
@@ -22,7 +23,7 @@ async function main(): Promise<void> {
   const connection = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
     maxRetriesPerRequest: null,
   });
-  const decisions = new Queue(queues.Decisions, { connection, prefix, defaultJobOptions: FLOOR_JOB_OPTIONS });
+  const decisions = new Queue(queues.Decisions, { connection, prefix, ...FLOOR_QUEUE_OPTIONS });
   const streams = new Set<ServerResponse>();
 
   const server = createServer((req, res) => {
@@ -57,7 +58,7 @@ async function main(): Promise<void> {
       const event = `event: change\ndata: ${JSON.stringify({ requestId: callId, callId, status: 'pending' })}\n\n`;
       for (const stream of streams) stream.write(event);
     },
-    { connection, prefix, concurrency, removeOnComplete: { age: 3600, count: 10_000 } },
+    { connection, prefix, concurrency, removeOnComplete: { ...REMOVE_ON_COMPLETE } },
   );
   await Promise.all([requests.waitUntilReady(), decisions.waitUntilReady()]);
   await new Promise<void>((done) => server.listen(Number(process.env.PORT), '127.0.0.1', done));

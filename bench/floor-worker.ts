@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { JobName, jobIds, QueueName } from '@countersign/contracts';
+import { QUEUE_EVENTS_MAX_LEN, REMOVE_ON_COMPLETE } from '../libs/platform/src/queues/retention';
 import type { ProbeEvent } from './support/worker-probe';
 
 export const FloorKind = { Bare: 'bare', Contract: 'contract' } as const;
@@ -36,6 +37,13 @@ export const FLOOR_JOB_OPTIONS = {
   attempts: 3,
   backoff: { type: 'exponential', delay: 1_000 },
 };
+/** Every floor's and peer's queues: those job options, and the product's cap of the event streams. */
+export const FLOOR_QUEUE_OPTIONS = {
+  defaultJobOptions: FLOOR_JOB_OPTIONS,
+  streams: { events: { maxLen: QUEUE_EVENTS_MAX_LEN } },
+};
+/** Their workers keep the finished jobs the product's keep. */
+export { REMOVE_ON_COMPLETE };
 /** What the floors report as the executed tool (the round trip's probe reports `restart_service`). */
 export const FLOOR_TOOL = 'floor';
 /** Job data on every floor queue. The contract floor's run has one call, named like the run (no state to look it up). */
@@ -64,12 +72,11 @@ async function main(): Promise<void> {
   const connection = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
     maxRetriesPerRequest: null,
   });
-  const queue = (name: string) =>
-    new Queue(name, { connection, prefix, defaultJobOptions: FLOOR_JOB_OPTIONS });
+  const queue = (name: string) => new Queue(name, { connection, prefix, ...FLOOR_QUEUE_OPTIONS });
   const requests = queue(names.Requests);
   const runsQueue = kind === FloorKind.Contract ? queue(names.Runs) : undefined;
   const report = (events: ProbeEvent[]) => process.send?.({ probe: events });
-  const options = { connection, prefix, concurrency, removeOnComplete: { age: 3600, count: 10_000 } };
+  const options = { connection, prefix, concurrency, removeOnComplete: { ...REMOVE_ON_COMPLETE } };
 
   const runs = new Worker<FloorJob>(
     names.Runs,

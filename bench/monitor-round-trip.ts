@@ -2,6 +2,10 @@
 // MONITOR sees them on a private redis-server (nobody else's commands), counted as sequential round trips
 // (support/trips.ts). Counts the whole run and the decision path (the decision sent → the tool handler entered).
 // bench/README.md quotes it; `npm run bench` judges the decision path's count with the same code.
+import { Redis } from 'ioredis';
+import { FLOOR_TOOL } from './floor-worker';
+import { roundTrips } from './phases/round-trip';
+import { breakdownOf, formatBreakdown } from './support/breakdown';
 import { BenchSetupError, checkFlags, runMain, wantsHelp } from './support/cli';
 import { PRODUCTION_PREFIXES, siblingPrefixes } from './support/prefixes';
 import { REDIS_SERVER, startPrivateRedis } from './support/private-redis';
@@ -14,10 +18,16 @@ import {
   startWorker,
   waitReady,
 } from './support/processes';
-import { APPROVALS_CONFIG, BENCH_RATE_LIMITS, PRINCIPALS_CONFIG } from './support/services-config';
+import {
+  APPROVALS_CONFIG,
+  APPROVER_TOKEN,
+  BENCH_RATE_LIMITS,
+  PRINCIPALS_CONFIG,
+  REQUESTER_TOKEN,
+} from './support/services-config';
 import { monitorOneRun, oneBareFloorRun, oneHttpRun, type RunWindow, type TripCount } from './support/trips';
 
-const USAGE = `Usage: npm run bench:monitor [-- --verbose] [-- --whole-run]
+const USAGE = `Usage: npm run bench:monitor [-- --verbose] [-- --whole-run] [-- --breakdown N]
 
 Starts a private redis-server (${REDIS_SERVER}; REDIS_SERVER_BIN to use another), the approval service, an agent
 worker and both floors on it, warms them up, then runs ONE round trip and one run of each floor under MONITOR and
@@ -25,6 +35,9 @@ counts the sequential Redis trips of the whole run and of the decision path (dec
 
   --verbose    list every command of the decision path (* = a new trip of that client)
   --whole-run  list every command of the whole run
+  --breakdown N  then N Countersign round trips (closed loop, concurrency 16) under MONITOR: every command (those in
+               Lua too) and the bytes sent, per run, by origin (BullMQ queue and script, own script, key), beside
+               INFO commandstats and total_net_input_bytes around the same batch (with --verbose: an example of each)
   --help       this text (starts nothing)`;
 
 const log = (message: string) => console.log(`[monitor] ${message}`);
@@ -36,6 +49,7 @@ function print(label: string, counted: { wholeRun: TripCount; decisionToTool: Tr
       `${whole.ms.toFixed(1)} ms); decision → tool ${decision.trips} trips ` +
       `(${decision.commands} commands, ${decision.ms.toFixed(1)} ms)`,
   );
+  log(`${label}, decision → tool trips by connection: ${decision.byClient.map(([n, t]) => `${n} ${t}`).join(', ')}`);
   if (process.argv.includes('--verbose')) {
     log(`${label}, decision → tool (* = a new trip of that client):`);
     for (const line of decision.lines) console.log(`  ${line}`);
@@ -49,7 +63,11 @@ function print(label: string, counted: { wholeRun: TripCount; decisionToTool: Tr
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (wantsHelp(argv)) return void console.log(USAGE);
-  checkFlags(argv, { flags: ['verbose', 'whole-run'], values: [] });
+  checkFlags(argv, { flags: ['verbose', 'whole-run'], values: ['breakdown'] });
+  const breakdownAt = argv.indexOf('--breakdown');
+  const breakdownRuns = breakdownAt >= 0 ? Number(argv[breakdownAt + 1]) : 0;
+  if (breakdownAt >= 0 && !(Number.isInteger(breakdownRuns) && breakdownRuns > 0))
+    throw new BenchSetupError(`--breakdown wants a number of runs, not ${argv[breakdownAt + 1]}`);
   const server = await startPrivateRedis();
   if (!server)
     throw new BenchSetupError(
@@ -97,6 +115,39 @@ async function main(): Promise<void> {
     // Warm: scripts loaded, connections open, code paths compiled.
     for (let i = 0; i < 3; i++) for (const [, run] of runs) await run();
     for (const [label, run] of runs) print(label, await monitorOneRun(server.url, run));
+    if (breakdownRuns > 0) {
+      const redis = new Redis(server.url);
+      // Driven as `npm run bench` drives the round trip and the contract floor (same stand-in, same concurrency).
+      const batch = (worker: Child, approvalUrl: string, executedTool?: string) => (n: number) => () =>
+        roundTrips({
+          label: 'breakdown',
+          runs: n,
+          workers: [worker],
+          approvalUrl,
+          approverToken: APPROVER_TOKEN,
+          requesterToken: REQUESTER_TOKEN,
+          startConcurrency: 16,
+          decideConcurrency: 16,
+          quiet: true,
+          redis,
+          executedTool,
+        }).then(() => undefined);
+      const batches: [string, (n: number) => () => Promise<void>][] = [
+        ['Countersign round trip', batch(worker, approval.url!)],
+        ['contract floor', batch(contract.worker, contract.approval.url!, FLOOR_TOOL)],
+      ];
+      try {
+        for (const [label, of] of batches) {
+          await of(Math.min(100, breakdownRuns))(); // warm at the batch's concurrency
+          const counted = await breakdownOf(server.url, breakdownRuns, of(breakdownRuns));
+          log(`${label}, commands and bytes by origin:`);
+          for (const line of formatBreakdown(counted, process.argv.includes('--verbose')))
+            console.log(`  ${line}`);
+        }
+      } finally {
+        redis.disconnect();
+      }
+    }
   } finally {
     await Promise.all(children.map((c) => c.stop()));
     await server.stop();

@@ -208,6 +208,54 @@ describe('queue module', () => {
     expect(stored.opts).not.toHaveProperty('removeOnFail');
   });
 
+  it('keeps finished jobs by count only: one finished more than an hour ago still deduplicates its ID', async () => {
+    const { catalog, handled } = recordingCatalog();
+    const { queue } = await start(catalog);
+    const payload = { requestId: 'rq-old', callId: 'call-old', attempt: 0, approver: 'bob' };
+    const old = await queue.add(Name.NotifyEmail, payload, { jobId: 'old-one' });
+    expect(await settled(queue, old.id!)).toBe('completed');
+    // As if it had finished two hours ago (BullMQ's age trim reads the completed set's scores).
+    const completed = `${queue.qualifiedName}:completed`;
+    await redis.zadd(completed, 'XX', Date.now() - 2 * 3_600_000, old.id!);
+    // Another job finishing runs the trim.
+    const next = await queue.add(
+      Name.NotifyEmail,
+      { ...payload, requestId: 'rq-next' },
+      { jobId: 'next-one' },
+    );
+    expect(await settled(queue, next.id!)).toBe('completed');
+    expect(await redis.zscore(completed, old.id!)).not.toBeNull();
+    // The same ID added again is the same job: not run twice.
+    await queue.add(Name.NotifyEmail, payload, { jobId: 'old-one' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(handled.filter((h) => (h.payload as { requestId: string }).requestId === 'rq-old')).toHaveLength(
+      1,
+    );
+  });
+
+  it('caps the queue event stream nobody reads at a few hundred entries', async () => {
+    const { catalog } = recordingCatalog();
+    const { queue } = await start(catalog, { concurrency: 16 });
+    // Each Queue writes the cap into the queue's meta hash once it is connected; BullMQ's scripts read it there.
+    await waitFor(
+      async () => (await redis.hget(`${queue.qualifiedName}:meta`, 'opts.maxLenEvents')) === '100',
+      'the cap in the meta hash',
+    );
+    const jobs = await queue.addBulk(
+      Array.from({ length: 300 }, (_, i) => ({
+        name: Name.NotifyEmail,
+        data: { requestId: `rq-${i}`, callId: `call-${i}`, attempt: 0, approver: 'bob' },
+      })),
+    );
+    await waitFor(
+      async () => (await redis.zcard(`${queue.qualifiedName}:completed`)) === jobs.length,
+      'every job completed',
+    );
+    // About 4 events per job (added, waiting, active, completed): 1,200 without the cap; `MAXLEN ~ 100` keeps whole
+    // stream nodes of 100 entries.
+    expect(await redis.xlen(`${queue.qualifiedName}:events`)).toBeLessThan(400);
+  });
+
   it('fails an invalid payload for good at once, naming the field, keeps it in the failed set, and settles it once', async () => {
     const { catalog, handled, failedForGood } = recordingCatalog();
     const { queue } = await start(catalog);

@@ -2,12 +2,13 @@
 // counters in the real Redis: run starts on the agent worker; decisions, Slack interactions and sign-ins on the
 // approval service. Every window is a minute, so no test waits for one to end.
 import { startApprovalService, type RunningApprovalService } from '../apps/approval-service/src/bootstrap';
+import { countTrips, monitorCommands } from '../bench/support/trips';
 import { approvalServiceEnv } from './support/approval-harness';
 import { WorkerHarness } from './support/agent-worker-harness';
 import { signInForm } from './support/inbox-session';
 import { approvalsConfig } from './support/fixtures';
 import { bearer, testToken } from './support/principals';
-import { deletePrefixedKeys, uniquePrefixes } from './support/redis';
+import { deletePrefixedKeys, TEST_REDIS_URL, uniquePrefixes } from './support/redis';
 
 jest.setTimeout(60_000);
 
@@ -200,6 +201,63 @@ describe('decisions, Slack interactions and sign-ins on the approval service', (
     expectRefusedWithRetryAfter(refused, 60);
     expect(refused.message).toContain('too many decisions by bob: at most 3/1m (RATE_LIMIT_DECISIONS)');
     expect((await decide('carol', 'call-d')).status).toBe(404);
+  });
+
+  it('counts a decision by address and by principal in one Redis round trip', async () => {
+    /** One decision under MONITOR (on the shared Redis, read for this deployment's counters only): its counts' trips. */
+    const countedTrips = async () => {
+      const monitored = await monitorCommands(TEST_REDIS_URL);
+      const startUs = Date.now() * 1000;
+      let answer: Answer;
+      try {
+        answer = await send(`${service.url}/approvals/call-trips/decisions`, {
+          method: 'POST',
+          headers: {
+            Authorization: `Bearer ${testToken('dave')}`,
+            'content-type': 'application/json',
+            ...from('192.0.2.8'),
+          },
+          body: JSON.stringify({ decision: 'approve' }),
+        });
+        await new Promise((done) => setTimeout(done, 100));
+      } finally {
+        monitored.stop();
+      }
+      expect(answer.status).toBe(404);
+      const counters = monitored.seen.filter((s) =>
+        s.args.some((arg) => arg.startsWith(`{${prefixes.keyPrefix}:rate-limit:`)),
+      );
+      expect(counters.filter((s) => s.client !== 'lua').map((s) => s.args[0])).toEqual([
+        `{${prefixes.keyPrefix}:rate-limit:decision:192.0.2.8:address}:hits`,
+        `{${prefixes.keyPrefix}:rate-limit:decision:dave:principal}:hits`,
+      ]);
+      return countTrips(counters, startUs - 1_000_000, Date.now() * 1000).trips;
+    };
+    // The trip count reads MONITOR's clock (bench/support/trips.ts): a busy machine can pause Redis between two
+    // commands of one pipeline, so the best of three decisions is taken. Counts sent one after the other's answer
+    // never look like one trip (the answer has to reach the service and the next count come back).
+    const trips: number[] = [];
+    while (trips.length < 3 && !trips.includes(1)) trips.push(await countedTrips());
+    expect(Math.min(...trips)).toBe(1);
+  });
+
+  it('answers a refused credential over its address limit with 429, not 401', async () => {
+    const guess = () =>
+      send(`${service.url}/approvals/call-guess/decisions`, {
+        method: 'POST',
+        headers: {
+          Authorization: 'Bearer guessed-token-0123456789',
+          'content-type': 'application/json',
+          ...from('192.0.2.9'),
+        },
+        body: JSON.stringify({ decision: 'approve' }),
+      });
+    const answers = await times(11, guess);
+    expect(statuses(answers)).toEqual([...Array(10).fill(401), 429]);
+    expectRefusedWithRetryAfter(answers[10], 60);
+    expect(answers[10].message).toContain(
+      'too many decisions from 192.0.2.9: at most 10/1m (RATE_LIMIT_DECISIONS_ADDRESS)',
+    );
   });
 
   it('limits email-link decisions by source address (the link is the credential)', async () => {

@@ -5,7 +5,14 @@
 import { performance } from 'node:perf_hooks';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { FLOOR_JOB_OPTIONS, type FloorJob, FloorJobName, floorJobIds, FloorQueue } from '../floor-worker';
+import {
+  FLOOR_QUEUE_OPTIONS,
+  type FloorJob,
+  FloorJobName,
+  floorJobIds,
+  FloorQueue,
+  REMOVE_ON_COMPLETE,
+} from '../floor-worker';
 import type { ProbeEvent } from '../support/worker-probe';
 
 export const PEERS = ['langgraph', 'openai-agents'] as const;
@@ -54,8 +61,8 @@ async function main(): Promise<void> {
     concurrency,
     toolEntered: (runId, callId) => report([{ t: 'exec', runId, callId, tool: PEER_TOOL, at: wallNow() }]),
   });
-  const requests = new Queue(names.Requests, { connection, prefix, defaultJobOptions: FLOOR_JOB_OPTIONS });
-  const options = { connection, prefix, concurrency, removeOnComplete: { age: 3600, count: 10_000 } };
+  const requests = new Queue(names.Requests, { connection, prefix, ...FLOOR_QUEUE_OPTIONS });
+  const options = { connection, prefix, concurrency, removeOnComplete: { ...REMOVE_ON_COMPLETE } };
   const runs = new Worker<FloorJob>(
     names.Runs,
     async (job) => {

@@ -5,12 +5,13 @@ import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import {
-  FLOOR_JOB_OPTIONS,
+  FLOOR_QUEUE_OPTIONS,
   FLOOR_TOOL,
   type FloorJob,
   FloorJobName,
   floorJobIds,
   FloorQueue,
+  REMOVE_ON_COMPLETE,
 } from '../floor-worker';
 import type { Child } from '../support/processes';
 import { CostMeter, type PhaseCost } from '../support/cost';
@@ -53,11 +54,11 @@ export async function floor(o: FloorOptions): Promise<FloorResult> {
   const names = FloorQueue;
   const connection = new Redis(o.redisUrl, { maxRetriesPerRequest: null });
   const prefix = o.queuePrefix;
-  const runs = new Queue(names.Runs, { connection, prefix, defaultJobOptions: FLOOR_JOB_OPTIONS });
+  const runs = new Queue(names.Runs, { connection, prefix, ...FLOOR_QUEUE_OPTIONS });
   const decisions = new Queue(names.Decisions, {
     connection,
     prefix,
-    defaultJobOptions: FLOOR_JOB_OPTIONS,
+    ...FLOOR_QUEUE_OPTIONS,
   });
   // The approver stand-in: takes each request off the queue and answers at once.
   const approver = new Worker<FloorJob>(
@@ -68,7 +69,7 @@ export async function floor(o: FloorOptions): Promise<FloorResult> {
       await decisions.add(FloorJobName.Decision, { runId, callId }, { jobId: floorJobIds.decision(callId) });
       flow.progressed();
     },
-    { connection, prefix, concurrency: o.decideConcurrency, removeOnComplete: { age: 3600, count: 10_000 } },
+    { connection, prefix, concurrency: o.decideConcurrency, removeOnComplete: { ...REMOVE_ON_COMPLETE } },
   );
   await approver.waitUntilReady();
   const endMeter = await (o.meter ?? new CostMeter(o.commandsRedis)).begin();

@@ -54,8 +54,11 @@ const MAX_BACKLOG = 4_000;
 export async function parkRuns(o: ParkedOptions): Promise<ParkedResult> {
   const connection = o.redis.duplicate({ maxRetriesPerRequest: null });
   const prefix = o.queuePrefix;
-  const starts = new Queue(QueueName.AgentRuns, { connection, prefix, defaultJobOptions: JOB_OPTIONS });
-  const requests = new Queue(QueueName.ApprovalRequests, { connection, prefix });
+  // The queues' settings (the event streams' cap in their meta hashes) are the workers' own: the bench's handles
+  // leave them as the product wrote them.
+  const handle = { connection, prefix, skipMetasUpdate: true };
+  const starts = new Queue(QueueName.AgentRuns, { ...handle, defaultJobOptions: JOB_OPTIONS });
+  const requests = new Queue(QueueName.ApprovalRequests, handle);
   const bar = o.quiet ? undefined : new Progress(`park ${o.runs.toLocaleString('en-US')} runs`, o.runs);
   const exits = o.workers.map(
     (w) =>

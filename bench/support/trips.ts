@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { FLOOR_JOB_OPTIONS, type FloorJob, FloorJobName, floorJobIds, FloorQueue } from '../floor-worker';
+import { FLOOR_QUEUE_OPTIONS, type FloorJob, FloorJobName, floorJobIds, FloorQueue } from '../floor-worker';
 import { ROUND_TRIP_SCRIPT } from '../phases/round-trip';
 import { openEventStream, sendJson } from './http';
 import { median, sleep, wallNow } from './measure';
@@ -19,7 +19,8 @@ export const PIPELINE_GAP_US = 30;
 /** Polls that run whether or not a run is in flight: left out of the counts. */
 const BACKGROUND = new Set(['bzpopmin', 'ping', 'info', 'client', 'monitor']);
 
-interface Seen {
+/** One command as MONITOR reported it (`client` is `lua` for a command a script ran). */
+export interface Seen {
   atUs: number;
   client: string;
   command: string;
@@ -41,6 +42,8 @@ export interface TripCount {
   ms: number;
   /** One line per command, `*` where a new trip of that client starts. */
   lines: string[];
+  /** Trips by connection name (CLIENT SETNAME; the address when it has none), most first. */
+  byClient: [string, number][];
 }
 
 export interface MonitoredRun {
@@ -90,11 +93,11 @@ export async function oneHttpRun(worker: Child, approvalUrl: string): Promise<Ru
 /** The bare floor: the start job added, the stand-in adds the decision job, the floor worker "resumes". */
 export async function oneBareFloorRun(floorWorker: Child, url: string, prefix: string): Promise<RunWindow> {
   const connection = new Redis(url, { maxRetriesPerRequest: null });
-  const runs = new Queue(FloorQueue.Runs, { connection, prefix, defaultJobOptions: FLOOR_JOB_OPTIONS });
+  const runs = new Queue(FloorQueue.Runs, { connection, prefix, ...FLOOR_QUEUE_OPTIONS });
   const decisions = new Queue(FloorQueue.Decisions, {
     connection,
     prefix,
-    defaultJobOptions: FLOOR_JOB_OPTIONS,
+    ...FLOOR_QUEUE_OPTIONS,
   });
   let decisionUs = 0;
   const approver = new Worker<FloorJob>(
@@ -125,13 +128,19 @@ export async function oneBareFloorRun(floorWorker: Child, url: string, prefix: s
  * script runs follow it (Redis runs one command at a time), so a script ends at its last Lua command: in a pipeline of
  * scripts, each starts as the one before it ends, however long that one ran.
  */
-export function countTrips(seen: Seen[], fromUs: number, toUs: number): TripCount {
+export function countTrips(
+  seen: Seen[],
+  fromUs: number,
+  toUs: number,
+  names: ReadonlyMap<string, string> = new Map(),
+): TripCount {
   const within = seen.filter((s) => s.atUs >= fromUs && s.atUs <= toUs);
   const endedAt = new Map<string, number>();
   let count = 0;
   const lines: string[] = [];
   const t0 = within[0]?.atUs ?? 0;
   let running: string | undefined;
+  const byClient = new Map<string, number>();
   for (const s of within) {
     if (s.client === 'lua') {
       if (running !== undefined) endedAt.set(running, s.atUs);
@@ -143,15 +152,37 @@ export function countTrips(seen: Seen[], fromUs: number, toUs: number): TripCoun
     const newTrip = last === undefined || s.atUs - last > PIPELINE_GAP_US;
     endedAt.set(s.client, s.atUs);
     running = s.client;
-    if (newTrip) count++;
+    const name = names.get(s.client) ?? s.client;
+    if (newTrip) {
+      count++;
+      byClient.set(name, (byClient.get(name) ?? 0) + 1);
+    }
     lines.push(
-      `${newTrip ? '*' : ' '} +${((s.atUs - t0) / 1000).toFixed(2).padStart(7)} ms ${s.client.padEnd(16)} ${s.command} ${s.args.slice(0, 3).join(' ')}`.slice(
+      `${newTrip ? '*' : ' '} +${((s.atUs - t0) / 1000).toFixed(2).padStart(7)} ms ${name.padEnd(26)} ${s.command} ${s.args.slice(0, 3).join(' ')}`.slice(
         0,
-        160,
+        170,
       ),
     );
   }
-  return { trips: count, commands: lines.length, ms: (toUs - fromUs) / 1000, lines };
+  return {
+    trips: count,
+    commands: lines.length,
+    ms: (toUs - fromUs) / 1000,
+    lines,
+    byClient: [...byClient].sort((a, b) => b[1] - a[1]),
+  };
+}
+
+/** Connection names by address (`addr` → `name` of CLIENT LIST), for the listing: which process sent what. */
+async function connectionNames(client: Redis): Promise<Map<string, string>> {
+  const list = (await client.client('LIST')) as string;
+  const names = new Map<string, string>();
+  for (const line of list.split('\n')) {
+    const addr = /(?:^| )addr=(\S+)/.exec(line)?.[1];
+    const name = /(?:^| )name=(\S+)/.exec(line)?.[1];
+    if (addr && name) names.set(addr, name);
+  }
+  return names;
 }
 
 /**
@@ -181,12 +212,27 @@ async function startMonitor(client: Redis, attempts = 3): Promise<Redis> {
   }
 }
 
-/** Runs `run` once under MONITOR on the server at `url` and counts its trips. */
-export async function monitorOneRun(url: string, run: () => Promise<RunWindow>): Promise<MonitoredRun> {
-  // monitor() opens a connection of its own beside the client's: both are closed below.
+/**
+ * Every command the server at `url` runs from now until `stop()` (MONITOR on a connection of its own), as countTrips
+ * reads them. `broke`: why the stream broke off (an error or a close of its connection), if it did; `names()`: the
+ * server's connection names by address, for countTrips.
+ */
+export async function monitorCommands(url: string): Promise<{
+  seen: Seen[];
+  readonly broke: string | undefined;
+  names(): Promise<Map<string, string>>;
+  stop(): void;
+}> {
+  // monitor() opens a connection of its own beside the client's: both are closed by stop().
   const client = new Redis(url);
-  const monitor = await startMonitor(client);
+  const monitor = await startMonitor(client).catch((error: unknown) => {
+    client.disconnect();
+    throw error;
+  });
   const seen: Seen[] = [];
+  let broke: string | undefined;
+  monitor.on('error', (error: Error) => (broke ??= `error: ${error.message}`));
+  monitor.on('close', () => (broke ??= 'connection closed'));
   monitor.on('monitor', (time: string, args: string[], source: string) => {
     const [command, ...rest] = args;
     // EVALSHA's SHA says nothing; its keys say which script's data it touches.
@@ -198,15 +244,47 @@ export async function monitorOneRun(url: string, run: () => Promise<RunWindow>):
       args: shown,
     });
   });
-  await sleep(200);
-  const w = await run();
-  await sleep(200);
-  monitor.disconnect();
-  client.disconnect();
   return {
-    wholeRun: countTrips(seen, w.startUs, w.endUs),
-    decisionToTool: countTrips(seen, w.decisionUs, w.execUs),
+    seen,
+    get broke() {
+      return broke;
+    },
+    names: () => connectionNames(client),
+    stop() {
+      monitor.removeAllListeners('close');
+      monitor.disconnect();
+      client.disconnect();
+    },
   };
+}
+
+/**
+ * Runs `run` once under MONITOR on the server at `url` and counts its trips. A sample whose MONITOR stream broke off
+ * (an error or a close on its connection, or nothing seen after the tool was entered, though the run goes on to record
+ * the result and finish) is taken again, up to `attempts` times: it would count the trips it missed as none.
+ */
+export async function monitorOneRun(
+  url: string,
+  run: () => Promise<RunWindow>,
+  attempts = 3,
+): Promise<MonitoredRun> {
+  for (let attempt = 1; ; attempt++) {
+    const monitored = await monitorCommands(url);
+    await sleep(200);
+    const w = await run();
+    await sleep(200);
+    const sawTail = monitored.seen.some((s) => s.atUs > w.execUs);
+    const why = monitored.broke ?? (sawTail ? undefined : 'nothing seen after the tool was entered');
+    const names = await monitored.names();
+    monitored.stop();
+    if (why === undefined)
+      return {
+        wholeRun: countTrips(monitored.seen, w.startUs, w.endUs, names),
+        decisionToTool: countTrips(monitored.seen, w.decisionUs, w.execUs, names),
+      };
+    if (attempt >= attempts)
+      throw new Error(`MONITOR broke off in ${attempts} samples in a row (${why}): no trips counted`);
+  }
 }
 
 export interface TripsSummary {

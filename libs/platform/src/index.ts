@@ -17,6 +17,7 @@ export * from './queues/job-catalog';
 export * from './queues/queue-options';
 export * from './queues/queue-workers';
 export * from './queues/queue.module';
+export * from './queues/retention';
 export * from './queues/queues';
 export * from './queues/redis-connections';
 export * from './rate-limits';

@@ -97,7 +97,11 @@ class FakeRunStore {
     this.checkpoints.push(messages);
   }
 
+  /** The index's ZADD fails (the park, sent in the same trip, lands). */
+  unpublishedFails = false;
+
   async markUnpublished(requests: UnpublishedRequest[]) {
+    if (this.unpublishedFails) throw new Error('ZADD failed');
     this.steps.push(...requests.map((r) => `unpublished ${r.callId} ${r.requestId}`));
   }
 
@@ -404,6 +408,15 @@ describe('RunLoop, a fresh turn', () => {
     ]);
     expect(store.parked?.frontier.map((c) => c.body.requestId)).toEqual([c1, c2]);
     expect(new Set([c1, c2]).size).toBe(2);
+  });
+
+  it('fails the job when the park landed but its index entry did not: no request goes out until its retry republishes', async () => {
+    const { sut, store, requests } = setup({ turns: [[restart('c1')]] });
+    store.unpublishedFails = true;
+
+    await expect(sut.start(job, lease)).rejects.toThrow('ZADD failed');
+    expect(store.steps).toEqual(['park']);
+    expect(requests).toEqual([]);
   });
 
   it('audits an execution that failed, with the error, and tells the model', async () => {

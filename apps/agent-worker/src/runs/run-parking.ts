@@ -52,29 +52,36 @@ export class RunParking {
    */
   async park(run: RunRecord, lease: Lease, messages: ChatMessage[], frontier: FrontierCall[]): Promise<void> {
     const waiting = frontier.filter(isWaiting);
-    await this.index.markUnpublished(unpublished(run, waiting));
-    await this.store.parkRun(run.runId, lease, messages, frontier, run.script);
+    // The index entry and the park leave in one trip, the entry first (issue 27). A park that landed while its entry
+    // did not fails the job all the same: its retry or redelivery finds the run parked by it and republishes.
+    const [marked, parked] = await Promise.allSettled([
+      this.index.markUnpublished(unpublished(run, waiting)),
+      this.store.parkRun(run.runId, lease, messages, frontier, run.script),
+    ]);
+    if (parked.status === 'rejected') throw parked.reason;
+    if (marked.status === 'rejected') throw marked.reason;
     this.metrics.runsParked.inc();
     this.logger.info({ runId: run.runId, pending: waiting.map((c) => c.body.id) }, 'run parked');
     const byDecision = lease.jobId !== jobIds.startRun(run.runId);
     this.hooks.afterPark?.({ runId: run.runId, byDecision });
     // Parked first (decisions can only be recorded on a parked call), then the audit entry and the requests together.
-    await Promise.all([
+    const [, asked] = await Promise.all([
       this.audit.append({
         type: 'run.parked',
         runId: run.runId,
         actor: 'agent-worker',
         detail: { pending: waiting.map((c) => c.body.id) },
       }),
-      this.askAbout(run, waiting, byDecision, messages, (confirmations) =>
-        // The calls' confirmations and the run's status in one events script call (issue 27: one call fewer per park).
-        this.events.publish(...confirmations, {
-          type: RunEventName.Status,
-          runId: run.runId,
-          status: 'awaiting_confirmation',
-        }),
-      ),
+      this.askAbout(run, waiting, byDecision, messages),
     ]);
+    // The calls' confirmations and the run's status in one events script call (issue 27: one call fewer per park),
+    // in the same trip as the index's update.
+    this.events.publish(...asked.confirmations, {
+      type: RunEventName.Status,
+      runId: run.runId,
+      status: 'awaiting_confirmation',
+    });
+    await asked.published;
   }
 
   /**
@@ -93,7 +100,7 @@ export class RunParking {
 
   /**
    * One request per waiting call (its request ID is the job ID: publishing again adds nothing), then the calls are
-   * marked published and the run's followers hear of them (one Redis trip). Used by the request sweep too. `messages`: the
+   * marked published, then the run's followers hear of them. Used by the request sweep too. `messages`: the
    * conversation the requests' context is taken from (the run's as stored, unless it was just parked with more).
    */
   async publishRequests(
@@ -102,20 +109,21 @@ export class RunParking {
     byDecision = false,
     messages: ChatMessage[] = run.messages,
   ): Promise<void> {
-    await this.askAbout(run, waiting, byDecision, messages, (events) => this.events.publish(...events));
+    const asked = await this.askAbout(run, waiting, byDecision, messages);
+    this.events.publish(...asked.confirmations);
+    await asked.published;
   }
 
   /**
-   * publishRequests, with the run's followers told by `tell` (given the events that tell them) once the requests are
-   * out, in the same tick as the calls are marked published: the events script call travels in the same Redis trip.
+   * publishRequests without telling the run's followers: resolves, once the requests are on the queue, to the events
+   * that tell them and to the index's update, sent but not awaited, so that the caller's events travel with it.
    */
   private async askAbout(
     run: RunRecord,
     waiting: FrontierCall[],
     byDecision: boolean,
     messages: ChatMessage[],
-    tell: (events: RunEvent[]) => void,
-  ): Promise<void> {
+  ): Promise<{ confirmations: RunEvent[]; published: Promise<void> }> {
     const asked = waiting.filter((call) => hasRequest(call.body));
     // Only a run parked by an older version has a waiting call without a request ID; no decision can apply to it.
     if (asked.length < waiting.length)
@@ -131,15 +139,15 @@ export class RunParking {
       asked.map((call) => call.body as AskedCall),
       messages,
     );
-    const marked = this.index.markPublished(unpublished(run, asked));
-    tell(
-      waiting.map((call): RunEvent => ({
-        type: RunEventName.ToolConfirmation,
-        runId: run.runId,
-        call: toPendingCall(call.body),
-      })),
-    );
-    await marked;
+    const published = this.index.markPublished(unpublished(run, asked));
+    // Awaited by the caller; a rejection is not left unhandled meanwhile.
+    published.catch(() => undefined);
+    const confirmations = waiting.map((call): RunEvent => ({
+      type: RunEventName.ToolConfirmation,
+      runId: run.runId,
+      call: toPendingCall(call.body),
+    }));
+    return { confirmations, published };
   }
 
   /**

@@ -3,7 +3,8 @@
 // the request are told, and the decision is marked published. A manual step marked done is published alike. Every
 // settled request gets exactly one signed decision (idempotent job ID), whichever path settled it.
 import { Inject, Injectable } from '@nestjs/common';
-import type { ApprovalRequest } from '@countersign/contracts';
+import type { AuditInput } from '@countersign/audit';
+import type { ApprovalRequest, SignedDecision } from '@countersign/contracts';
 import type { Logger } from '@countersign/platform';
 import { AuditTrail } from '../core/audit-trail';
 import { FollowUps } from '../core/follow-ups';
@@ -32,11 +33,27 @@ export class Settlement {
 
   /**
    * Publishes the decision; returns once it is on the queue (the caller may then say "decided"). Telling
-   * the channels and cleaning up follow without holding the caller up.
+   * the channels and cleaning up follow without holding the caller up. `vote`: the person's vote that decided it —
+   * its entry (decision.recorded) goes in the same audit append as decision.published and its trust count beside
+   * them, in one Redis trip after the decision job's add (issue 27), or right away when the add fails; `groups`: the
+   * groups the request is routed to, when the vote knows them, for the live update.
    */
-  async settle(request: ApprovalRequest, outcome: Outcome, channels: string[]): Promise<void> {
+  async settle(
+    request: ApprovalRequest,
+    outcome: Outcome,
+    channels: string[],
+    vote?: { recorded: AuditInput; groups?: string[] },
+  ): Promise<void> {
     const { requestId, callId, runId, attempt } = request;
-    const signed = await this.publisher.publish(request, outcome);
+    let signed: SignedDecision;
+    try {
+      signed = await this.publisher.publish(request, outcome);
+    } finally {
+      if (vote) {
+        this.audit.record(vote.recorded);
+        this.countTrust(request, outcome);
+      }
+    }
     this.metrics.decisionsPublished.inc({ decision: outcome.decision, decided_by: outcome.decidedBy });
     this.metrics.timeToDecision.observe(
       (Date.parse(outcome.decidedAt) - Date.parse(request.requestedAt)) / 1000,
@@ -59,7 +76,9 @@ export class Settlement {
     });
     const ids = { callId, runId, requestId };
     const status = outcome.decidedBy === 'expired' ? 'expired' : 'decided';
-    this.followUps.add(ids, this.live.announce({ requestId, status }));
+    // The vote knows the groups the request is routed to (its route version was checked): announced with them.
+    const route = vote?.groups ? { callId, routedTo: vote.groups.join(',') } : {};
+    this.followUps.add(ids, this.live.announce({ requestId, status, ...route }));
     this.followUps.add(ids, this.afterPublish(request, outcome, channels));
     this.logger.info(
       {
@@ -74,7 +93,7 @@ export class Settlement {
   }
 
   /** Counts what people decided into the requester's trust in the tool; it never holds up (or fails) the decision. */
-  countTrust(request: ApprovalRequest, outcome: Outcome): void {
+  private countTrust(request: ApprovalRequest, outcome: Outcome): void {
     const { callId, runId, requestId } = request;
     this.followUps.add({ callId, runId, requestId }, this.decisions.countTrust(request, outcome));
   }

@@ -56,12 +56,13 @@ export class NotificationScheduler {
   /**
    * One Slack message per channel of the groups (groups that share a channel share the message), and one email
    * per member with an address (never the requester). The job IDs are per channel and per approver, so an
-   * escalation to a group whose channel or members were already told adds nothing for them.
+   * escalation to a group whose channel or members were already told adds nothing for them. No Slack job without
+   * Slack (no SLACK_BOT_TOKEN): its handler would only read the request and return.
    */
   async notifyApprovers(target: NotifyTarget): Promise<void> {
     const { requestId, callId, attempt } = target;
     const jobs: Notice[] = [];
-    if (target.channels.includes('slack')) {
+    if (this.postsToSlack(target.channels)) {
       const groupOfChannel = new Map<string, string>();
       for (const groupId of target.groups) {
         const channel = this.directory.group(groupId)?.slackChannel;
@@ -155,10 +156,10 @@ export class NotificationScheduler {
   ): Promise<void> {
     const { requestId, callId, attempt, rev } = target;
     const jobs: Notice[] = [];
-    if (target.channels.includes('slack') && this.slack.enabled)
+    if (this.postsToSlack(target.channels))
       // Repeatable (chat.update sets the same content again), so no job ID: each change gets its own update.
       jobs.push({ name: Job.ShowProgress, data: { requestId, callId, attempt }, jobId: '' });
-    if (target.routedFrom && target.channels.includes('slack')) jobs.push(...this.newSlackPosts(target));
+    if (target.routedFrom && this.postsToSlack(target.channels)) jobs.push(...this.newSlackPosts(target));
     if (target.editedBy && rev > 0 && target.channels.includes('email')) {
       for (const approver of this.directory.membersOf(target.groups)) {
         if (!approver.email || approver.id === target.requester || approver.id === target.editedBy) continue;
@@ -190,8 +191,13 @@ export class NotificationScheduler {
   }
 
   hasOutcomeToShow({ channels, decidedBy }: { channels: string[]; decidedBy: DecidedBy }): boolean {
-    if (channels.includes('slack') && this.slack.enabled) return true;
+    if (this.postsToSlack(channels)) return true;
     return decidedBy === 'expired' && channels.includes('email');
+  }
+
+  /** Whether a request routed over `channels` is posted to Slack: routed there, and Slack configured. */
+  private postsToSlack(channels: string[]): boolean {
+    return channels.includes('slack') && this.slack.enabled;
   }
 
   /** `shardKey`: the request's ID (a digest's: its requester), whose queue shard carries the jobs. */

@@ -5,6 +5,7 @@ import { Injectable } from '@nestjs/common';
 import type { ApprovalStatus } from '@countersign/contracts';
 import { DecidedCallResults, ToolCatalog } from '@countersign/shared-records';
 import type { ApprovalPage, ListOptions, StoredApproval } from './approval-types';
+import { RecentRequests } from './recent-requests';
 import { RequestStore } from './request-store';
 
 /**
@@ -32,10 +33,12 @@ export class ApprovalReadModel {
     private readonly store: RequestStore,
     private readonly tools: ToolCatalog,
     private readonly results: DecidedCallResults,
+    private readonly recent: RecentRequests,
   ) {}
 
-  get(requestId: string): Promise<StoredApproval | undefined> {
-    return this.store.get(requestId);
+  /** The request as stored now (kept as this process's recent copy: see RecentRequests). */
+  async get(requestId: string): Promise<StoredApproval | undefined> {
+    return this.remembered(await this.store.get(requestId));
   }
 
   /** One page of the approval lists (see RequestStore.list). */
@@ -66,7 +69,7 @@ export class ApprovalReadModel {
    * none of them is unknown to such a caller (no ambiguity is revealed).
    */
   async resolve(id: string, visible: Visible): Promise<Resolution> {
-    const byRequestId = await this.store.get(id);
+    const byRequestId = await this.get(id);
     if (byRequestId) return { status: 'found', approval: byRequestId };
     const carrying = await this.store.requestsOfCall(id);
     const seen = carrying.filter(visible);
@@ -74,6 +77,11 @@ export class ApprovalReadModel {
     if (named) return { status: 'found', approval: named };
     if (seen.length === 0) return { status: 'not_found' };
     return { status: 'ambiguous', requestIds: seen.map((a) => a.request.requestId) };
+  }
+
+  private remembered(approval: StoredApproval | undefined): StoredApproval | undefined {
+    if (approval) this.recent.remember(approval);
+    return approval;
   }
 
   /** Fills in what each request's tool does, from the tool catalog (one read for all of them). */

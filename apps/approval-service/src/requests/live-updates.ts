@@ -11,6 +11,13 @@ export interface ApprovalChange {
   status: string;
   /** Groups the request was routed to before this change (an edit routed it anew): their inboxes refresh too. */
   groups?: string[];
+  /**
+   * The request's call ID and the groups it is routed to as of this change (comma-separated, as the request hash
+   * stores them), when the announcer knows them: every replica then tells its inboxes without reading them back
+   * (issue 27). Without them, each replica reads them (one HMGET per change).
+   */
+  callId?: string;
+  routedTo?: string;
 }
 
 /**
@@ -47,8 +54,13 @@ export class LiveUpdates implements OnModuleInit, OnModuleDestroy {
         this.logger.warn({ err: error }, 'ignored a malformed live-update message');
         return;
       }
-      // One lookup per change, whatever the number of open inboxes; each inbox then filters by its own groups.
-      this.store.routeOf(change.requestId).then(
+      // The route as announced, or one lookup per change, whatever the number of open inboxes; each inbox then
+      // filters by its own groups.
+      const route =
+        typeof change.callId === 'string' && typeof change.routedTo === 'string'
+          ? Promise.resolve({ callId: change.callId, groups: change.routedTo.split(',').filter(Boolean) })
+          : this.store.routeOf(change.requestId);
+      route.then(
         ({ callId, groups }) =>
           this.events.emit('change', {
             requestId: change.requestId,

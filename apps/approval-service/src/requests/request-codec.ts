@@ -8,7 +8,7 @@ import {
   type DecidedBy,
   type DecisionValue,
 } from '@countersign/contracts';
-import { VoteSchema, type Edit, type StoredApproval, type Vote } from './approval-types';
+import { VoteSchema, type Edit, type NewApproval, type StoredApproval, type Vote } from './approval-types';
 
 /** Fields of a request's hash named outside the scripts. */
 export const RequestField = {
@@ -55,6 +55,34 @@ export function parseStored(hash: Record<string, string>): StoredApproval | unde
     slackMessages,
     emailed,
     route: hash.rule ? { rule: hash.rule, why: hash.why ?? '' } : undefined,
+  };
+}
+
+/**
+ * A request as create-request-7.lua has just stored it (what parseStored reads back before anything else changes it):
+ * pending or a notice, no votes, route version 0. For RecentRequests, which keeps it for the vote's check.
+ */
+export function storedAsCreated(
+  input: NewApproval & { status: 'pending' | 'notice' },
+  trustCount: number,
+): StoredApproval {
+  return {
+    request: input.request,
+    status: input.status,
+    groups: input.groups,
+    quorum: input.quorum,
+    escalationGroups: input.status === 'pending' ? (input.escalation?.groups ?? []) : [],
+    routeVersion: 0,
+    channels: input.channels,
+    createdAt: input.now,
+    expiresAt: input.expiresAt,
+    votes: [],
+    setAside: [],
+    trustCount,
+    published: false,
+    slackMessages: [],
+    emailed: [],
+    route: input.route,
   };
 }
 

@@ -13,7 +13,7 @@ import {
 import { encodeScriptArgs, LuaScript, type RedisClient } from '@countersign/platform';
 import { trustField, type ApprovalKeys, type ApprovalShard } from '../core/approval-keys';
 import type { ApprovalPage, ListOptions, NewApproval, StoredApproval } from './approval-types';
-import { parseStored, RequestField } from './request-codec';
+import { parseStored, RequestField, storedAsCreated } from './request-codec';
 
 const SCRIPTS = {
   create: LuaScript.load(__dirname, 'create-request-7.lua'),
@@ -34,17 +34,18 @@ export class RequestStore {
   ) {}
 
   /**
-   * Stores a request; `created: false` means this request was already stored (a redelivery). A stored pending
-   * request or notice is announced on the live-update channel by the same script.
+   * Stores a request; `created: false` means this request was already stored (a redelivery), else `stored` is the
+   * request as stored (pending or a notice). A stored pending request or notice is announced on the live-update channel by the same script.
    */
-  async create(input: NewApproval): Promise<{ created: boolean; trustCount: number; status: string }> {
+  async create(
+    input: NewApproval,
+    /** The requester's trust count as read by trustCount, when the caller read it beside other work. */
+    trust?: Promise<number>,
+  ): Promise<{ created: boolean; trustCount: number; status: string; stored?: StoredApproval }> {
     const { request: r, refusal } = input;
     const shard = this.keys.shardOf(r.requestId);
     const escalation = input.status === 'pending' ? input.escalation : undefined;
-    // The trust counters are every requester's, not this request's, so they are read here, not by the script.
-    const trustCount = Number(
-      (await this.redis.hget(this.keys.trust, trustField(r.requester, r.toolName))) ?? 0,
-    );
+    const trustCount = await (trust ?? this.trustCount(r.requester, r.toolName));
     const reply = (await SCRIPTS.create.run(
       this.redis,
       [
@@ -81,8 +82,21 @@ export class RequestStore {
         }),
       ],
     )) as [number, number | string];
-    if (reply[0] === 1) return { created: true, trustCount, status: input.status };
+    if (reply[0] === 1) {
+      const { status } = input;
+      const stored = status === 'decided' ? undefined : storedAsCreated({ ...input, status }, trustCount);
+      return { created: true, trustCount, status: input.status, stored };
+    }
     return { created: false, trustCount: 0, status: String(reply[1]) };
+  }
+
+  /**
+   * How many times in a row `requester`'s calls of `toolName` were approved as asked, stored with a new request. The
+   * trust counters are every requester's, not one request's (they live under the home tag), so they are read here,
+   * not by the script that stores the request.
+   */
+  async trustCount(requester: string, toolName: string): Promise<number> {
+    return Number((await this.redis.hget(this.keys.trust, trustField(requester, toolName))) ?? 0);
   }
 
   /**

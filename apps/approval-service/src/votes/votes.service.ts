@@ -2,7 +2,11 @@
 // marked done: checked against the one rule of who may decide (deciders.ts, through vote-check.ts), written by the vote
 // store only if the revision and route it was checked on are still current, audited (refusals too), and settled
 // when it decides the request. An edit that routes the request anew asks its new groups.
+// A vote on the REST API (voteOn) is checked first on this process's recent copy of the request, when it has one
+// (RecentRequests: the store's script refuses it if the copy's revision or route moved on), which spares the read before
+// the vote; a refusal met on a copy is never answered from it: the vote is checked again on the request as read now.
 import { Inject, Injectable } from '@nestjs/common';
+import type { AuditInput } from '@countersign/audit';
 import type { ApprovalRequest } from '@countersign/contracts';
 import type { Logger } from '@countersign/platform';
 import { AuditTrail } from '../core/audit-trail';
@@ -14,6 +18,7 @@ import { NotificationScheduler } from '../notifications/notification-scheduler';
 import { AmbiguousCallIdError, ApprovalReadModel } from '../requests/approval-read-model';
 import { idsOf, type RevisionRoute, type StoredApproval } from '../requests/approval-types';
 import { LiveUpdates } from '../requests/live-updates';
+import { RecentRequests } from '../requests/recent-requests';
 import { RequestStore } from '../requests/request-store';
 import { RunAccess } from '../requests/run-access';
 import { mayDecide, maySee, revisionOf, type Caller } from './deciders';
@@ -49,6 +54,7 @@ export class VotesService {
   constructor(
     private readonly requests: RequestStore,
     private readonly readModel: ApprovalReadModel,
+    private readonly recent: RecentRequests,
     private readonly check: VoteCheck,
     private readonly store: VoteStore,
     private readonly settlement: Settlement,
@@ -70,13 +76,33 @@ export class VotesService {
     id: string,
     input: Omit<VoteRequest, 'requestId'>,
   ): Promise<{ requestId: string; result: VoteOutcome }> {
-    const approval = await this.visibleRequest(
-      id,
-      { id: input.approver, groups: input.approverGroups },
-      input,
-    );
+    const caller = { id: input.approver, groups: input.approverGroups };
+    const copy = this.recent.get(id);
+    if (copy && maySee(caller, copy)) {
+      const result = await this.voteOnCopy({ ...input, requestId: id }, copy);
+      if (result) return { requestId: id, result };
+    }
+    const approval = await this.visibleRequest(id, caller, input);
     const { requestId } = approval.request;
     return { requestId, result: await this.vote({ ...input, requestId }, approval) };
+  }
+
+  /**
+   * The vote checked on a recent copy of the request (RecentRequests), not read first; undefined when the check or the
+   * store refuses it, unanswered and unaudited: the caller then votes on the request as read now, which answers and
+   * audits the refusal exactly as without a copy. The copy is sound to check on: what the check reads of it (who asked,
+   * the tool, the arguments) never changes, or changes only with the revision or the route, which the store's script
+   * finds unchanged before it writes the vote (else it refuses it), or is the approver's own vote, which it checks too.
+   */
+  private async voteOnCopy(request: VoteRequest, copy: StoredApproval): Promise<VoteOutcome | undefined> {
+    let recorded: Recorded;
+    try {
+      recorded = await this.record(request, copy);
+    } catch (error) {
+      if (error instanceof VoteRefusedError || error instanceof InvalidEditError) return undefined;
+      throw error;
+    }
+    return this.recorded(request, copy, recorded);
   }
 
   /** The `/done` of the request a path names, refused like voteOn when the caller may not see it. */
@@ -123,29 +149,52 @@ export class VotesService {
   async vote(request: VoteRequest, known?: StoredApproval): Promise<VoteOutcome> {
     const approval = known ?? (await this.requests.get(request.requestId));
     if (!approval) throw this.unknown(request.requestId);
-    let checked: CheckedVote;
-    let result: VoteResult;
+    let recorded: Recorded;
     try {
-      checked = await this.check.check(request, approval);
-      result = await this.store.recordVote(checked);
+      recorded = await this.record(request, approval);
     } catch (error) {
       await this.refused(error, request, approval);
       throw error;
     }
+    return this.recorded(request, approval, recorded);
+  }
+
+  /** Checks the vote against the request as `approval` has it and writes it if that is still current. */
+  private async record(request: VoteRequest, approval: StoredApproval): Promise<Recorded> {
+    // Whatever the vote does, a copy of the request kept before it is stale after it.
+    this.recent.forget(request.requestId);
+    const checked = await this.check.check(request, approval);
+    return { checked, result: await this.store.recordVote(checked) };
+  }
+
+  /** What follows a written vote: the reroute, the audit entry, the settlement or the progress shown. */
+  private async recorded(
+    request: VoteRequest,
+    approval: StoredApproval,
+    { checked, result }: Recorded,
+  ): Promise<VoteOutcome> {
     const rerouted = checked.edit?.rerouted ? checked.edit.route : undefined;
     if (rerouted) await this.reroute(approval, checked, result);
-    if (result.status !== 'rerouted') this.auditVote(approval, checked, result);
     if (result.status === 'decided') {
-      this.settlement.countTrust(result.request, result.outcome);
-      await this.settlement.settle(result.request, result.outcome, result.channels);
-    } else if (!rerouted) {
-      this.followUps.add(
-        idsOf(approval),
-        this.live.announce({ requestId: request.requestId, status: 'pending' }),
-      );
-      // The other approvers see the progress, and are asked again about edited arguments.
-      if (result.status === 'vote_recorded')
-        this.followUps.add(idsOf(approval), this.showProgress(checked, result));
+      // The vote that decided is audited (decision.recorded) and counted into trust by the settlement, beside its
+      // decision.published, once the decision is on the queue: neither holds the decision up (issue 27).
+      await this.settlement.settle(result.request, result.outcome, result.channels, {
+        recorded: voteEntry(approval, checked, result),
+        // The groups the vote was checked on are the request's (the vote script checked its route version), unless
+        // its edit routed it anew: then each replica reads them.
+        ...(rerouted ? {} : { groups: approval.groups }),
+      });
+    } else {
+      if (result.status !== 'rerouted') this.audit.record(voteEntry(approval, checked, result));
+      if (!rerouted) {
+        this.followUps.add(
+          idsOf(approval),
+          this.live.announce({ requestId: request.requestId, status: 'pending' }),
+        );
+        // The other approvers see the progress, and are asked again about edited arguments.
+        if (result.status === 'vote_recorded')
+          this.followUps.add(idsOf(approval), this.showProgress(checked, result));
+      }
     }
     return { ...result, ...(rerouted ? { rerouted } : {}) };
   }
@@ -175,36 +224,6 @@ export class VotesService {
     });
   }
 
-  private auditVote(
-    approval: StoredApproval,
-    checked: CheckedVote,
-    result: Exclude<VoteResult, { status: 'rerouted' }>,
-  ): void {
-    const { edit } = checked;
-    this.audit.record({
-      type: 'decision.recorded',
-      callId: result.callId,
-      runId: result.status === 'decided' ? result.request.runId : undefined,
-      actor: checked.approver,
-      detail: {
-        decision: checked.decision,
-        channel: checked.channel,
-        reason: checked.reason ?? null,
-        ...(checked.response ? { response: checked.response } : {}),
-        settled: result.status === 'decided',
-        requestId: checked.requestId,
-        // An edit keeps both: what the agent asked for and what the approver changed it to, and the route it got.
-        ...(edit
-          ? {
-              editedArgs: edit.args,
-              requestedArgs: approval.request.args,
-              fingerprint: edit.fingerprint,
-              route: routeShown(edit.route),
-            }
-          : {}),
-      },
-    });
-  }
 
   /**
    * An edit routed the request anew (its revision's groups or quorum differ): audited with both routes; the new
@@ -365,7 +384,45 @@ export class VotesService {
   }
 }
 
+/** A vote as checked, and what the store made of it. */
+interface Recorded {
+  checked: CheckedVote;
+  result: VoteResult;
+}
+
 /** A route as the audit keeps it. */
 function routeShown(route: RevisionRoute) {
   return { rule: route.rule, why: route.why, groups: route.groups, quorum: route.quorum };
+}
+
+/** The audit entry of a counted vote (decision.recorded), with the edit it carried. */
+function voteEntry(
+  approval: StoredApproval,
+  checked: CheckedVote,
+  result: Exclude<VoteResult, { status: 'rerouted' }>,
+): AuditInput {
+  const { edit } = checked;
+  return {
+    type: 'decision.recorded',
+    callId: result.callId,
+    runId: result.status === 'decided' ? result.request.runId : undefined,
+    actor: checked.approver,
+    detail: {
+      decision: checked.decision,
+      channel: checked.channel,
+      reason: checked.reason ?? null,
+      ...(checked.response ? { response: checked.response } : {}),
+      settled: result.status === 'decided',
+      requestId: checked.requestId,
+      // An edit keeps both: what the agent asked for and what the approver changed it to, and the route it got.
+      ...(edit
+        ? {
+            editedArgs: edit.args,
+            requestedArgs: approval.request.args,
+            fingerprint: edit.fingerprint,
+            route: routeShown(edit.route),
+          }
+        : {}),
+    },
+  };
 }

@@ -1,4 +1,5 @@
-// Every HTTP route of both services is behind this guard (registered as APP_GUARD): it names the caller or answers 401.
+// Every HTTP route of both services is behind this guard (registered as APP_GUARD): it names the caller or answers 401
+// (429 instead when the request is over its address rate limit, counted before this guard).
 // A route that authenticates its caller some other way (a Slack signature, a signed email link) or serves no one's
 // data (health) says so with @PublicRoute('how'), which the README's Security section lists.
 import {
@@ -12,6 +13,7 @@ import {
   type ExecutionContext,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { answerAddressCount } from '../rate-limits/rate-limit.guards';
 import { Authenticator, type Authentication } from './authenticator';
 import type { Principal, ServiceRole } from './principals.schema';
 
@@ -57,13 +59,28 @@ export class PrincipalGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<string>(PUBLIC_ROUTE, targets) !== undefined) return true;
-    const http = context.switchToHttp();
-    const req = http.getRequest<AuthRequest>();
+    try {
+      return await this.authenticate(context, targets);
+    } catch (error) {
+      // A request over its address limit is refused as such (429), whatever its credential: the address count the
+      // rate limits started before this guard is answered before a refusal of the credential (rate-limit.guards.ts).
+      await answerAddressCount(context);
+      if (error instanceof UnauthorizedException)
+        context
+          .switchToHttp()
+          .getResponse<{ setHeader(name: string, value: string): void }>()
+          .setHeader('WWW-Authenticate', 'Bearer');
+      throw error;
+    }
+  }
+
+  private async authenticate(
+    context: ExecutionContext,
+    targets: ReturnType<ExecutionContext['getHandler']>[],
+  ): Promise<boolean> {
+    const req = context.switchToHttp().getRequest<AuthRequest>();
     const result = await this.authenticator.authenticate(req);
     if (!result?.ok) {
-      http
-        .getResponse<{ setHeader(name: string, value: string): void }>()
-        .setHeader('WWW-Authenticate', 'Bearer');
       throw new UnauthorizedException(
         result
           ? `credential refused: ${result.reason}`

@@ -17,16 +17,10 @@ import { isFailedForGood } from './failed-for-good';
 import { type JobHandler, MissingJobHandlerError, parseJob } from './job-catalog';
 import type { QueueModuleOptions, WorkerSettings } from './queue-options';
 import { queueShardPrefixes } from './queue-shards';
+import { REMOVE_ON_COMPLETE } from './retention';
 import type { RedisConnections } from './redis-connections';
 
 type AnyHandler = JobHandler<JobName>;
-
-/**
- * Finished jobs are kept an hour (a re-published job ID is still deduplicated meanwhile), at most 10,000.
- * Failed jobs are kept (removeOnFail unset): an invalid message stays inspectable. Set on the workers, not per
- * job: BullMQ stores options set per job in every job's hash.
- */
-const REMOVE_ON_COMPLETE = { age: 3_600, count: 10_000 };
 
 export class QueueWorkers {
   private readonly workers: Worker[] = [];
@@ -66,7 +60,7 @@ export class QueueWorkers {
         const worker = new Worker(queue, (job, token) => this.process(queue, job, token), {
           ...this.workerOptions(this.options.consumes[queue], shards),
           prefix,
-          removeOnComplete: REMOVE_ON_COMPLETE,
+          removeOnComplete: { ...REMOVE_ON_COMPLETE },
         });
         worker.on('failed', (job, error) => {
           if (job) this.track(this.afterFailure(queue, job, error));

@@ -18,6 +18,7 @@ import { JOB_CATALOG } from './job-catalog';
 import { QUEUE_MODULE_OPTIONS, type JobRetry, type QueueModuleOptions } from './queue-options';
 import { QueueWorkers } from './queue-workers';
 import { queueShardPrefixes } from './queue-shards';
+import { QUEUE_EVENTS_MAX_LEN } from './retention';
 import { Queues } from './queues';
 import { RedisConnections } from './redis-connections';
 
@@ -70,11 +71,7 @@ export class QueueModule
         name,
         imports: [connectionsModule],
         inject: [QUEUE_MODULE_OPTIONS],
-        // Only what every job must carry: BullMQ stores a job's options in its hash. Retention is the
-        // consuming workers' option.
-        useFactory: ({ produces }: QueueModuleOptions) => ({
-          defaultJobOptions: retryOptions(produces[name]!),
-        }),
+        useFactory: ({ produces }: QueueModuleOptions) => queueOptions(produces[name]!),
       })),
     );
     return {
@@ -92,7 +89,7 @@ export class QueueModule
                   new Queue(name, {
                     connection: redis.producers,
                     prefix,
-                    defaultJobOptions: retryOptions(options.produces[name]!),
+                    ...queueOptions(options.produces[name]!),
                   }),
               );
               return [name, [registered[i]!, ...copies]] as const;
@@ -147,6 +144,14 @@ function shardPrefixes(env: QueueModuleOptions['env']): string[] {
   return queueShardPrefixes(env.QUEUE_PREFIX, env.QUEUE_SHARDS ?? 1);
 }
 
-function retryOptions(retry: JobRetry) {
-  return { attempts: retry.attempts, backoff: { type: 'exponential', delay: retry.backoffMs } };
+/**
+ * Every copy of a produced queue: only what every job must carry (BullMQ stores a job's options in its hash;
+ * retention is the consuming workers' option), and the events cap, which each Queue writes to the queue's meta hash
+ * when it opens.
+ */
+function queueOptions(retry: JobRetry) {
+  return {
+    defaultJobOptions: { attempts: retry.attempts, backoff: { type: 'exponential', delay: retry.backoffMs } },
+    streams: { events: { maxLen: QUEUE_EVENTS_MAX_LEN } },
+  };
 }

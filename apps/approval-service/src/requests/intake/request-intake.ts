@@ -15,6 +15,7 @@ import type { Outcome } from '../approval-types';
 import { NotificationScheduler } from '../../notifications/notification-scheduler';
 import { RuleDecider } from '../../standing-rules/rule-decider';
 import { requestTakenIn } from '../request-audit';
+import { RecentRequests } from '../recent-requests';
 import { RequestStore } from '../request-store';
 import { RequestRouter } from '../routing/request-router';
 import { RunAccess } from '../run-access';
@@ -31,6 +32,7 @@ export class RequestRejectedError extends Error {
 export class RequestIntake {
   constructor(
     private readonly requests: RequestStore,
+    private readonly recent: RecentRequests,
     private readonly router: RequestRouter,
     private readonly rules: RuleDecider,
     private readonly settlement: Settlement,
@@ -63,6 +65,10 @@ export class RequestIntake {
     const isNotice = request.reason === 'manual_step';
 
     if (!route && !isNotice) return this.refuseUnroutable(request, now);
+    // The trust count stored with the request is read now, in the same round trip as the standing rules (issue 27);
+    // a request a rule decides leaves it unused.
+    const trust = this.requests.trustCount(request.requester, request.toolName);
+    trust.catch(() => undefined); // awaited by create below, when a rule does not decide the request
     if (route && !isNotice && (await this.rules.decide(request, route, now))) return;
 
     const expiresInMs = route?.expiresInMs ?? this.router.defaultExpiryMs;
@@ -71,21 +77,26 @@ export class RequestIntake {
     await this.runAccess.allowToRead(request, route?.groups ?? [], now + expiresInMs);
     // The expiry and escalation timers are stored by the same script that stores the request, so a stored
     // request always has them: a redelivery finds nothing missing to schedule, and leaves them where they are.
-    const created = await this.requests.create({
-      request,
-      status: isNotice ? 'notice' : 'pending',
-      groups: route?.groups ?? [],
-      quorum: route?.quorum ?? 1,
-      channels: route?.channels ?? [],
-      route: route && { rule: route.rule, why: route.why },
-      now,
-      expiresAt: now + expiresInMs,
-      escalation:
-        !isNotice && escalation && escalation.afterMs < expiresInMs
-          ? { at: now + escalation.afterMs, groups: escalation.groups }
-          : undefined,
-    });
+    const created = await this.requests.create(
+      {
+        request,
+        status: isNotice ? 'notice' : 'pending',
+        groups: route?.groups ?? [],
+        quorum: route?.quorum ?? 1,
+        channels: route?.channels ?? [],
+        route: route && { rule: route.rule, why: route.why },
+        now,
+        expiresAt: now + expiresInMs,
+        escalation:
+          !isNotice && escalation && escalation.afterMs < expiresInMs
+            ? { at: now + escalation.afterMs, groups: escalation.groups }
+            : undefined,
+      },
+      trust,
+    );
     if (!created.created && created.status !== 'pending' && created.status !== 'notice') return;
+    // Its first vote is checked on this copy, unread (RecentRequests).
+    if (created.stored) this.recent.remember(created.stored);
 
     const target = {
       requestId,

@@ -32,7 +32,8 @@
     retentionMs      retention of a settled call (ms)
     publishCheckMs   publish check delay (ms): a request decided here is checked for an unpublished decision
                      this late
-    changesChannel   live-update channel: a stored pending request or notice is announced there
+    changesChannel   live-update channel: a stored pending request or notice is announced there, with its call ID
+                     and groups (so no replica reads them back)
                      ({requestId, status}) in the same step, so open inboxes hear of it without another round trip
     rule             the routing rule that matched, left out when none did
     why              why it matched, in words for approvers (with rule)
@@ -75,11 +76,13 @@ if args.status == 'pending' then
     redis.call('HSET', KEYS[1], 'escalationGroups', args.escalation.groups)
     redis.call('ZADD', KEYS[6], args.escalation.at, timerMember('escalate', requestId, args.attempt))
   end
-  redis.call('PUBLISH', args.changesChannel, cjson.encode({requestId = requestId, status = args.status}))
+  redis.call('PUBLISH', args.changesChannel,
+    cjson.encode({requestId = requestId, status = args.status, callId = args.callId, routedTo = args.groups}))
 elseif args.status == 'notice' then
   redis.call('ZADD', KEYS[3], args.now, requestId)
   redis.call('ZADD', KEYS[6], args.expiresAt, expireTimer)
-  redis.call('PUBLISH', args.changesChannel, cjson.encode({requestId = requestId, status = args.status}))
+  redis.call('PUBLISH', args.changesChannel,
+    cjson.encode({requestId = requestId, status = args.status, callId = args.callId, routedTo = args.groups}))
 else
   local refusal = args.refusal
   redis.call('HSET', KEYS[1], 'outcomeDecision', 'deny', 'outcomeReason', refusal.reason,
