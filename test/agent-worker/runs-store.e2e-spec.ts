@@ -74,6 +74,23 @@ describe('run store scripts', () => {
     expect(race.map((r) => r.kind).sort()).toEqual(['duplicate', 'resume']);
   });
 
+  it('hands the resumer the run as the decision left it (the same record a load reads afterwards)', async () => {
+    await parkedRun('r0', [pending('c1', 0), pending('c2', 1)]);
+    await sut.applyDecision('r0', req('c1', 0), approve, { jobId: 'd1', token: 'x', started: 1 });
+    const running: RunEvent[] = [{ type: 'status', runId: 'r0', status: 'running' }];
+    const resumer = { jobId: 'd2', token: 'x', started: 1 };
+    const resumed = await sut.applyDecision('r0', req('c2', 0), approve, resumer, running);
+    expect(resumed.kind).toBe('resume');
+    const run = (resumed as { run: unknown }).run;
+    expect(run).toEqual(await sut.load('r0'));
+    expect(run).toMatchObject({
+      status: 'running',
+      frontier: [{ state: 'approved' }, { state: 'approved' }],
+    });
+    // Its owner is this processing: the next step that checks ownership passes.
+    await calls.startCall('r0', resumer, 'c1', 'x1');
+  });
+
   it('lets a redelivered job take its run over and locks the previous processing out', async () => {
     await parkedRun('r2', [pending('c1', 0)]);
     const first = { jobId: 'd1', token: 'first', started: 1 };
@@ -228,6 +245,24 @@ describe('run store scripts', () => {
         result,
       });
       expect((await sut.load('e2'))!.frontier[0]).toMatchObject({ state: 'done', result });
+    });
+
+    it("adds the call's result event to the run's history in the step that records the result, never for a refused one", async () => {
+      const told = (runId: string): RunEvent => ({
+        type: 'tool_result',
+        runId,
+        callId: 'c1',
+        toolName: 'restart_service',
+        ...result,
+      });
+      await executingThenTakenOver('e5');
+      const before = (await sut.loadWithHistory('e5'))!.lastSeq;
+      await calls.completeCall('e5', first, 'c1', 'exec-1', result, [told('e5')]);
+      await expect(
+        calls.completeCall('e5', first, 'c1', 'exec-1', result, [told('e5')]),
+      ).rejects.toBeInstanceOf(ExecutionLostError);
+      const stored = (await sut.loadWithHistory('e5'))!;
+      expect(stored.history.filter((e) => e.seq > before)).toEqual([{ seq: before + 1, event: told('e5') }]);
     });
 
     it('interrupts and re-asks a call whose executor stopped beating, and then refuses its late result', async () => {

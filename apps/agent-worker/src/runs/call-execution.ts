@@ -12,7 +12,7 @@ import { WORKER_CONFIG, type WorkerConfig } from '../config/worker-config';
 import { WORKER_LOGGER } from '../core/worker-logger';
 import { WorkerMetrics } from '../core/worker-metrics';
 import { executionEntry } from './execution-audit';
-import { reasked } from './frontier';
+import { reasked, toolResultEvent } from './frontier';
 import { RunCalls } from './run-calls';
 import type { CallResult, FrontierCall, Lease, ParkedCallBody, RunRecord } from './run-state';
 import { ExecutionLostError } from './run-store.errors';
@@ -55,7 +55,8 @@ export class CallExecution {
 
   /**
    * Runs an approved call once: claimed (approved -> executing), audited as started before the tool runs (`carried`
-   * entries go out in the same append), executed under its heartbeat, its result recorded by the execution token.
+   * entries go out in the same append), executed under its heartbeat, its result recorded by the execution token and
+   * told to the run's followers (a `tool_result` event, `resultOf` the outcome) in the same step.
    * Throws ExecutionLostError when the call was declared interrupted while it ran (its result is not recorded; the
    * re-ask stands).
    */
@@ -82,9 +83,13 @@ export class CallExecution {
     );
     const ended = outcome.kind === 'executed' ? 'executed' : 'failed';
     const endDetail = { ...call.detail, ...(outcome.kind === 'error' ? { error: outcome.message } : {}) };
-    // Recorded by the execution token, not by run ownership: a result is never thrown away for a takeover.
+    // Recorded by the execution token, not by run ownership: a result is never thrown away for a takeover. The run's
+    // followers hear it from the same script call (no events call of its own).
+    const result = call.resultOf(outcome);
     const recorded = await this.calls
-      .completeCall(run.runId, lease, body.id, executionToken, call.resultOf(outcome))
+      .completeCall(run.runId, lease, body.id, executionToken, result, [
+        toolResultEvent(run.runId, body, result),
+      ])
       .catch(async (error: unknown) => {
         if (error instanceof ExecutionLostError) {
           // Declared dead (stale heartbeat) though it ran: the re-ask stands, but the audit says what happened.

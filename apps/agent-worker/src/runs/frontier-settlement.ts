@@ -15,7 +15,7 @@ import {
   type ReadyCall,
 } from '@countersign/authorization';
 import { AuditLog, type AuditInput } from '@countersign/audit';
-import { DECIDED_CALL_RESULT_CHARS, excerpt, RunEventName } from '@countersign/contracts';
+import { DECIDED_CALL_RESULT_CHARS, excerpt } from '@countersign/contracts';
 import type { Logger } from '@countersign/platform';
 import { DecidedCallResults } from '@countersign/shared-records';
 import type { AgentRuntime } from '../agents/agent-builder';
@@ -23,7 +23,7 @@ import { WORKER_CONFIG, type WorkerConfig } from '../config/worker-config';
 import { WORKER_LOGGER } from '../core/worker-logger';
 import { WorkerMetrics } from '../core/worker-metrics';
 import { CallExecution } from './call-execution';
-import { callerOf, reasked } from './frontier';
+import { callerOf, reasked, toolResultEvent } from './frontier';
 import { RunCalls } from './run-calls';
 import { RunEvents } from './run-events';
 import type { CallResult, FrontierCall, Lease, ParkedCallBody, RunRecord } from './run-state';
@@ -365,7 +365,8 @@ export class FrontierSettlement {
       },
       carried,
     );
-    const settled = this.settled(run, call, told(outcome));
+    // The script that recorded the result told the run's followers (CallExecution.execute).
+    const settled = this.settled(run, call, told(outcome), { told: true });
     // The run was taken over while the tool ran: the new owner continues with this result; this one stops.
     if (!stillOwner) throw new OwnershipLostError(run.runId);
     return settled;
@@ -398,20 +399,22 @@ export class FrontierSettlement {
     return { body, state: CallState.Pending };
   }
 
-  /** A call settled in this resume: counted, logged, and told to the run's followers. */
-  private settled(run: RunRecord, call: FrontierCall, result: CallResult): FrontierCall {
+  /**
+   * A call settled in this resume: counted, logged, and told to the run's followers (`told`: the step that recorded
+   * its result did that already).
+   */
+  private settled(
+    run: RunRecord,
+    call: FrontierCall,
+    result: CallResult,
+    { told = false }: { told?: boolean } = {},
+  ): FrontierCall {
     this.metrics.toolCalls.inc({ outcome: result.outcome });
     this.logger.info(
       { runId: run.runId, callId: call.body.id, tool: call.body.name, outcome: result.outcome },
       'call settled',
     );
-    this.events.publish({
-      type: RunEventName.ToolResult,
-      runId: run.runId,
-      callId: call.body.id,
-      toolName: call.body.name,
-      ...result,
-    });
+    if (!told) this.events.publish(toolResultEvent(run.runId, call.body, result));
     return { ...call, state: CallState.Done, result };
   }
 

@@ -11,9 +11,11 @@ import {
   type PendingCall,
   type RequestContext,
   type RequestPrecondition,
+  RunEventName,
+  type RunEvent,
 } from '@countersign/contracts';
 import type { ModelToolCall } from '../models/chat-model';
-import type { FrontierCall, ParkedCallBody, RunRecord } from './run-state';
+import type { CallResult, FrontierCall, ParkedCallBody, RunRecord } from './run-state';
 
 /** What one call of a fresh turn becomes in the frontier. */
 export function toFrontierCall(call: ModelToolCall, index: number, outcome: ToolCallOutcome): FrontierCall {
@@ -204,4 +206,13 @@ export function manualStepBody(
 /** Who a run's calls are made for, as the pipeline checks them (RBAC, callbacks, previews). */
 export function callerOf(run: RunRecord): CallerContext {
   return { runId: run.runId, agent: run.agent, userId: run.userId, scopes: run.scopes };
+}
+
+/** What a run's followers are told when a call of its frontier is settled: its result, as the model gets it. */
+export function toolResultEvent(
+  runId: string,
+  call: { id: string; name: string },
+  result: CallResult,
+): RunEvent {
+  return { type: RunEventName.ToolResult, runId, callId: call.id, toolName: call.name, ...result };
 }

@@ -2,8 +2,10 @@
 // call, and compare-and-set the others. Each is one Lua script over the run's hash that checks what is the run's own
 // (who owns the run) and moves the call with the ledger's functions, in one atomic step.
 import type { CallState } from '@countersign/call-ledger';
+import type { RunEvent } from '@countersign/contracts';
 import { encodeScriptArgs, LuaScript, type RedisClient } from '@countersign/platform';
-import { runKey } from './run-keys';
+import { type HistoryArgs, historyArgs } from './run-event-codec';
+import { runEventsChannel, runKey } from './run-keys';
 import { encodeBody, ownerOf } from './run-state-codec';
 import type { CallResult, Lease, ParkedCallBody } from './run-state';
 import { ErrorCode, throwOnErrorCode, UnexpectedScriptReplyError } from './run-store.errors';
@@ -25,7 +27,12 @@ type TransitionCallArgs = {
   resultJson: string;
   bodyJson: string;
 };
-type RecordCallResultArgs = { callId: string; executionToken: string; resultJson: string; owner: string };
+type RecordCallResultArgs = {
+  callId: string;
+  executionToken: string;
+  resultJson: string;
+  owner: string;
+} & Omit<HistoryArgs, 'events'>;
 type SettleExecutingCallArgs = { owner: string; callId: string; staleAfterMs: number; bodyJson: string };
 
 /** What the run's owner found on a call left `executing` by an earlier processing. */
@@ -38,10 +45,14 @@ export type ExecutingCallSettlement =
 type SettableState = Exclude<CallState, 'executing'>;
 
 export class RunCalls {
+  private readonly eventsChannel: string;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keyPrefix: string,
-  ) {}
+  ) {
+    this.eventsChannel = runEventsChannel(keyPrefix);
+  }
 
   /** approved -> executing by the run's owner, under a fresh execution token; the first heartbeat is stamped now. */
   async startCall(runId: string, lease: Lease, callId: string, executionToken: string): Promise<void> {
@@ -69,7 +80,8 @@ export class RunCalls {
   }
 
   /**
-   * executing -> done with the result, by the call's executor (execution token), whoever owns the run now.
+   * executing -> done with the result, by the call's executor (execution token), whoever owns the run now; `events`
+   * (the call's result, for the run's followers) are added to the run's history in the same step, once it is recorded.
    * Returns whether the caller still owns the run; throws ExecutionLostError when the call was interrupted meanwhile.
    */
   async completeCall(
@@ -78,17 +90,21 @@ export class RunCalls {
     callId: string,
     executionToken: string,
     result: CallResult,
+    events: RunEvent[] = [],
   ): Promise<{ stillOwner: boolean }> {
+    // The encoded events go as arguments of their own: inside the JSON argument they would be escaped a second time.
+    const { events: encoded, ...history } = historyArgs(this.eventsChannel, runId, events);
     const args = encodeScriptArgs<RecordCallResultArgs>({
       callId,
       executionToken,
       resultJson: JSON.stringify(result),
       owner: ownerOf(lease),
+      ...history,
     });
     const [code, detail] = (await SCRIPTS.recordCallResult.run(
       this.redis,
       [runKey(this.keyPrefix, runId)],
-      [args],
+      [args, ...encoded],
     )) as [number, string];
     if (code === 1 || code === 2) return { stillOwner: code === 1 };
     throwOnErrorCode(code, { runId, callId, actual: detail });

@@ -16,6 +16,21 @@ export function encodeRunEvent(event: RunEvent): string {
   return JSON.stringify(toStored(event));
 }
 
+/**
+ * What a script that adds events to a run's history needs (lua/includes/append-events.lua), as fields of its JSON
+ * argument: the channel, the run ID as JSON, the bound, the encoded events.
+ */
+export type HistoryArgs = { eventsChannel: string; runIdJson: string; keepEvents: number; events: string[] };
+
+export function historyArgs(eventsChannel: string, runId: string, events: readonly RunEvent[]): HistoryArgs {
+  return {
+    eventsChannel,
+    runIdJson: JSON.stringify(runId),
+    keepEvents: RUN_EVENT_HISTORY,
+    events: events.map(encodeRunEvent),
+  };
+}
+
 /** The tuple as stored; the schema reads status letters back as statuses, so its input type is spelled here. */
 function toStored(event: RunEvent): z.input<typeof StoredRunEventSchema> {
   switch (event.type) {

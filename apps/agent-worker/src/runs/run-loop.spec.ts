@@ -119,7 +119,19 @@ class FakeRunStore {
     this.steps.push(`start ${callId}`);
   }
 
-  async completeCall() {
+  /** The events the result-recording script added with each call's result. */
+  withResults: RunEvent[] = [];
+
+  async completeCall(
+    _runId: string,
+    _lease: Lease,
+    _callId: string,
+    _token: string,
+    _result: unknown,
+    events: RunEvent[] = [],
+  ) {
+    this.withResults.push(...events);
+    this.history.push(...events);
     return { stillOwner: true };
   }
 
@@ -505,7 +517,7 @@ describe('RunLoop, resuming on a decision', () => {
   }
 
   it('writes run.resumed in the same append as the first tool.started, both before the tool runs', async () => {
-    const { sut, agent, tools, audit, auditCalls, events } = setup({ turns: [] });
+    const { sut, agent, tools, audit, auditCalls, events, store } = setup({ turns: [] });
     const auditedBeforeRun: string[] = [];
     const handler = tools.restart_service.definition.handler;
     tools.restart_service.definition.handler = (args, ctx) => {
@@ -517,6 +529,16 @@ describe('RunLoop, resuming on a decision', () => {
     expect(tools.restart_service.ran).toEqual(['c1']);
     expect(auditedBeforeRun).toEqual(['run.resumed', 'tool.started']);
     expect(auditCalls).toEqual([['run.resumed', 'tool.started'], ['tool.executed']]);
+    // The script that recorded the result told the followers (no events call of its own), once.
+    const result = {
+      type: 'tool_result',
+      runId: 'run-1',
+      callId: 'c1',
+      toolName: 'restart_service',
+      outcome: 'executed',
+    };
+    expect(store.withResults).toEqual([expect.objectContaining(result)]);
+    expect(events.filter((e) => e.type === 'tool_result')).toEqual(store.withResults);
     // The decision script announced the run: no second `running` event.
     expect(events.filter((e) => e.type === 'status' && e.status === 'running')).toEqual([]);
   });

@@ -22,7 +22,13 @@ import {
   toRunRecord,
   unplayed,
 } from './run-state-codec';
-import { decodeRunEvent, encodeRunEvent, type NumberedRunEvent, RUN_EVENT_HISTORY } from './run-event-codec';
+import {
+  decodeRunEvent,
+  encodeRunEvent,
+  type HistoryArgs,
+  historyArgs,
+  type NumberedRunEvent,
+} from './run-event-codec';
 
 export type { NewRun } from './run-state-codec';
 
@@ -38,8 +44,6 @@ const SCRIPTS = {
 };
 
 // The encoded argument of each script that takes one (ARGV[1], a JSON object): the names its header lists.
-/** What a script that changes a run needs to add events to its history and publish them (includes/append-events). */
-type HistoryArgs = { eventsChannel: string; runIdJson: string; keepEvents: number; events: string[] };
 type ApplyDecisionArgs = {
   callId: string;
   requestId: string;
@@ -305,12 +309,7 @@ export class RunStore {
 
   /** The same, as the fields of a script's JSON argument (apply-decision, finish-run). */
   private historyArgs(runId: string, events: RunEvent[]): HistoryArgs {
-    return {
-      eventsChannel: this.eventsChannel,
-      runIdJson: JSON.stringify(runId),
-      keepEvents: RUN_EVENT_HISTORY,
-      events: events.map(encodeRunEvent),
-    };
+    return historyArgs(this.eventsChannel, runId, events);
   }
 
   /** The run and its event history in one read, or undefined when the run does not exist. */

@@ -27,8 +27,8 @@
     events         events (encoded, StoredRunEventSchema JSON) added to the run's history and published when this
                    decision completes the frontier (code 2), in the same step as the run becomes running; [] = none
 
-  Returns {code, detail[, run]}; run is the flat HGETALL reply of the run hash after the change, so the
-  resuming caller needs no second round trip to load the run
+  Returns {code, detail[, run]}; run is the run hash after the change as a flat HGETALL reply (for code 2, its event
+  history fields as they were before the change), so the resuming caller needs no second round trip to load the run
     {2, '', run}   recorded, the frontier is complete and this processing owns the resume (`decided` and
                    `events` added)
     {3, '', run}   an earlier processing of this job owned the resume (redelivered; the run is still running
@@ -50,12 +50,15 @@
 --- @include "@countersign/call-ledger/call-ledger"
 
 local args = cjson.decode(ARGV[1])
-local status, owner, parkedBy = unpack(redis.call('HMGET', KEYS[1], 'status', 'owner', 'parkedBy'))
+local c = 'c:' .. args.callId
+-- The run's header and the call in one read.
+local status, owner, parkedBy, body, state =
+  unpack(redis.call('HMGET', KEYS[1], 'status', 'owner', 'parkedBy', c, c .. ':s'))
 if not status then return {-1, ''} end
 if status == 'awaiting_confirmation' and parkedBy == args.jobId then
   return {4, '', redis.call('HGETALL', KEYS[1])}
 end
--- Before the call is looked up: a runbook run's checkpoint drops the frontier it resumed from (checkpoint-run), and
+-- Before the call is checked: a runbook run's checkpoint drops the frontier it resumed from (checkpoint-run), and
 -- the job that resumed it still takes it over.
 local mine = ownerOf(args.jobId, args.lockToken, args.started)
 if status == 'running' and (owner == mine or supersedes(owner, args.jobId, args.started)) then
@@ -66,8 +69,6 @@ end
 -- leave it to a processing that holds no lock: it cannot wait for a call in flight (moving its job to delayed needs
 -- the lock), and the redelivery, finding the run taken, would stop.
 if status == 'running' and ownedByJob(owner, args.jobId) then return {-5, ''} end
-local c = 'c:' .. args.callId
-local body, state = unpack(redis.call('HMGET', KEYS[1], c, c .. ':s'))
 if not body then return {-2, ''} end
 if state ~= 'pending' then return {0, state or ''} end
 
@@ -109,4 +110,18 @@ redis.call('HDEL', KEYS[1], 'parkedBy')
 -- A follower hears the run is running from the step that made it so (no event script call of its own), right after
 -- the decision that did.
 recorded(args.events)
-return {2, '', redis.call('HGETALL', KEYS[1])}
+-- The run as this step left it, from the read above (no second HGETALL): status and owner as just set, parkedBy gone.
+-- Its event history is left as it was read: nothing that resumes a run reads it.
+local run = {}
+for i = 1, #fields, 2 do
+  local name = fields[i]
+  if name ~= 'status' and name ~= 'owner' and name ~= 'parkedBy' then
+    run[#run + 1] = name
+    run[#run + 1] = fields[i + 1]
+  end
+end
+run[#run + 1] = 'status'
+run[#run + 1] = 'running'
+run[#run + 1] = 'owner'
+run[#run + 1] = mine
+return {2, '', run}
