@@ -226,7 +226,10 @@ export function verdicts(i: VerdictInputs) {
       : {
           target: `≤ ${TARGETS.decisionTrips} sequential Redis trips from the decision POST to the tool`,
           measured: `${i.trips.countersign.decisionToTool.trips}`,
-          pass: i.trips.countersign.decisionToTool.trips <= TARGETS.decisionTrips,
+          // No trip at all is a count that went wrong (the decision path always has the vote), never a pass.
+          pass:
+            i.trips.countersign.decisionToTool.trips > 0 &&
+            i.trips.countersign.decisionToTool.trips <= TARGETS.decisionTrips,
         };
   Object.assign(targets, {
     parkedMemory: {
