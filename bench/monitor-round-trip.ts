@@ -49,7 +49,9 @@ function print(label: string, counted: { wholeRun: TripCount; decisionToTool: Tr
       `${whole.ms.toFixed(1)} ms); decision → tool ${decision.trips} trips ` +
       `(${decision.commands} commands, ${decision.ms.toFixed(1)} ms)`,
   );
-  log(`${label}, decision → tool trips by connection: ${decision.byClient.map(([n, t]) => `${n} ${t}`).join(', ')}`);
+  log(
+    `${label}, decision → tool trips by connection: ${decision.byClient.map(([n, t]) => `${n} ${t}`).join(', ')}`,
+  );
   if (process.argv.includes('--verbose')) {
     log(`${label}, decision → tool (* = a new trip of that client):`);
     for (const line of decision.lines) console.log(`  ${line}`);

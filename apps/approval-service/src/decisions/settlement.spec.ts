@@ -33,7 +33,11 @@ const recorded: AuditInput = { type: 'decision.recorded', callId: 'c1', runId: '
 
 function setup(publish: () => Promise<unknown>) {
   const steps: string[] = [];
-  const logger = { info: () => undefined, error: () => undefined, warn: () => undefined } as unknown as Logger;
+  const logger = {
+    info: () => undefined,
+    error: () => undefined,
+    warn: () => undefined,
+  } as unknown as Logger;
   const metric = { inc: () => undefined, observe: () => undefined };
   const sut = new Settlement(
     { publish: async () => (steps.push('add'), publish()) } as unknown as DecisionPublisher,

@@ -224,7 +224,6 @@ export class VotesService {
     });
   }
 
-
   /**
    * An edit routed the request anew (its revision's groups or quorum differ): audited with both routes; the new
    * groups may read the run and are asked, as for a new request; open inboxes of the old and the new groups refresh.
