@@ -162,6 +162,13 @@ describe('a copy the request moved on from behind this service', () => {
   }
 
   const approve = () => ({ decision: 'approve' });
+  /** carol's or dave's edit to `args`, routed by the payments rule (anew when `rerouted`). */
+  const paymentsEdit = (args: Record<string, unknown>, rerouted: boolean) => ({
+    args,
+    fingerprint: fingerprint('scale_service', args),
+    route: { rule: PAYMENTS_NEED_TWO.name, why: 'payments', groups: ['finance'], quorum: 2 },
+    rerouted,
+  });
 
   it('routed anew to groups the caller is not in: 404 like an unknown request, the probe audited once', async () => {
     const edited = { service: 'payments', replicas: 1 };
@@ -170,12 +177,7 @@ describe('a copy the request moved on from behind this service', () => {
       (request) =>
         elsewhere(request, {
           approver: 'carol',
-          edit: {
-            args: edited,
-            fingerprint: fingerprint('scale_service', edited),
-            route: { rule: PAYMENTS_NEED_TWO.name, why: 'payments', groups: ['finance'], quorum: 2 },
-            rerouted: true,
-          },
+          edit: paymentsEdit(edited, true),
         }),
       { as: 'bob', body: approve },
     );
@@ -207,12 +209,7 @@ describe('a copy the request moved on from behind this service', () => {
       (request) =>
         elsewhere(request, {
           approver: 'dave',
-          edit: {
-            args: edited,
-            fingerprint: fingerprint('scale_service', edited),
-            route: { rule: PAYMENTS_NEED_TWO.name, why: 'payments', groups: ['finance'], quorum: 2 },
-            rerouted: false,
-          },
+          edit: paymentsEdit(edited, false),
         }),
       {
         as: 'carol',
