@@ -12,7 +12,14 @@ import { WORKER_LOGGER } from '../core/worker-logger';
 import type { ModelToolCall } from '../models/chat-model';
 import { WorkerMetrics } from '../core/worker-metrics';
 import { executionEntry } from './execution-audit';
-import { callerOf, isWaiting, manualStepBody, toFrontierCall, toolMessages } from './frontier';
+import {
+  callerOf,
+  isWaiting,
+  manualStepBody,
+  toFrontierCall,
+  toolMessages,
+  toolResultEvent,
+} from './frontier';
 import { FrontierSettlement } from './frontier-settlement';
 import { RunEndings } from './run-endings';
 import { RunEvents } from './run-events';
@@ -303,14 +310,10 @@ export class RunLoop {
       await this.parking.requestApprovals(run, agent, [body], messages);
     }
     if (outcome.kind !== 'pending_confirmation') {
-      this.events.publishOnce(resultMarker(turn, call.id), {
-        type: RunEventName.ToolResult,
-        runId: run.runId,
-        callId: call.id,
-        toolName: call.name,
-        outcome: outcome.kind,
-        content: outcome.content,
-      });
+      this.events.publishOnce(
+        resultMarker(turn, call.id),
+        toolResultEvent(run.runId, call, { outcome: outcome.kind, content: outcome.content }),
+      );
     }
   }
 

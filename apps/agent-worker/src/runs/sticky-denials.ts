@@ -4,14 +4,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CallState } from '@countersign/call-ledger';
 import { AuditLog } from '@countersign/audit';
-import { RunEventName } from '@countersign/contracts';
 import type { Logger } from '@countersign/platform';
 import type { AgentRuntime } from '../agents/agent-builder';
 import type { StickyDenial } from '../config/agents-config.schema';
 import { WORKER_LOGGER } from '../core/worker-logger';
 import { WorkerMetrics } from '../core/worker-metrics';
 import { DeniedCalls, type DenialScope, type KeptDenial } from './denied-calls';
-import { isWaiting } from './frontier';
+import { isWaiting, toolResultEvent } from './frontier';
 import { RunEvents } from './run-events';
 import type { FrontierCall, RunRecord } from './run-state';
 
@@ -98,13 +97,7 @@ export class StickyDenials {
           'call refused: a person denied the same call before',
         );
         const result = { outcome: 'denied', content };
-        this.events.publishOnce(marker(turn, call.body.id), {
-          type: RunEventName.ToolResult,
-          runId: run.runId,
-          callId: call.body.id,
-          toolName: call.body.name,
-          ...result,
-        });
+        this.events.publishOnce(marker(turn, call.body.id), toolResultEvent(run.runId, call.body, result));
         // Nobody is asked: the request ID drawn for it is never published.
         const body = { ...call.body };
         delete body.requestId;
