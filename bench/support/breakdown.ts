@@ -12,6 +12,7 @@ import { Redis } from 'ioredis';
 import { netBytes } from './cost';
 import { commandCalls, commandsPerRun, sleep } from './measure';
 import { ROOT } from './processes';
+import { monitorCommands } from './trips';
 
 /** A command as MONITOR showed it: who sent it (`lua` for one a script ran), its name in lowercase, its arguments. */
 export interface Seen {
@@ -204,13 +205,9 @@ export function tabulate(seen: Seen[], runs: number): OriginRow[] {
 
 /** Runs `batch` (which starts `runs` runs and resolves when they are done) under MONITOR, then tabulates. */
 export async function breakdownOf(url: string, runs: number, batch: () => Promise<void>): Promise<Breakdown> {
+  const monitored = await monitorCommands(url, { keepScriptSha: true });
+  const { seen } = monitored;
   const client = new Redis(url);
-  const monitor = await client.monitor();
-  const seen: Seen[] = [];
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    const [command, ...rest] = args;
-    seen.push({ client: source, command: command.toLowerCase(), args: rest });
-  });
   await sleep(200);
   const commandsBefore = await commandCalls(client);
   const bytesBefore = await netBytes(client);
@@ -221,8 +218,11 @@ export async function breakdownOf(url: string, runs: number, batch: () => Promis
   const bytesAfter = await netBytes(client);
   const commandsAfter = await commandCalls(client);
   await sleep(100);
-  monitor.disconnect();
+  const broke = monitored.broke;
+  monitored.stop();
   client.disconnect();
+  // A stream that broke off would leave commands out of the table.
+  if (broke) throw new Error(`MONITOR broke off during the breakdown (${broke})`);
   const rows = tabulate(seen.slice(from, to), runs);
   return {
     runs,

@@ -217,7 +217,11 @@ async function startMonitor(client: Redis, attempts = 3): Promise<Redis> {
  * reads them. `broke`: why the stream broke off (an error or a close of its connection), if it did; `names()`: the
  * server's connection names by address, for countTrips.
  */
-export async function monitorCommands(url: string): Promise<{
+export async function monitorCommands(
+  url: string,
+  /** EVALSHA's arguments as sent (with the script's SHA and key count), for naming the script; else from its keys. */
+  { keepScriptSha = false }: { keepScriptSha?: boolean } = {},
+): Promise<{
   seen: Seen[];
   readonly broke: string | undefined;
   names(): Promise<Map<string, string>>;
@@ -236,7 +240,7 @@ export async function monitorCommands(url: string): Promise<{
   monitor.on('monitor', (time: string, args: string[], source: string) => {
     const [command, ...rest] = args;
     // EVALSHA's SHA says nothing; its keys say which script's data it touches.
-    const shown = command.toLowerCase() === 'evalsha' ? rest.slice(2) : rest;
+    const shown = command.toLowerCase() === 'evalsha' && !keepScriptSha ? rest.slice(2) : rest;
     seen.push({
       atUs: Math.round(Number(time) * 1e6),
       client: source,
