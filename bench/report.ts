@@ -580,7 +580,12 @@ function otherRows(r: Printable): Row[] {
     [
       '  worker CPU per auto call',
       cpuPerCall(r.autoOverhead.workerCpuPerCallMs),
-      '(run − empty run) / calls',
+      `(run − empty run) / calls, means of ${r.autoOverhead.repeats}`,
+    ],
+    [
+      '  Redis commands per auto call',
+      r.autoOverhead.redisCommandsPerCall.toFixed(1),
+      `(run − empty run) / calls, means; INFO total_commands_processed${r.redis.cpuRead ? '' : ', other clients count too'}`,
     ],
     [
       `auto tier with a before-hook: ${r.hookOverhead.withHook.calls} calls`,

@@ -156,6 +156,7 @@ describe('npm run bench --quick', () => {
     expect(results.autoOverhead.perCallThroughWorkerMs).toBeGreaterThan(0);
     expect(results.autoOverhead.directPerCallMs).toBeGreaterThan(0);
     expect(results.autoOverhead.workerCpuPerCallMs).toEqual(expect.any(Number));
+    expect(results.autoOverhead.redisCommandsPerCall).toBeGreaterThan(0);
     // The before-hook was asked once per call: a warm-up run and --quick's 3 repeats of 100 calls.
     expect(results.hookOverhead.hookRequests).toBe(400);
     expect(results.hookOverhead.withHook.perCallThroughWorkerMs).toBeGreaterThan(0);

@@ -42,10 +42,16 @@ export interface AutoOverheadResult {
   /** perCallThroughWorker − directPerCall. */
   overheadPerCallMs: number;
   /**
-   * The worker's CPU (utime + stime, /proc/<pid>/stat) per call: (median CPU of a run with `calls` calls − median
-   * CPU of an empty run) / calls; undefined where /proc is not readable.
+   * The worker's CPU (utime + stime, /proc/<pid>/stat) per call: (mean CPU of a run with `calls` calls − mean CPU of
+   * an empty run) / calls; undefined where /proc is not readable. Means, not medians: /proc counts 10 ms ticks, about
+   * one per run here, so a median of them only says 0.1 or 0.2 ms per call.
    */
   workerCpuPerCallMs?: number;
+  /**
+   * Commands Redis ran per call, every client's (INFO stats total_commands_processed; those inside Lua count): (mean
+   * of a run with `calls` calls − mean of an empty run) / calls.
+   */
+  redisCommandsPerCall: number;
 }
 
 const TURN = 50;
@@ -75,12 +81,19 @@ export async function autoOverhead(o: AutoOverheadOptions): Promise<AutoOverhead
   o.worker.on('probe', listener);
 
   const pid = o.worker.proc.pid;
-  /** The worker's CPU used by each timed run (from before POST /runs to the run's `done`). */
+  const redis = new Redis(o.redisUrl);
+  /** The worker's CPU used by each timed run (from before POST /runs to the run's `done`), and Redis's commands. */
   const cpu = new Map<unknown[], number[]>();
+  const commands = new Map<unknown[], number[]>();
   const timeRun = async (script: unknown[]): Promise<number> => {
+    const commandsBefore = await commandsProcessed(redis);
     const cpuBefore = pid === undefined ? undefined : cpuMsOf(pid);
     const wall = await timeOneRun(script);
     const cpuAfter = pid === undefined ? undefined : cpuMsOf(pid);
+    commands.set(script, [
+      ...(commands.get(script) ?? []),
+      (await commandsProcessed(redis)) - commandsBefore,
+    ]);
     if (cpuBefore !== undefined && cpuAfter !== undefined)
       cpu.set(script, [...(cpu.get(script) ?? []), cpuAfter - cpuBefore]);
     return wall;
@@ -107,7 +120,6 @@ export async function autoOverhead(o: AutoOverheadOptions): Promise<AutoOverhead
     return end - start;
   };
 
-  const redis = new Redis(o.redisUrl);
   const handler = opsTools(new InfraStore(redis, o.keyPrefix), { restartMs: 0, maxReplicas: 20 }).find(
     (t) => t.name === 'get_service_status',
   )!.handler;
@@ -160,7 +172,16 @@ export async function autoOverhead(o: AutoOverheadOptions): Promise<AutoOverhead
     directPerCallMs,
     overheadPerCallMs: perCallThroughWorkerMs - directPerCallMs,
     ...(cpu.has(callsScript) && cpu.has(emptyScript)
-      ? { workerCpuPerCallMs: (median(cpu.get(callsScript)!) - median(cpu.get(emptyScript)!)) / o.calls }
+      ? { workerCpuPerCallMs: (mean(cpu.get(callsScript)!) - mean(cpu.get(emptyScript)!)) / o.calls }
       : {}),
+    redisCommandsPerCall: (mean(commands.get(callsScript)!) - mean(commands.get(emptyScript)!)) / o.calls,
   };
+}
+
+function mean(values: number[]): number {
+  return values.reduce((sum, v) => sum + v, 0) / values.length;
+}
+
+async function commandsProcessed(redis: Redis): Promise<number> {
+  return Number(/total_commands_processed:(\d+)/.exec(await redis.info('stats'))?.[1] ?? NaN);
 }

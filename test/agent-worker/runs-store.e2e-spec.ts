@@ -364,6 +364,52 @@ describe('run store scripts', () => {
       expect(await redis.exists(`{${prefixes.keyPrefix}:run:ghost-h}`)).toBe(0);
     });
 
+    it('adds marked and unmarked events in one step, in order, each marked one at most once', async () => {
+      await parkedRun('h6', [pending('c1', 0)]);
+      const seen: { seq: number; events: unknown[] }[] = [];
+      const listener = redis.duplicate();
+      await listener.subscribe(`${prefixes.keyPrefix}:run-events`);
+      listener.on('message', (_channel: string, message: string) => seen.push(JSON.parse(message)));
+      try {
+        expect(
+          await sut.appendEventsOnce('h6', [
+            { event: text('h6', 1), once: 'turn1:a' },
+            { event: text('h6', 2) },
+            { event: text('h6', 3), once: 'turn1:b' },
+            { event: text('h6', 4), once: 'turn1:a' }, // the same marker twice in one batch: the first wins
+          ]),
+        ).toBe(1);
+        // Sent again (a turn re-run after a crash): only what has no marker, or a new one, is added.
+        expect(
+          await sut.appendEventsOnce('h6', [
+            { event: text('h6', 5), once: 'turn1:a' },
+            { event: text('h6', 6) },
+            { event: text('h6', 7), once: 'turn1:b' },
+            { event: text('h6', 8), once: 'turn1:c' },
+          ]),
+        ).toBe(4);
+        expect(
+          await sut.appendEventsOnce('h6', [
+            { event: text('h6', 9), once: 'turn1:a' },
+            { event: text('h6', 10), once: 'turn1:c' },
+          ]),
+        ).toBe(-1);
+        expect(await sut.appendEventsOnce('ghost-h6', [{ event: text('ghost-h6', 1), once: 'x' }])).toBe(0);
+        expect(await redis.exists(`{${prefixes.keyPrefix}:run:ghost-h6}`)).toBe(0);
+
+        const stored = (await sut.loadWithHistory('h6'))!;
+        expect(stored.history).toEqual([1, 2, 3, 6, 8].map((n, i) => ({ seq: i + 1, event: text('h6', n) })));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        // One message per step that added something; none for the step that added nothing.
+        expect(seen.map((m) => [m.seq, m.events.length])).toEqual([
+          [1, 3],
+          [4, 2],
+        ]);
+      } finally {
+        listener.disconnect();
+      }
+    });
+
     it("stores a run's last events with its end, in the run's hash, so they expire with the run", async () => {
       await sut.claimRun({ runId: 'h2', agent: 'ops', userId: 'alice', scopes: [], messages: [] }, starter);
       await sut.appendEvents('h2', [{ type: 'status', runId: 'h2', status: 'running' }]);

@@ -8,7 +8,7 @@ import { type RunEvent, RunEventBatchSchema } from '@countersign/contracts';
 import type { Logger, RedisClient } from '@countersign/platform';
 import { decodeRunEvent, type NumberedRunEvent } from './run-event-codec';
 import { runEventsChannel } from './run-keys';
-import type { RunStore } from './run-store';
+import type { MarkedRunEvent, RunStore } from './run-store';
 
 /** Live events of one run, kept from the moment it was asked for until `close()`. */
 export interface LiveRunEvents {
@@ -24,7 +24,7 @@ export class RunEvents implements OnModuleInit, BeforeApplicationShutdown {
   private readonly channel: string;
   private readonly live = new Subject<NumberedRunEvent>();
   /** `once`: the marker of an event sent at most once (publishOnce). */
-  private outbox: { event: RunEvent; once?: string }[] = [];
+  private outbox: MarkedRunEvent[] = [];
 
   constructor(
     private readonly store: RunStore,
@@ -85,9 +85,9 @@ export class RunEvents implements OnModuleInit, BeforeApplicationShutdown {
     this.outbox.push({ event, once: marker });
   }
 
-  /** One script call per run and tick, except that each event sent once has its own (in order, on one connection). */
+  /** One script call per run and tick, with the events marked to be sent once among them when there are any. */
   private flush(): void {
-    const byRun = new Map<string, { event: RunEvent; once?: string }[]>();
+    const byRun = new Map<string, MarkedRunEvent[]>();
     for (const entry of this.outbox) {
       const ofRun = byRun.get(entry.event.runId);
       if (ofRun) ofRun.push(entry);
@@ -95,22 +95,13 @@ export class RunEvents implements OnModuleInit, BeforeApplicationShutdown {
     }
     this.outbox = [];
     for (const [runId, entries] of byRun) {
-      const sends: Promise<number>[] = [];
-      let batch: RunEvent[] = [];
-      const sendBatch = () => {
-        if (batch.length > 0) sends.push(this.store.appendEvents(runId, batch));
-        batch = [];
-      };
-      for (const { event, once } of entries) {
-        if (once === undefined) {
-          batch.push(event);
-          continue;
-        }
-        sendBatch();
-        sends.push(this.store.appendEventOnce(runId, once, event));
-      }
-      sendBatch();
-      Promise.all(sends).catch((error: Error) => {
+      const sent = entries.some((e) => e.once !== undefined)
+        ? this.store.appendEventsOnce(runId, entries)
+        : this.store.appendEvents(
+            runId,
+            entries.map((e) => e.event),
+          );
+      sent.catch((error: Error) => {
         this.logger.warn({ runId, err: error.message }, 'could not store and publish run events');
       });
     }

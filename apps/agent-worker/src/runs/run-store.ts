@@ -32,6 +32,12 @@ import {
 
 export type { NewRun } from './run-state-codec';
 
+/** A run event, and the marker under which its run's history gets it at most once (none: always). */
+export interface MarkedRunEvent {
+  event: RunEvent;
+  once?: string;
+}
+
 const SCRIPTS = {
   claimRun: LuaScript.load(__dirname, 'claim-run-1.lua'),
   applyDecision: LuaScript.load(__dirname, 'apply-decision-1.lua'),
@@ -39,7 +45,7 @@ const SCRIPTS = {
   checkpointRun: LuaScript.load(__dirname, 'checkpoint-run-1.lua'),
   finishRun: LuaScript.load(__dirname, 'finish-run-1.lua'),
   appendEvents: LuaScript.load(__dirname, 'append-events-1.lua'),
-  appendEventOnce: LuaScript.load(__dirname, 'append-event-once-1.lua'),
+  appendEventsOnce: LuaScript.load(__dirname, 'append-events-once-1.lua'),
   noteManualStep: LuaScript.load(__dirname, 'note-manual-step-1.lua'),
 };
 
@@ -288,15 +294,28 @@ export class RunStore {
   }
 
   /**
-   * Adds one event to the run's history and publishes it, unless one under `marker` was added before. Returns its
-   * number, 0 when the run does not exist, -1 when it was sent already (nothing is stored or published then).
+   * The same for events of which some are added at most once: each under its `once` marker is skipped (neither stored
+   * nor published) when one under that marker was added before. One script call, in order. Returns the number of the
+   * first added, 0 when the run does not exist, -1 when every event was added before.
    */
-  async appendEventOnce(runId: string, marker: string, event: RunEvent): Promise<number> {
-    const [channel, runIdJson, keep, encoded] = this.eventArgs(runId, [event]);
-    return (await SCRIPTS.appendEventOnce.run(
+  async appendEventsOnce(runId: string, events: readonly MarkedRunEvent[]): Promise<number> {
+    if (events.length === 0) return 0;
+    const [channel, runIdJson, keep, ...encoded] = this.eventArgs(
+      runId,
+      events.map((e) => e.event),
+    );
+    return (await SCRIPTS.appendEventsOnce.run(
       this.redis,
       [this.key(runId)],
-      [channel, runIdJson, keep, runEventFields.sentOnce(marker), encoded],
+      [
+        channel,
+        runIdJson,
+        keep,
+        ...events.flatMap((e, i) => [
+          e.once === undefined ? '' : runEventFields.sentOnce(e.once),
+          encoded[i],
+        ]),
+      ],
     )) as number;
   }
 
