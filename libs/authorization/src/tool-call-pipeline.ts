@@ -84,8 +84,9 @@ export interface TurnOptions {
   /**
    * Awaited for each call as soon as its outcome is known: a refused or waiting call once the turn is authorized, a
    * ready one when it finished executing (so a fast call's result is not held back by a slow one). `index` is the
-   * call's position in the turn. `evaluateTurn` resolves once every call's callback has. Throwing rejects the turn
-   * (calls already executing still finish).
+   * call's position in the turn. `evaluateTurn` resolves once every call's callback has. A ready call's slot
+   * (`maxConcurrentTools`) is free again when the call ends, while its callback may still run. Throwing rejects the
+   * turn: no call starts after that is known (calls already executing still finish, and are told).
    * @defaultValue none
    */
   onOutcome?: (outcome: ToolCallOutcome, index: number) => Promise<void> | void;
@@ -136,16 +137,28 @@ export class ToolCallPipeline {
     const ready = authorized.filter((a): a is ReadyCall => a.kind === 'ready');
     if (ready.length === 0) return Promise.all(authorized.map((a) => a as RefusedOrWaiting).map(told));
     if (options.beforeExecute) await options.beforeExecute(ready);
-    // Refusals are told at once; ready calls, `maxConcurrentTools` at a time, each as soon as it finished.
+    // Refusals are told at once; ready calls run `maxConcurrentTools` at a time, each told as soon as it finished. A
+    // call's slot is free when the call ends, not when its telling does (the worker's audit entry: a Redis trip), but
+    // once a telling failed no further call starts.
+    const tellings: Promise<ToolCallOutcome>[] = [];
+    let failure: { error: unknown } | undefined;
+    const tell = (outcome: ToolCallOutcome, index: number): ToolCallOutcome => {
+      const telling = told(outcome, index);
+      telling.catch((error: unknown) => (failure ??= { error }));
+      tellings.push(telling);
+      return outcome;
+    };
+    const outcomes = authorized.map((a, i) => (a.kind === 'ready' ? undefined : tell(a, i)));
     const positions = authorized.flatMap((a, i) => (a.kind === 'ready' ? [i] : []));
-    const [refused, executed] = await Promise.all([
-      Promise.all(authorized.map((a, i) => (a.kind === 'ready' ? undefined : told(a, i)))),
-      mapWithConcurrency(positions, this.maxConcurrentTools, async (i) =>
-        told(await this.execute(authorized[i] as ReadyCall, ctx), i),
-      ),
-    ]);
-    const outcomes = refused;
-    positions.forEach((position, k) => (outcomes[position] = executed[k]));
+    try {
+      const executed = await mapWithConcurrency(positions, this.maxConcurrentTools, async (i) => {
+        if (failure) throw failure.error;
+        return tell(await this.execute(authorized[i] as ReadyCall, ctx), i);
+      });
+      positions.forEach((position, k) => (outcomes[position] = executed[k]));
+    } finally {
+      await Promise.all(tellings);
+    }
     return outcomes as ToolCallOutcome[];
   }
 

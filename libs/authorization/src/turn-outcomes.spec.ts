@@ -69,6 +69,71 @@ describe('ToolCallPipeline.evaluateTurn, outcomes as they come', () => {
     expect(tool.stats()).toEqual({ inFlight: 0, peak: 2 });
   });
 
+  it("frees a call's slot when the call ends, not when its telling does", async () => {
+    const tool = latchedTool();
+    const sut = new ToolCallPipeline({
+      registry: new ToolRegistry([tool.definition]),
+      maxConcurrentTools: 1,
+    });
+    const tellings = new Map<string, () => void>();
+    const turn = sut.evaluateTurn(
+      [work('a'), work('b')],
+      { ...caller },
+      {
+        onOutcome: (outcome) => new Promise<void>((resolve) => tellings.set(outcome.callId, resolve)),
+      },
+    );
+    await settle();
+    tool.release('a');
+    await settle();
+    // a's telling (the worker's audit entry) is still under way, and b already runs.
+    expect([...tellings.keys()]).toEqual(['c-a']);
+    expect(tool.started()).toEqual(['b']);
+    tool.release('b');
+    await settle();
+    let done = false;
+    void turn.finally(() => (done = true));
+    await settle();
+    expect(done).toBe(false); // the turn waits for every telling
+    tellings.get('c-a')!();
+    tellings.get('c-b')!();
+    expect((await turn).map((o) => o.kind)).toEqual(['executed', 'executed']);
+  });
+
+  it('starts no call once a telling failed, and rejects with its error', async () => {
+    const tool = latchedTool();
+    const sut = new ToolCallPipeline({
+      registry: new ToolRegistry([tool.definition]),
+      maxConcurrentTools: 1,
+    });
+    const tellings = new Map<string, { resolve: () => void; reject: (error: Error) => void }>();
+    const told: string[] = [];
+    const turn = sut.evaluateTurn(
+      [work('a'), work('b'), work('c')],
+      { ...caller },
+      {
+        onOutcome: (outcome) => {
+          told.push(outcome.callId);
+          return new Promise<void>((resolve, reject) => tellings.set(outcome.callId, { resolve, reject }));
+        },
+      },
+    );
+    const rejected = expect(turn).rejects.toThrow('audit log unreachable');
+    await settle();
+    tool.release('a');
+    await settle();
+    expect(tool.started()).toEqual(['b']);
+    tellings.get('c-a')!.reject(new Error('audit log unreachable'));
+    await settle();
+    tool.release('b'); // b was running: it finishes and is told
+    await settle();
+    tellings.get('c-b')?.resolve();
+    await rejected;
+    expect(told).toEqual(['c-a', 'c-b']);
+    expect(tool.started()).toEqual([]); // c never started
+    expect(tool.stats().peak).toBe(1);
+  });
+
   it('tells every call of a turn that repeats a call ID, and runs none', async () => {
     const tool = latchedTool();
     const sut = new ToolCallPipeline({ registry: new ToolRegistry([tool.definition]) });
