@@ -30,7 +30,10 @@ local function claimed()
   return {1, redis.call('HGETALL', KEYS[1])}
 end
 
-if redis.call('EXISTS', KEYS[1]) == 0 then
+local owner = ownerOf(ARGV[1], ARGV[2], ARGV[4])
+-- Every run hash has its status from the moment this script creates it, so no status means no run.
+local status, current, parkedBy = unpack(redis.call('HMGET', KEYS[1], 'status', 'owner', 'parkedBy'))
+if not status then
   if ARGV[3] == '' then return {-1} end
   local fields, flat = cjson.decode(ARGV[3]), {}
   for name, value in pairs(fields) do
@@ -38,10 +41,8 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
     flat[#flat + 1] = value
   end
   redis.call('HSET', KEYS[1], unpack(flat))
+  status, current, parkedBy = fields.status, fields.owner, fields.parkedBy
 end
-
-local owner = ownerOf(ARGV[1], ARGV[2], ARGV[4])
-local status, current, parkedBy = unpack(redis.call('HMGET', KEYS[1], 'status', 'owner', 'parkedBy'))
 
 if status == 'queued' then
   redis.call('HSET', KEYS[1], 'status', 'running', 'owner', owner)
