@@ -79,6 +79,8 @@ export async function autoOverhead(o: AutoOverheadOptions): Promise<AutoOverhead
     else finished.set(event.runId, event.at);
   };
   o.worker.on('probe', listener);
+  // Only the runs' ends are read here: the probe's per-call reports (an IPC write per tick) would count as overhead.
+  o.worker.proc.send({ probeCalls: false });
 
   const pid = o.worker.proc.pid;
   const redis = new Redis(o.redisUrl);
@@ -153,6 +155,7 @@ export async function autoOverhead(o: AutoOverheadOptions): Promise<AutoOverhead
       bar?.update(3 * r + 3);
     }
   } finally {
+    o.worker.proc.send({ probeCalls: true });
     o.worker.off('probe', listener);
     redis.disconnect();
     bar?.stop();

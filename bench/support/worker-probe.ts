@@ -12,6 +12,17 @@ export type ProbeEvent =
 /** Wall-clock milliseconds with sub-millisecond resolution (comparable across processes of one machine). */
 const wallNow = () => performance.timeOrigin + performance.now();
 
+/**
+ * The bench turns the per-call reports off where it reads none (the auto-tier phases time whole runs): each tick with
+ * a call would cost the worker an IPC write, which calling the handler directly does not.
+ */
+let reportCalls = true;
+process.on('message', (message: { probeCalls?: boolean }) => {
+  if (typeof message?.probeCalls === 'boolean') reportCalls = message.probeCalls;
+});
+// Listening must not keep a worker alive that is shutting down.
+process.channel?.unref();
+
 let buffer: ProbeEvent[] = [];
 function report(event: ProbeEvent): void {
   if (!process.send) return;
@@ -26,7 +37,14 @@ function flush(): void {
 
 const execute = ToolCallPipeline.prototype.execute;
 ToolCallPipeline.prototype.execute = function (readyCall, ctx) {
-  report({ t: 'exec', runId: ctx.runId, callId: readyCall.callId, tool: readyCall.toolName, at: wallNow() });
+  if (reportCalls)
+    report({
+      t: 'exec',
+      runId: ctx.runId,
+      callId: readyCall.callId,
+      tool: readyCall.toolName,
+      at: wallNow(),
+    });
   return execute.call(this, readyCall, ctx);
 };
 
