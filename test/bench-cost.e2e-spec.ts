@@ -1,11 +1,15 @@
 // The bench's cost meter (bench/support/cost.ts) against real processes and a real redis-server: CPU times read from
-// /proc agree with what the process itself measures, and commands and bytes per run are exactly what was sent.
+// /proc agree with what the process itself measures, and commands and bytes per run are exactly what was sent; the
+// ports it hands its children.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { CostMeter, cpuMsOf, DRIVER } from '../bench/support/cost';
 import { medianOf } from '../bench/support/measure';
 import { startPrivateRedis, type PrivateRedis } from '../bench/support/private-redis';
+import { freePort } from '../bench/support/processes';
 
 /** A node process named with a space and a ')' (fields of /proc/<pid>/stat are counted after the last one). */
 function busyChild(busyMs: number) {
@@ -82,5 +86,23 @@ describe('bench cost meter', () => {
       label: 'a',
       missing: null,
     });
+  });
+
+  it('hands out ports below the ephemeral range, free to listen on, never the same one twice', async () => {
+    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    const ports = await Promise.all(Array.from({ length: 20 }, () => freePort()));
+    expect(new Set(ports).size).toBe(20);
+    for (const port of ports) {
+      expect(port).toBeLessThan(low);
+      const server = createServer();
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, '127.0.0.1', resolve);
+      });
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -2,6 +2,7 @@
 // worker. Each is started with ts-node like `npm start` would, waited on until healthy, and stopped by its PID.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import type { PeerName } from '../peers/peer-worker';
@@ -64,7 +65,47 @@ export class Child extends EventEmitter {
   }
 }
 
+/** Ports this process handed out: two children never get the same one. */
+const handedOut = new Set<number>();
+
+/**
+ * A port free now, for a child to listen on. Picked below the kernel's ephemeral range (`ip_local_port_range`, from
+ * 32768 by default): a port the kernel handed out (`listen(0)`) is in that range, and before the child listens on it,
+ * some outgoing connection (the services' own Redis clients) can take it as its local port — one start failed with
+ * EADDRINUSE that way.
+ */
 export async function freePort(): Promise<number> {
+  const low = ephemeralLow();
+  if (low <= FIRST_PICKED_PORT) return kernelPort();
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = FIRST_PICKED_PORT + Math.floor(Math.random() * (low - FIRST_PICKED_PORT));
+    if (handedOut.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free port between ${FIRST_PICKED_PORT} and ${low - 1} after 100 tries`);
+}
+
+const FIRST_PICKED_PORT = 10_000;
+
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const server = createServer();
+    server.once('error', () => done(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => done(true)));
+  });
+}
+
+function kernelPort(): Promise<number> {
   return new Promise((done, fail) => {
     const server = createServer();
     server.once('error', fail);
