@@ -585,7 +585,7 @@ function otherRows(r: Printable): Row[] {
     [
       '  Redis commands per auto call',
       r.autoOverhead.redisCommandsPerCall.toFixed(1),
-      `(run − empty run) / calls, means; INFO total_commands_processed${r.redis.cpuRead ? '' : ', other clients count too'}`,
+      `(run − empty run) / calls, means; INFO commandstats${r.redis.cpuRead ? '' : ', other clients count too'}`,
     ],
     [
       `auto tier with a before-hook: ${r.hookOverhead.withHook.calls} calls`,

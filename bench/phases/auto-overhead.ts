@@ -9,7 +9,7 @@ import { InfraStore, opsTools } from '@countersign/demo-infra';
 import { cpuMsOf } from '../support/cost';
 import type { Child } from '../support/processes';
 import { sendJson } from '../support/http';
-import { median, Progress, wallNow } from '../support/measure';
+import { commandCalls, median, Progress, totalCalls, wallNow } from '../support/measure';
 import type { ProbeEvent } from '../support/worker-probe';
 
 export interface AutoOverheadOptions {
@@ -48,7 +48,7 @@ export interface AutoOverheadResult {
    */
   workerCpuPerCallMs?: number;
   /**
-   * Commands Redis ran per call, every client's (INFO stats total_commands_processed; those inside Lua count): (mean
+   * Commands Redis ran per call, every client's (INFO commandstats; those inside Lua count): (mean
    * of a run with `calls` calls − mean of an empty run) / calls.
    */
   redisCommandsPerCall: number;
@@ -88,14 +88,11 @@ export async function autoOverhead(o: AutoOverheadOptions): Promise<AutoOverhead
   const cpu = new Map<unknown[], number[]>();
   const commands = new Map<unknown[], number[]>();
   const timeRun = async (script: unknown[]): Promise<number> => {
-    const commandsBefore = await commandsProcessed(redis);
+    const commandsBefore = await commandsServed(redis);
     const cpuBefore = pid === undefined ? undefined : cpuMsOf(pid);
     const wall = await timeOneRun(script);
     const cpuAfter = pid === undefined ? undefined : cpuMsOf(pid);
-    commands.set(script, [
-      ...(commands.get(script) ?? []),
-      (await commandsProcessed(redis)) - commandsBefore,
-    ]);
+    commands.set(script, [...(commands.get(script) ?? []), (await commandsServed(redis)) - commandsBefore]);
     if (cpuBefore !== undefined && cpuAfter !== undefined)
       cpu.set(script, [...(cpu.get(script) ?? []), cpuAfter - cpuBefore]);
     return wall;
@@ -185,6 +182,7 @@ function mean(values: number[]): number {
   return values.reduce((sum, v) => sum + v, 0) / values.length;
 }
 
-async function commandsProcessed(redis: Redis): Promise<number> {
-  return Number(/total_commands_processed:(\d+)/.exec(await redis.info('stats'))?.[1] ?? NaN);
+/** Commands Redis served so far, INFO itself left out: the bench's one way to count them (measure.ts). */
+async function commandsServed(redis: Redis): Promise<number> {
+  return totalCalls(await commandCalls(redis));
 }
